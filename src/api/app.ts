@@ -1,0 +1,72 @@
+/**
+ * The HTTP API: Fastify with TypeBox schemas. Builds the app; the caller decides where it listens.
+ */
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Principal } from '../domain/user.js';
+import { authenticate } from '../service/authenticate.js';
+import type { ServiceContext } from '../service/context.js';
+import { installErrorHandlers } from './errors.js';
+import { validatorCompiler } from './validation.js';
+import { metaRoutes } from './routes/meta.js';
+import { projectRoutes } from './routes/projects.js';
+import { queueRoutes } from './routes/cluster-queues.js';
+import { userRoutes } from './routes/users.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Routes that need no token (health, the OpenAPI document). */
+    public?: boolean;
+  }
+}
+
+export const API_PREFIX = '/api/v1';
+/** Large enough for any job spec with a script and environment; small enough to refuse abuse. */
+export const BODY_LIMIT = 1024 * 1024;
+
+export interface ApiOptions {
+  logger?: FastifyServerOptions['logger'];
+  version: string;
+}
+
+export type Api = FastifyInstance;
+
+export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    disableRequestLogging: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  installErrorHandlers(app);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'berth', version: opts.version, description: 'berth batch job scheduler API' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  app.decorateRequest('principal', null as never);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.public || !request.routeOptions.url) return;
+    const header = request.headers.authorization;
+    const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+    request.principal = await authenticate(ctx, token);
+  });
+
+  await app.register(
+    async (api) => {
+      await metaRoutes(api, ctx, opts.version);
+      await userRoutes(api, ctx);
+      await queueRoutes(api, ctx);
+      await projectRoutes(api, ctx);
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}

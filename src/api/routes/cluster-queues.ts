@@ -1,0 +1,55 @@
+import {
+  createClusterQueue,
+  deleteQueue,
+  getQueue,
+  listQueues,
+  updateQueue,
+} from '../../service/cluster-queues.js';
+import type { ServiceContext } from '../../service/context.js';
+import { CreateQueueBody, NameParams, PatchQueueBody } from '../schemas.js';
+import type { Router } from './types.js';
+
+export async function queueRoutes(api: Router, ctx: ServiceContext): Promise<void> {
+  const tags = ['cluster queues'];
+  api.post(
+    '/cluster-queues',
+    { schema: { tags, summary: 'Create a cluster queue (admin)', body: CreateQueueBody } },
+    async (req, reply) => reply.status(201).send(await createClusterQueue(ctx, req.principal, req.body)),
+  );
+  api.get(
+    '/cluster-queues',
+    { schema: { tags, summary: 'List cluster queues with usage and pending counts' } },
+    async (req) => listQueues(ctx, req.principal),
+  );
+  api.get(
+    '/cluster-queues/:name',
+    { schema: { tags, summary: 'A cluster queue', params: NameParams } },
+    async (req) => getQueue(ctx, req.principal, req.params.name),
+  );
+  api.patch(
+    '/cluster-queues/:name',
+    {
+      schema: {
+        tags,
+        summary: 'Change a cluster queue (admin); given fields replace old ones',
+        params: NameParams,
+        body: PatchQueueBody,
+      },
+    },
+    async (req) => updateQueue(ctx, req.principal, req.params.name, req.body),
+  );
+  api.delete(
+    '/cluster-queues/:name',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a cluster queue (admin); 409 while projects use it',
+        params: NameParams,
+      },
+    },
+    async (req, reply) => {
+      await deleteQueue(ctx, req.principal, req.params.name);
+      return reply.status(204).send();
+    },
+  );
+}

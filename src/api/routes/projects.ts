@@ -1,0 +1,87 @@
+import type { ServiceContext } from '../../service/context.js';
+import {
+  createProject,
+  getProject,
+  grantPrivilege,
+  listVisibleProjects,
+  patchProject,
+  removeMember,
+  removeProject,
+  revokePrivilege,
+  setMember,
+} from '../../service/projects.js';
+import {
+  CreateProjectBody,
+  MemberBody,
+  MemberParams,
+  NameParams,
+  PatchProjectBody,
+  PrivilegeParams,
+} from '../schemas.js';
+import type { Router } from './types.js';
+
+export async function projectRoutes(api: Router, ctx: ServiceContext): Promise<void> {
+  const tags = ['projects'];
+  api.post(
+    '/projects',
+    {
+      schema: { tags, summary: 'Create a project bound to a cluster queue (admin)', body: CreateProjectBody },
+    },
+    async (req, reply) => reply.status(201).send(await createProject(ctx, req.principal, req.body)),
+  );
+  api.get('/projects', { schema: { tags, summary: 'Projects the caller can see' } }, async (req) =>
+    listVisibleProjects(ctx, req.principal),
+  );
+  api.get(
+    '/projects/:name',
+    { schema: { tags, summary: 'A project with members and privileges', params: NameParams } },
+    async (req) => getProject(ctx, req.principal, req.params.name),
+  );
+  api.patch(
+    '/projects/:name',
+    {
+      schema: {
+        tags,
+        summary: 'Change a project (owner or admin)',
+        params: NameParams,
+        body: PatchProjectBody,
+      },
+    },
+    async (req) => patchProject(ctx, req.principal, req.params.name, req.body),
+  );
+  api.delete(
+    '/projects/:name',
+    { schema: { tags, summary: 'Delete a project (owner or admin)', params: NameParams } },
+    async (req, reply) => {
+      await removeProject(ctx, req.principal, req.params.name);
+      return reply.status(204).send();
+    },
+  );
+  api.put(
+    '/projects/:name/members/:user',
+    {
+      schema: {
+        tags,
+        summary: 'Add a member or change its role (owner or admin)',
+        params: MemberParams,
+        body: MemberBody,
+      },
+    },
+    async (req) => setMember(ctx, req.principal, req.params.name, req.params.user, req.body.role),
+  );
+  api.delete(
+    '/projects/:name/members/:user',
+    { schema: { tags, summary: 'Remove a member (owner or admin)', params: MemberParams } },
+    async (req) => removeMember(ctx, req.principal, req.params.name, req.params.user),
+  );
+  api.put(
+    '/projects/:name/privileges/:privilege',
+    { schema: { tags, summary: 'Grant a privilege (admin)', params: PrivilegeParams } },
+    async (req) => grantPrivilege(ctx, req.principal, req.params.name, req.params.privilege),
+  );
+  api.delete(
+    '/projects/:name/privileges/:privilege',
+    { schema: { tags, summary: 'Revoke a privilege (admin)', params: PrivilegeParams } },
+    async (req) => revokePrivilege(ctx, req.principal, req.params.name, req.params.privilege),
+  );
+}

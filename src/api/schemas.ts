@@ -1,0 +1,75 @@
+/**
+ * Request schemas (TypeBox → JSON Schema). Fastify validates every body, path and query against
+ * these before a handler runs, and @fastify/swagger publishes them as the OpenAPI document.
+ * Objects reject unknown fields; semantic checks (names, quantities) live in the domain layer.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import {
+  QUEUEING_STRATEGIES,
+  RECLAIM_WITHIN_COHORT,
+  STOP_POLICIES,
+  WITHIN_CLUSTER_QUEUE,
+} from '../domain/cluster-queue.js';
+import { ROLES } from '../domain/roles.js';
+
+const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T, description?: string) =>
+  Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
+
+const literals = <T extends readonly string[]>(values: T, description?: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+
+export const Quantity = Type.Union([Type.String({ maxLength: 64 }), Type.Number({ minimum: 0 })], {
+  description: 'Kubernetes quantity: 500m, 2, 1.5, 16Gi, 10G',
+});
+const Quantities = (description: string) =>
+  Type.Record(Type.String({ maxLength: 316 }), Quantity, { description });
+
+const Name = (description: string) => Type.String({ minLength: 1, maxLength: 253, description });
+
+export const NameParams = strict({ name: Name('name') });
+export const MemberParams = strict({ name: Name('project'), user: Name('user name') });
+export const PrivilegeParams = strict({
+  name: Name('project'),
+  privilege: Name('privilege, e.g. target.gpu'),
+});
+
+export const CreateUserBody = strict({
+  name: Name('user name'),
+  admin: Type.Optional(Type.Boolean({ description: 'global administrator' })),
+});
+export const CreateTokenBody = strict({ label: Type.Optional(Type.String({ maxLength: 200 })) });
+
+const queueFields = {
+  quota: Type.Optional(Quantities('nominal quota per resource; resources not named are not limited')),
+  cohort: Type.Optional(Type.Union([Name('cohort to borrow from and lend to'), Type.Null()])),
+  borrowingLimit: Type.Optional(Quantities('per resource: how far above nominal this queue may borrow')),
+  lendingLimit: Type.Optional(Quantities('per resource: how much of its nominal others may borrow')),
+  queueingStrategy: Type.Optional(literals(QUEUEING_STRATEGIES)),
+  preemption: Type.Optional(
+    strict({
+      withinClusterQueue: Type.Optional(literals(WITHIN_CLUSTER_QUEUE)),
+      reclaimWithinCohort: Type.Optional(literals(RECLAIM_WITHIN_COHORT)),
+    }),
+  ),
+  stopPolicy: Type.Optional(literals(STOP_POLICIES)),
+};
+export const CreateQueueBody = strict({ name: Name('cluster queue name (DNS label)'), ...queueFields });
+export const PatchQueueBody = strict(queueFields);
+
+const Tags = Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 });
+export const CreateProjectBody = strict({
+  name: Name('project name (DNS label)'),
+  description: Type.Optional(Type.String({ maxLength: 4096 })),
+  tags: Type.Optional(Tags),
+  clusterQueue: Name('the cluster queue whose quota this project draws on'),
+  active: Type.Optional(Type.Boolean()),
+});
+export const PatchProjectBody = strict({
+  description: Type.Optional(Type.String({ maxLength: 4096 })),
+  tags: Type.Optional(Tags),
+  clusterQueue: Type.Optional(Name('cluster queue (admins only)')),
+  active: Type.Optional(Type.Boolean()),
+});
+export const MemberBody = strict({ role: literals(ROLES) });
+
+export type Body<T extends TSchema> = Static<T>;

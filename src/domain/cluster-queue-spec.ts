@@ -1,0 +1,93 @@
+/** Turns what a user sends for a cluster queue into a checked ClusterQueueSpec. Pure. */
+import { BadRequestError } from './errors.js';
+import {
+  DEFAULT_PREEMPTION,
+  type ClusterQueueSpec,
+  type Preemption,
+  type QueueAmounts,
+  type QueueingStrategy,
+  type StopPolicy,
+} from './cluster-queue.js';
+import { checkDnsLabel, checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from './names.js';
+import { parseAmount, type Amounts, type QuantityInput } from './quantity.js';
+
+export interface ClusterQueueInput {
+  name: string;
+  quota?: Record<string, QuantityInput>;
+  cohort?: string | null;
+  borrowingLimit?: Record<string, QuantityInput>;
+  lendingLimit?: Record<string, QuantityInput>;
+  queueingStrategy?: QueueingStrategy;
+  preemption?: Partial<Preemption>;
+  stopPolicy?: StopPolicy;
+}
+
+/** A change to an existing queue: any subset of the fields, each replacing the old value. */
+export type ClusterQueuePatch = Omit<Partial<ClusterQueueInput>, 'name'>;
+
+function quantities(input: Record<string, QuantityInput> | undefined, what: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [resource, value] of Object.entries(input ?? {})) {
+    checkName(RESOURCE_NAME, RESOURCE_NAME_HELP, `${what}: resource`, resource);
+    parseAmount(resource, value, `${what}.${resource}`);
+    out[resource] = typeof value === 'number' ? String(value) : value.trim();
+  }
+  return out;
+}
+
+/** Validates `input` and fills defaults. Throws BadRequestError naming the offending field. */
+export function buildClusterQueueSpec(input: ClusterQueueInput): ClusterQueueSpec {
+  const name = checkDnsLabel('cluster queue name', input.name);
+  const cohort = input.cohort ? checkDnsLabel('cohort', input.cohort) : null;
+  const spec: ClusterQueueSpec = {
+    name,
+    quota: quantities(input.quota, 'quota'),
+    cohort,
+    borrowingLimit: quantities(input.borrowingLimit, 'borrowingLimit'),
+    lendingLimit: quantities(input.lendingLimit, 'lendingLimit'),
+    queueingStrategy: input.queueingStrategy ?? 'BestEffortFIFO',
+    preemption: { ...DEFAULT_PREEMPTION, ...input.preemption },
+    stopPolicy: input.stopPolicy ?? 'None',
+  };
+  const amounts = queueAmounts(spec);
+  for (const limit of ['borrowingLimit', 'lendingLimit'] as const) {
+    for (const resource of Object.keys(spec[limit])) {
+      if (!(resource in spec.quota)) {
+        throw new BadRequestError(`${limit}.${resource}: the queue has no quota for ${resource}`);
+      }
+      if (!cohort)
+        throw new BadRequestError(
+          `${limit}.${resource}: a ${limit} needs a cohort to borrow from or lend to`,
+        );
+    }
+  }
+  for (const [resource, lend] of Object.entries(amounts.lendingLimit)) {
+    if (lend > (amounts.nominal[resource] ?? 0)) {
+      throw new BadRequestError(
+        `lendingLimit.${resource}: ${spec.lendingLimit[resource]} is more than the nominal quota ${spec.quota[resource]}`,
+      );
+    }
+  }
+  return spec;
+}
+
+/** Applies a patch to an existing spec and validates the result. */
+export function patchClusterQueueSpec(current: ClusterQueueSpec, patch: ClusterQueuePatch): ClusterQueueSpec {
+  return buildClusterQueueSpec({
+    ...current,
+    ...patch,
+    preemption: { ...current.preemption, ...patch.preemption },
+    name: current.name,
+  });
+}
+
+const amountsOf = (m: Record<string, string>): Amounts =>
+  Object.fromEntries(Object.entries(m).map(([r, q]) => [r, parseAmount(r, q)]));
+
+export function queueAmounts(spec: ClusterQueueSpec): QueueAmounts {
+  return {
+    nominal: amountsOf(spec.quota),
+    borrowingLimit: amountsOf(spec.borrowingLimit),
+    lendingLimit: amountsOf(spec.lendingLimit),
+  };
+}

@@ -1,0 +1,51 @@
+/** Cluster queues: pools of quota that projects draw on (Kueue's ClusterQueue). */
+import type { Amounts } from './quantity.js';
+
+export const QUEUEING_STRATEGIES = ['StrictFIFO', 'BestEffortFIFO'] as const;
+export type QueueingStrategy = (typeof QUEUEING_STRATEGIES)[number];
+
+export const WITHIN_CLUSTER_QUEUE = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
+export type WithinClusterQueue = (typeof WITHIN_CLUSTER_QUEUE)[number];
+
+export const RECLAIM_WITHIN_COHORT = ['Never', 'LowerPriority', 'Any'] as const;
+export type ReclaimWithinCohort = (typeof RECLAIM_WITHIN_COHORT)[number];
+
+export const STOP_POLICIES = ['None', 'Hold', 'HoldAndDrain'] as const;
+export type StopPolicy = (typeof STOP_POLICIES)[number];
+
+export interface Preemption {
+  withinClusterQueue: WithinClusterQueue;
+  reclaimWithinCohort: ReclaimWithinCohort;
+}
+
+/** What an admin says about a queue; quantities kept as written ("16Gi"). */
+export interface ClusterQueueSpec {
+  name: string;
+  /** Nominal quota per resource. Resources a queue does not name are not limited by it. */
+  quota: Record<string, string>;
+  cohort: string | null;
+  /** Per resource: how far above nominal this queue may go by borrowing from its cohort. */
+  borrowingLimit: Record<string, string>;
+  /** Per resource: how much of its nominal quota others in the cohort may borrow. */
+  lendingLimit: Record<string, string>;
+  queueingStrategy: QueueingStrategy;
+  preemption: Preemption;
+  stopPolicy: StopPolicy;
+}
+
+export interface ClusterQueue extends ClusterQueueSpec {
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const DEFAULT_PREEMPTION: Preemption = { withinClusterQueue: 'Never', reclaimWithinCohort: 'Never' };
+
+/** The implicit request of every job, so that a quota on `jobs` caps concurrency. */
+export const JOBS_RESOURCE = 'jobs';
+
+/** A queue's quota as integer amounts, ready for the scheduler. */
+export interface QueueAmounts {
+  nominal: Amounts;
+  borrowingLimit: Amounts;
+  lendingLimit: Amounts;
+}

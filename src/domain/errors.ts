@@ -1,0 +1,78 @@
+/**
+ * Typed errors. Every failure a user can cause is one of these; the API maps them to an HTTP
+ * status and `{"error": {"code", "message"}}` in one place, the CLI to a one-line message and a
+ * non-zero exit. Anything else that escapes is a bug and becomes a 500.
+ */
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'unprocessable'
+  | 'internal';
+
+export class BerthError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The request is malformed: not JSON, wrong types, unknown fields, bad names or quantities. */
+export class BadRequestError extends BerthError {
+  constructor(message: string) {
+    super('bad_request', 400, message);
+  }
+}
+
+export class UnauthorizedError extends BerthError {
+  constructor(message = 'missing or invalid token: pass "Authorization: Bearer TOKEN"') {
+    super('unauthorized', 401, message);
+  }
+}
+
+export class ForbiddenError extends BerthError {
+  constructor(message: string) {
+    super('forbidden', 403, message);
+  }
+}
+
+export class NotFoundError extends BerthError {
+  constructor(message: string) {
+    super('not_found', 404, message);
+  }
+}
+
+/** The request is valid but clashes with current state: in use, inactive, duplicate. */
+export class ConflictError extends BerthError {
+  constructor(message: string) {
+    super('conflict', 409, message);
+  }
+}
+
+/** The request is well-formed but can never succeed: unknown target, missing privilege, too big. */
+export class UnprocessableError extends BerthError {
+  constructor(message: string) {
+    super('unprocessable', 422, message);
+  }
+}
+
+/** Invalid server configuration; `key` is the dotted path of the offending setting. */
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    readonly detail: string,
+    readonly file?: string,
+  ) {
+    super(`${file ? `${file}: ` : ''}${key ? `${key}: ` : ''}${detail}`);
+    this.name = 'ConfigError';
+  }
+}

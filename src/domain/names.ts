@@ -1,0 +1,31 @@
+/** Name rules shared by the API, the config loader and the CLI. */
+import { BadRequestError } from './errors.js';
+
+/** RFC 1123 label, as Kubernetes namespaces: what project, queue, target and factory names are. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const DNS_LABEL_HELP =
+  'must be a DNS label: 1-63 lowercase letters, digits or "-", starting and ending with a letter or digit';
+
+/** Resource names in quotas and requests: Kubernetes qualified names such as `nvidia.com/gpu`. */
+export const RESOURCE_NAME =
+  /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+export const RESOURCE_NAME_HELP =
+  'must be a resource name such as cpu, memory or nvidia.com/gpu (letters, digits, "-", "_", "." and one optional "prefix/")';
+
+/** User names: lowercase, digits, ".", "_" and "-". */
+export const USER_NAME = /^[a-z0-9]([-a-z0-9._]{0,61}[a-z0-9])?$/;
+export const USER_NAME_HELP =
+  'must be 1-63 lowercase letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
+
+/** Privileges such as `target.gpu` or `resource.scratch-db`. */
+export const PRIVILEGE = /^[a-z0-9]([-a-z0-9._/]{0,251}[a-z0-9])?$/;
+export const PRIVILEGE_HELP =
+  'must be lowercase letters, digits, ".", "_", "/" or "-", e.g. target.gpu or resource.scratch-db';
+
+export function checkName(pattern: RegExp, help: string, what: string, value: string): string {
+  if (!pattern.test(value)) throw new BadRequestError(`${what} ${JSON.stringify(value)} ${help}`);
+  return value;
+}
+
+export const checkDnsLabel = (what: string, value: string): string =>
+  checkName(DNS_LABEL, DNS_LABEL_HELP, what, value);

@@ -1,0 +1,10 @@
+/** Users and the principals that requests act as. */
+export interface User {
+  id: number;
+  name: string;
+  admin: boolean;
+  createdAt: string;
+}
+
+/** Who is calling: a user (through one of its tokens) or a job (through its job token). */
+export type Principal = { kind: 'user'; user: User } | { kind: 'job'; jobId: string; project: string };

@@ -1,0 +1,177 @@
+/**
+ * berth.yaml: loaded once at start, validated against a schema, cross-checked (targets name
+ * existing factories, …). Any problem stops the server with a ConfigError naming the key.
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { ConfigError } from '../domain/errors.js';
+import { DNS_LABEL, DNS_LABEL_HELP, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
+
+const Capacity = Type.Integer({ minimum: 1, description: 'instances alive at once' });
+const Privilege = Type.String({ minLength: 1 });
+const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
+  Type.Object(props, { additionalProperties: false });
+
+export const FACTORY_KINDS = ['local'] as const;
+export const RESOURCE_KINDS = ['semaphore', 'exec', 'postgres', 'token'] as const;
+
+const FactorySchema = strict({
+  kind: Type.Union(FACTORY_KINDS.map((k) => Type.Literal(k))),
+  capacity: Type.Optional(Capacity),
+});
+const TargetSchema = strict({ factory: Type.String(), privilege: Type.Optional(Privilege) });
+const ResourceSchema = strict({
+  kind: Type.Union(RESOURCE_KINDS.map((k) => Type.Literal(k))),
+  capacity: Capacity,
+  privilege: Type.Optional(Privilege),
+  url: Type.Optional(Type.String()),
+  create: Type.Optional(Type.String()),
+  destroy: Type.Optional(Type.String()),
+});
+
+export const ConfigSchema = strict({
+  listen: Type.Optional(Type.String()),
+  dataDir: Type.Optional(Type.String()),
+  database: Type.Optional(Type.String()),
+  defaultTarget: Type.Optional(Type.String()),
+  logLevel: Type.Optional(
+    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace'].map((l) => Type.Literal(l))),
+  ),
+  factories: Type.Optional(Type.Record(Type.String(), FactorySchema)),
+  targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
+  resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
+});
+
+export type RawConfig = Static<typeof ConfigSchema>;
+export type FactoryConfig = Required<Static<typeof FactorySchema>>;
+export type TargetConfig = Static<typeof TargetSchema>;
+export type ResourceConfig = Static<typeof ResourceSchema>;
+
+/** The configuration with every default filled in. */
+export interface Config {
+  listen: string;
+  dataDir: string;
+  database: string;
+  defaultTarget: string;
+  logLevel: string;
+  factories: Record<string, FactoryConfig>;
+  targets: Record<string, TargetConfig>;
+  resources: Record<string, ResourceConfig>;
+}
+
+export const DEFAULT_LISTEN = '127.0.0.1:7070';
+export const DEFAULT_DATA_DIR = './.berth';
+
+/** `/factories/local/capacity` → `factories.local.capacity` */
+const dotted = (path: string) =>
+  path
+    .replace(/^\//, '')
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+
+export function loadConfigFile(file: string): RawConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(
+      '',
+      `cannot read config file: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      file,
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (e) {
+    const detail = e instanceof YAMLParseError ? e.message.split('\n')[0] : String(e);
+    throw new ConfigError('', `not valid YAML: ${detail}`, file);
+  }
+  return validateConfig(raw, file);
+}
+
+export function validateConfig(raw: unknown, file?: string): RawConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError('', 'must be a mapping of settings (key: value)', file);
+  }
+  const first = Value.Errors(ConfigSchema, raw).First();
+  if (first) {
+    const key = dotted(first.path) || '(top level)';
+    const unknown = first.message.startsWith('Unexpected property');
+    throw new ConfigError(key, unknown ? 'unknown key' : first.message.toLowerCase(), file);
+  }
+  return raw;
+}
+
+function checkName(key: string, name: string, file?: string): void {
+  if (!DNS_LABEL.test(name)) throw new ConfigError(key, `"${name}" ${DNS_LABEL_HELP}`, file);
+}
+
+/** Fills defaults and checks the references between sections. */
+export function resolveConfig(
+  raw: RawConfig,
+  overrides: { listen?: string; dataDir?: string },
+  file?: string,
+): Config {
+  const factories: Record<string, FactoryConfig> = {};
+  for (const [name, f] of Object.entries(raw.factories ?? { local: { kind: 'local' as const } })) {
+    checkName(`factories.${name}`, name, file);
+    factories[name] = { kind: f.kind, capacity: f.capacity ?? availableParallelism() };
+  }
+  const targets = raw.targets ?? (factories.local ? { local: { factory: 'local' } } : {});
+  for (const [name, t] of Object.entries(targets)) {
+    checkName(`targets.${name}`, name, file);
+    if (!factories[t.factory])
+      throw new ConfigError(`targets.${name}.factory`, `no factory named "${t.factory}"`, file);
+    if (t.privilege && !PRIVILEGE.test(t.privilege))
+      throw new ConfigError(`targets.${name}.privilege`, PRIVILEGE_HELP, file);
+  }
+  const resources = raw.resources ?? {};
+  for (const [name, r] of Object.entries(resources)) {
+    checkName(`resources.${name}`, name, file);
+    if (r.privilege && !PRIVILEGE.test(r.privilege))
+      throw new ConfigError(`resources.${name}.privilege`, PRIVILEGE_HELP, file);
+    if (r.kind === 'postgres' && !r.url)
+      throw new ConfigError(`resources.${name}.url`, 'a postgres well needs url: postgres://…', file);
+    if (r.kind === 'exec' && !r.create)
+      throw new ConfigError(`resources.${name}.create`, 'an exec well needs a create program', file);
+    if (r.kind === 'exec' && !r.destroy)
+      throw new ConfigError(`resources.${name}.destroy`, 'an exec well needs a destroy program', file);
+  }
+  const defaultTarget = raw.defaultTarget ?? Object.keys(targets)[0] ?? 'local';
+  if (!targets[defaultTarget])
+    throw new ConfigError('defaultTarget', `no target named "${defaultTarget}"`, file);
+  const listen = overrides.listen ?? raw.listen ?? DEFAULT_LISTEN;
+  parseListen(listen, raw.listen === listen ? 'listen' : '--listen', file);
+  const database = raw.database ?? 'sqlite';
+  if (database !== 'sqlite' && !/^postgres(ql)?:\/\//.test(database)) {
+    throw new ConfigError('database', 'must be "sqlite" or a postgres:// URL', file);
+  }
+  return {
+    listen,
+    dataDir: overrides.dataDir ?? raw.dataDir ?? DEFAULT_DATA_DIR,
+    database,
+    defaultTarget,
+    logLevel: raw.logLevel ?? 'warn',
+    factories,
+    targets,
+    resources,
+  };
+}
+
+/** "127.0.0.1:7070", ":7070", "[::1]:0" → host and port. */
+export function parseListen(listen: string, key = 'listen', file?: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(listen);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535)
+    throw new ConfigError(
+      key,
+      `"${listen}" must be HOST:PORT, e.g. 127.0.0.1:7070 (port 0 picks a free port)`,
+      file,
+    );
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}

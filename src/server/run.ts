@@ -1,0 +1,100 @@
+/** `berth server`: load config, open the store, bootstrap, serve, and shut down cleanly. */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApi } from '../api/app.js';
+import { ConfigError } from '../domain/errors.js';
+import type { ServiceContext } from '../service/context.js';
+import { openSqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
+import { VERSION } from '../version.js';
+import { bootstrap } from './bootstrap.js';
+import { loadConfigFile, parseListen, resolveConfig, type Config, type RawConfig } from './config.js';
+import { announceServer, withdrawServer } from './discovery.js';
+
+export interface ServerOptions {
+  configFile?: string;
+  dataDir?: string;
+  listen?: string;
+  /** Where human-readable start-up lines go (stdout by default). */
+  print?: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** The config file: --config, else $BERTH_CONFIG, else ./berth.yaml when it exists. */
+function configPath(opts: ServerOptions): string | undefined {
+  if (opts.configFile) return opts.configFile;
+  if (process.env.BERTH_CONFIG) return process.env.BERTH_CONFIG;
+  return existsSync('berth.yaml') ? 'berth.yaml' : undefined;
+}
+
+async function openStore(config: Config): Promise<Store> {
+  if (config.database !== 'sqlite') {
+    throw new ConfigError('database', 'PostgreSQL is not supported by this version yet; use "sqlite"');
+  }
+  return openSqliteStore(join(config.dataDir, 'berth.db'));
+}
+
+export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
+  const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  const file = configPath(opts);
+  const raw: RawConfig = file ? loadConfigFile(file) : {};
+  const config = resolveConfig(raw, { listen: opts.listen, dataDir: opts.dataDir }, file);
+  const dataDir = resolve(config.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const store = await openStore(config);
+  const ctx: ServiceContext = { store, now: Date.now };
+  let app: FastifyInstance | undefined;
+  try {
+    const first = await bootstrap(ctx, dataDir);
+    app = await buildApi(ctx, { version: VERSION, logger: { level: config.logLevel } });
+    const { host, port } = parseListen(config.listen);
+    await app.listen({ host, port });
+    const address = app.server.address();
+    const actualPort = typeof address === 'object' && address ? address.port : port;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+    announceServer({ url, pid: process.pid, dataDir });
+    print(`berth ${VERSION} listening on ${url}`);
+    print(`data directory: ${dataDir}`);
+    if (first) {
+      print(`first start: created admin user, cluster queue "default" and project "default"`);
+      print(`admin token (shown once; also in ${first.tokenFile}, mode 0600):`);
+      print(`  ${first.adminToken}`);
+    }
+    const running = app;
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      config,
+      close: () =>
+        (closing ??= (async () => {
+          withdrawServer(dataDir);
+          await running.close();
+          await store.close();
+        })()),
+    };
+  } catch (e) {
+    await app?.close();
+    await store.close();
+    throw e;
+  }
+}
+
+/** Runs until SIGINT or SIGTERM, then closes the listener and the store before exiting. */
+export async function runServer(opts: ServerOptions = {}): Promise<void> {
+  const server = await startServer(opts);
+  await new Promise<void>((resolveStop) => {
+    const stop = (signal: string) => {
+      process.stdout.write(`${signal}: shutting down\n`);
+      resolveStop();
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  await server.close();
+}

@@ -1,0 +1,147 @@
+import type { ClusterQueue } from '../domain/cluster-queue.js';
+import {
+  buildClusterQueueSpec,
+  patchClusterQueueSpec,
+  type ClusterQueueInput,
+  type ClusterQueuePatch,
+} from '../domain/cluster-queue-spec.js';
+import { ConflictError, NotFoundError } from '../domain/errors.js';
+import { formatAmounts } from '../domain/quantity.js';
+import type { Principal } from '../domain/user.js';
+import {
+  deleteClusterQueue,
+  findClusterQueue,
+  insertClusterQueue,
+  listClusterQueues,
+  updateClusterQueue,
+} from '../store/queries/cluster-queues.js';
+import { appendEvent } from '../store/queries/events.js';
+import { projectsUsingQueue } from '../store/queries/projects.js';
+import { requireAdmin, requireUser } from './access.js';
+import type { ServiceContext } from './context.js';
+
+export interface ClusterQueueView extends ClusterQueue {
+  usage: Record<string, string>;
+  borrowed: Record<string, string>;
+  pending: number;
+  admitted: number;
+}
+
+const notFound = (name: string) => new NotFoundError(`cluster queue "${name}" not found`);
+
+function view(ctx: ServiceContext, q: ClusterQueue): ClusterQueueView {
+  const s = ctx.queueStatus?.(q.name) ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0 };
+  return {
+    ...q,
+    usage: formatAmounts(s.usage),
+    borrowed: formatAmounts(s.borrowed),
+    pending: s.pending,
+    admitted: s.admitted,
+  };
+}
+
+export async function createClusterQueue(
+  ctx: ServiceContext,
+  p: Principal,
+  input: ClusterQueueInput,
+): Promise<ClusterQueueView> {
+  requireAdmin(p, 'create cluster queues');
+  return createClusterQueueUnchecked(ctx, input);
+}
+
+export async function createClusterQueueUnchecked(
+  ctx: ServiceContext,
+  input: ClusterQueueInput,
+): Promise<ClusterQueueView> {
+  const spec = buildClusterQueueSpec(input);
+  const queue = await ctx.store.transaction(async (db) => {
+    if (await findClusterQueue(db, spec.name))
+      throw new ConflictError(`cluster queue "${spec.name}" already exists`);
+    const now = ctx.now();
+    await insertClusterQueue(db, spec, now);
+    await appendEvent(
+      db,
+      {
+        subjectKind: 'cluster-queue',
+        subject: spec.name,
+        type: 'created',
+        message: `cluster queue ${spec.name} created`,
+        data: spec,
+      },
+      now,
+    );
+    return (await findClusterQueue(db, spec.name))!;
+  });
+  ctx.listener?.queueChanged?.(queue.name, queue);
+  return view(ctx, queue);
+}
+
+export async function listQueues(ctx: ServiceContext, p: Principal): Promise<ClusterQueueView[]> {
+  requireUser(p);
+  return (await listClusterQueues(ctx.store.db)).map((q) => view(ctx, q));
+}
+
+/** Any signed-in user may read queues: they need to see the quota their projects draw on. */
+export async function getQueue(ctx: ServiceContext, p: Principal, name: string): Promise<ClusterQueueView> {
+  requireUser(p);
+  const q = await findClusterQueue(ctx.store.db, name);
+  if (!q) throw notFound(name);
+  return view(ctx, q);
+}
+
+export async function updateQueue(
+  ctx: ServiceContext,
+  p: Principal,
+  name: string,
+  patch: ClusterQueuePatch,
+): Promise<ClusterQueueView> {
+  requireAdmin(p, 'change cluster queues');
+  const queue = await ctx.store.transaction(async (db) => {
+    const current = await findClusterQueue(db, name);
+    if (!current) throw notFound(name);
+    const spec = patchClusterQueueSpec(current, patch);
+    const now = ctx.now();
+    await updateClusterQueue(db, spec, now);
+    await appendEvent(
+      db,
+      {
+        subjectKind: 'cluster-queue',
+        subject: name,
+        type: 'updated',
+        message: `cluster queue ${name} updated`,
+        data: patch,
+      },
+      now,
+    );
+    return (await findClusterQueue(db, name))!;
+  });
+  ctx.listener?.queueChanged?.(name, queue);
+  return view(ctx, queue);
+}
+
+export async function deleteQueue(ctx: ServiceContext, p: Principal, name: string): Promise<void> {
+  requireAdmin(p, 'delete cluster queues');
+  await ctx.store.transaction(async (db) => {
+    if (!(await findClusterQueue(db, name))) throw notFound(name);
+    const users = await projectsUsingQueue(db, name);
+    if (users.length > 0) {
+      const list =
+        users.slice(0, 10).join(', ') + (users.length > 10 ? ` and ${users.length - 10} more` : '');
+      throw new ConflictError(
+        `cluster queue "${name}" is used by project${users.length > 1 ? 's' : ''} ${list}; move or delete them first`,
+      );
+    }
+    await deleteClusterQueue(db, name);
+    await appendEvent(
+      db,
+      {
+        subjectKind: 'cluster-queue',
+        subject: name,
+        type: 'deleted',
+        message: `cluster queue ${name} deleted`,
+      },
+      ctx.now(),
+    );
+  });
+  ctx.listener?.queueChanged?.(name, undefined);
+}

@@ -1,0 +1,26 @@
+import type { ClusterQueue } from '../domain/cluster-queue.js';
+import type { Amounts } from '../domain/quantity.js';
+import type { Store } from '../store/store.js';
+
+/** Live figures for a cluster queue, supplied by the scheduler's in-memory model. */
+export interface QueueStatus {
+  usage: Amounts;
+  borrowed: Amounts;
+  pending: number;
+  admitted: number;
+}
+
+/** Who wants to hear about committed changes (the controller, the live stream). */
+export interface ChangeListener {
+  queueChanged?(name: string, queue: ClusterQueue | undefined): void;
+  projectChanged?(name: string): void;
+}
+
+/** What every service function needs: the store, a clock (injected so tests can steer time),
+ * and optional live state from the scheduler. */
+export interface ServiceContext {
+  store: Store;
+  now: () => number;
+  queueStatus?: (name: string) => QueueStatus;
+  listener?: ChangeListener;
+}

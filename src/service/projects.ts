@@ -1,0 +1,261 @@
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnprocessableError,
+} from '../domain/errors.js';
+import { checkDnsLabel, checkName, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
+import type { Project, ProjectDetail } from '../domain/project.js';
+import { ROLES, type Role } from '../domain/roles.js';
+import type { Principal } from '../domain/user.js';
+import { findClusterQueue } from '../store/queries/cluster-queues.js';
+import { appendEvent, type EventInput } from '../store/queries/events.js';
+import {
+  deleteMember,
+  deletePrivilege,
+  deleteProject,
+  findProject,
+  insertPrivilege,
+  insertProject,
+  listMembers,
+  listPrivileges,
+  listProjects,
+  updateProject,
+  upsertMember,
+} from '../store/queries/projects.js';
+import { findUserByName } from '../store/queries/users.js';
+import type { Db } from '../store/store.js';
+import { requireAdmin, requireProject, requireUser } from './access.js';
+import type { ServiceContext } from './context.js';
+
+export interface ProjectInput {
+  name: string;
+  description?: string;
+  tags?: string[];
+  clusterQueue: string;
+  active?: boolean;
+}
+
+export type ProjectPatch = Partial<Omit<ProjectInput, 'name'>>;
+
+const TAG = /^[A-Za-z0-9]([-A-Za-z0-9_.:/]{0,61}[A-Za-z0-9])?$/;
+
+function checkTags(tags: string[]): string[] {
+  for (const t of tags) {
+    if (!TAG.test(t)) {
+      throw new BadRequestError(
+        `tag ${JSON.stringify(t)} must be 1-63 letters, digits, "-", "_", ".", ":" or "/"`,
+      );
+    }
+  }
+  return [...new Set(tags)];
+}
+
+async function requireQueueExists(db: Db, name: string): Promise<void> {
+  if (!(await findClusterQueue(db, name))) {
+    throw new UnprocessableError(`cluster queue "${name}" does not exist (see: berth queue list)`);
+  }
+}
+
+const event = (project: string, type: string, message: string, data?: unknown): EventInput => ({
+  subjectKind: 'project',
+  subject: project,
+  project,
+  type,
+  message,
+  data,
+});
+
+async function detail(db: Db, project: Project): Promise<ProjectDetail> {
+  return {
+    ...project,
+    members: await listMembers(db, project.name),
+    privileges: await listPrivileges(db, project.name),
+  };
+}
+
+export async function createProject(
+  ctx: ServiceContext,
+  p: Principal,
+  input: ProjectInput,
+): Promise<ProjectDetail> {
+  requireAdmin(p, 'create projects');
+  return createProjectUnchecked(ctx, input);
+}
+
+export async function createProjectUnchecked(
+  ctx: ServiceContext,
+  input: ProjectInput,
+): Promise<ProjectDetail> {
+  const fields = {
+    name: checkDnsLabel('project name', input.name),
+    description: input.description ?? '',
+    tags: checkTags(input.tags ?? []),
+    clusterQueue: input.clusterQueue,
+    active: input.active ?? true,
+  };
+  const result = await ctx.store.transaction(async (db) => {
+    if (await findProject(db, fields.name))
+      throw new ConflictError(`project "${fields.name}" already exists`);
+    await requireQueueExists(db, fields.clusterQueue);
+    const now = ctx.now();
+    await insertProject(db, fields, now);
+    await appendEvent(
+      db,
+      event(
+        fields.name,
+        'created',
+        `project ${fields.name} created on cluster queue ${fields.clusterQueue}`,
+        fields,
+      ),
+      now,
+    );
+    return detail(db, (await findProject(db, fields.name))!);
+  });
+  ctx.listener?.projectChanged?.(result.name);
+  return result;
+}
+
+/** Admins see every project; everyone else the projects they are a member of. */
+export async function listVisibleProjects(ctx: ServiceContext, p: Principal): Promise<Project[]> {
+  const user = requireUser(p);
+  return listProjects(ctx.store.db, user.admin ? undefined : user.id);
+}
+
+export async function getProject(
+  ctx: ServiceContext,
+  p: Principal,
+  name: string,
+): Promise<ProjectDetail & { role: Role | 'admin' }> {
+  const { project, role } = await requireProject(ctx.store.db, p, name, 'viewer', 'reading');
+  return { ...(await detail(ctx.store.db, project)), role };
+}
+
+export async function patchProject(
+  ctx: ServiceContext,
+  p: Principal,
+  name: string,
+  patch: ProjectPatch,
+): Promise<ProjectDetail> {
+  const result = await ctx.store.transaction(async (db) => {
+    const { project, role } = await requireProject(db, p, name, 'owner', 'changing a project');
+    if (patch.clusterQueue !== undefined && patch.clusterQueue !== project.clusterQueue) {
+      if (role !== 'admin')
+        throw new ForbiddenError('only admins can move a project to another cluster queue');
+      await requireQueueExists(db, patch.clusterQueue);
+    }
+    const next = {
+      name,
+      description: patch.description ?? project.description,
+      tags: patch.tags ? checkTags(patch.tags) : project.tags,
+      clusterQueue: patch.clusterQueue ?? project.clusterQueue,
+      active: patch.active ?? project.active,
+    };
+    const now = ctx.now();
+    await updateProject(db, next, now);
+    await appendEvent(db, event(name, 'updated', `project ${name} updated`, patch), now);
+    return detail(db, (await findProject(db, name))!);
+  });
+  ctx.listener?.projectChanged?.(name);
+  return result;
+}
+
+export async function removeProject(ctx: ServiceContext, p: Principal, name: string): Promise<void> {
+  await ctx.store.transaction(async (db) => {
+    await requireProject(db, p, name, 'owner', 'deleting a project');
+    await deleteProject(db, name);
+    await appendEvent(db, event(name, 'deleted', `project ${name} deleted`), ctx.now());
+  });
+  ctx.listener?.projectChanged?.(name);
+}
+
+async function requireUserNamed(db: Db, name: string) {
+  const user = await findUserByName(db, name);
+  if (!user) throw new NotFoundError(`user "${name}" not found`);
+  return user;
+}
+
+export async function setMember(
+  ctx: ServiceContext,
+  p: Principal,
+  project: string,
+  userName: string,
+  role: Role,
+): Promise<ProjectDetail> {
+  if (!ROLES.includes(role)) throw new BadRequestError(`role must be one of ${ROLES.join(', ')}`);
+  return ctx.store.transaction(async (db) => {
+    const { project: proj } = await requireProject(db, p, project, 'owner', 'managing members');
+    const user = await requireUserNamed(db, userName);
+    await upsertMember(db, project, user.id, role);
+    await appendEvent(
+      db,
+      event(project, 'member-set', `${userName} is now ${role} of ${project}`, { user: userName, role }),
+      ctx.now(),
+    );
+    return detail(db, proj);
+  });
+}
+
+export async function removeMember(
+  ctx: ServiceContext,
+  p: Principal,
+  project: string,
+  userName: string,
+): Promise<ProjectDetail> {
+  return ctx.store.transaction(async (db) => {
+    const { project: proj } = await requireProject(db, p, project, 'owner', 'managing members');
+    const user = await requireUserNamed(db, userName);
+    if (!(await deleteMember(db, project, user.id))) {
+      throw new NotFoundError(`user "${userName}" is not a member of project "${project}"`);
+    }
+    await appendEvent(
+      db,
+      event(project, 'member-removed', `${userName} removed from ${project}`, { user: userName }),
+      ctx.now(),
+    );
+    return detail(db, proj);
+  });
+}
+
+export async function grantPrivilege(
+  ctx: ServiceContext,
+  p: Principal,
+  project: string,
+  privilege: string,
+): Promise<ProjectDetail> {
+  requireAdmin(p, 'grant privileges');
+  checkName(PRIVILEGE, PRIVILEGE_HELP, 'privilege', privilege);
+  return ctx.store.transaction(async (db) => {
+    const { project: proj } = await requireProject(db, p, project, 'owner', 'granting privileges');
+    if (await insertPrivilege(db, project, privilege)) {
+      await appendEvent(
+        db,
+        event(project, 'privilege-granted', `privilege ${privilege} granted to ${project}`),
+        ctx.now(),
+      );
+    }
+    return detail(db, proj);
+  });
+}
+
+export async function revokePrivilege(
+  ctx: ServiceContext,
+  p: Principal,
+  project: string,
+  privilege: string,
+): Promise<ProjectDetail> {
+  requireAdmin(p, 'revoke privileges');
+  return ctx.store.transaction(async (db) => {
+    const { project: proj } = await requireProject(db, p, project, 'owner', 'revoking privileges');
+    if (!(await deletePrivilege(db, project, privilege))) {
+      throw new NotFoundError(`project "${project}" does not hold privilege "${privilege}"`);
+    }
+    await appendEvent(
+      db,
+      event(project, 'privilege-revoked', `privilege ${privilege} revoked from ${project}`),
+      ctx.now(),
+    );
+    return detail(db, proj);
+  });
+}

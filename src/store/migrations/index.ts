@@ -1,0 +1,31 @@
+/**
+ * Numbered migrations, applied in order on start. Never edit a released migration: add the next
+ * number. Kysely's Migrator records what ran in its own table and takes a lock while it runs.
+ */
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Dialect } from '../store.js';
+import type { BerthMigration } from './helpers.js';
+import { foundation } from './0001_foundation.js';
+
+export const MIGRATIONS: [string, BerthMigration][] = [['0001_foundation', foundation]];
+
+class BerthMigrationProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, m] of MIGRATIONS) out[name] = { up: (db) => m.up(db, this.dialect) };
+    return out;
+  }
+}
+
+export async function migrate(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new BerthMigrationProvider(dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(
+      `database migration ${failed} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`,
+    );
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

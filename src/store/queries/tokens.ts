@@ -1,0 +1,48 @@
+import type { User } from '../../domain/user.js';
+import type { Db } from '../store.js';
+import { iso } from './time.js';
+
+export interface TokenRecord {
+  hash: string;
+  userId: number | null;
+  jobId: string | null;
+  label: string;
+  expiresAt: number | null;
+}
+
+export async function insertToken(db: Db, t: TokenRecord, now: number): Promise<void> {
+  await db
+    .insertInto('api_tokens')
+    .values({
+      hash: t.hash,
+      user_id: t.userId,
+      job_id: t.jobId,
+      label: t.label,
+      created_at: now,
+      expires_at: t.expiresAt,
+    })
+    .execute();
+}
+
+/** The token's owner: a user (joined) or a job id. */
+export async function findToken(
+  db: Db,
+  hash: string,
+): Promise<{ user: User | null; jobId: string | null; expiresAt: number | null } | undefined> {
+  const row = await db
+    .selectFrom('api_tokens as t')
+    .leftJoin('users as u', 'u.id', 't.user_id')
+    .select(['t.job_id', 't.expires_at', 'u.id', 'u.name', 'u.admin', 'u.created_at'])
+    .where('t.hash', '=', hash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const user =
+    row.id === null || row.name === null || row.admin === null || row.created_at === null
+      ? null
+      : { id: row.id, name: row.name, admin: row.admin === 1, createdAt: iso(row.created_at) };
+  return { user, jobId: row.job_id, expiresAt: row.expires_at === null ? null : Number(row.expires_at) };
+}
+
+export async function deleteJobTokens(db: Db, jobId: string): Promise<void> {
+  await db.deleteFrom('api_tokens').where('job_id', '=', jobId).execute();
+}

@@ -1,0 +1,85 @@
+/**
+ * Table types for Kysely. Both dialects store the same shapes: timestamps as integer
+ * milliseconds since the epoch, booleans as 0/1, structured values as JSON text, so that one
+ * query path serves SQLite and PostgreSQL.
+ */
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+export interface UsersTable {
+  id: Generated<number>;
+  name: string;
+  admin: number;
+  created_at: number;
+}
+
+export interface ApiTokensTable {
+  /** SHA-256 of the token, hex. The token itself is never stored. */
+  hash: string;
+  user_id: number | null;
+  /** Set for job tokens: the token reaches only this job's data. */
+  job_id: string | null;
+  label: string;
+  created_at: number;
+  expires_at: number | null;
+}
+
+export interface ClusterQueuesTable {
+  name: string;
+  /** JSON of ClusterQueueSpec minus the name. */
+  spec: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProjectsTable {
+  name: string;
+  description: string;
+  /** JSON array of strings. */
+  tags: string;
+  cluster_queue: string;
+  active: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProjectMembersTable {
+  project: string;
+  user_id: number;
+  role: string;
+}
+
+export interface ProjectPrivilegesTable {
+  project: string;
+  privilege: string;
+}
+
+/** The audit trail: every change is recorded here in the transaction that makes it. */
+export interface EventsTable {
+  id: Generated<number>;
+  at: number;
+  /** What changed: `user`, `cluster-queue`, `project`, `job`, … */
+  subject_kind: string;
+  subject: string;
+  project: string | null;
+  job_id: string | null;
+  type: string;
+  message: string;
+  /** JSON, or null. */
+  data: string | null;
+}
+
+export interface Database {
+  users: UsersTable;
+  api_tokens: ApiTokensTable;
+  cluster_queues: ClusterQueuesTable;
+  projects: ProjectsTable;
+  project_members: ProjectMembersTable;
+  project_privileges: ProjectPrivilegesTable;
+  events: EventsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+export type ClusterQueueRow = Selectable<ClusterQueuesTable>;
+export type EventRow = Selectable<EventsTable>;
+export type NewEvent = Insertable<EventsTable>;
