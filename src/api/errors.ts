@@ -88,10 +88,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
       .send({ error: { code: 'internal', message: 'internal server error (see the server log)' } });
   });
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .status(404)
-      .send({
-        error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` },
-      }),
+    reply.status(404).send({
+      error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` },
+    }),
   );
 }

@@ -1,0 +1,116 @@
+/**
+ * The contract between the pure scheduler and the controller that drives it.
+ *
+ * The scheduler is a deterministic, in-memory model: no I/O, no clock of its own (time is passed
+ * in), no database. The controller feeds it queues and workloads (on start, rebuilt from the
+ * store) and carries out its decisions. Amounts are integers (see domain/quantity.ts): `cpu` in
+ * millicores, everything else in whole units; every workload's `requests` already include the
+ * implicit `jobs: 1`.
+ */
+import type { Preemption, QueueingStrategy, StopPolicy } from '../domain/cluster-queue.js';
+import type { Amounts } from '../domain/quantity.js';
+
+/** A job's id: the store's sequential integer, so it also orders submissions. */
+export type JobId = number;
+
+export interface QueueModel {
+  name: string;
+  cohort: string | null;
+  /** Nominal quota. A resource the queue does not name is not limited by this queue. */
+  nominal: Amounts;
+  /** Per resource: max usage above nominal. Absent: no limit beyond what the cohort can lend. */
+  borrowingLimit: Amounts;
+  /** Per resource: max of its nominal others may borrow. Absent: all of it. */
+  lendingLimit: Amounts;
+  queueingStrategy: QueueingStrategy;
+  preemption: Preemption;
+  stopPolicy: StopPolicy;
+}
+
+export interface Workload {
+  id: JobId;
+  queue: string;
+  project: string;
+  priority: number;
+  /** Submission time (ms). Kept across preemption, so a victim returns to its old place. */
+  createdAt: number;
+  requests: Amounts;
+}
+
+export interface AdmittedWorkload extends Workload {
+  admittedAt: number;
+  /** Per resource, how much of this workload's request was borrowed from the cohort. */
+  borrowed: Amounts;
+}
+
+export type Decision =
+  /** Admit `id`: its quota is now counted as used. */
+  | { kind: 'admit'; id: JobId; queue: string; borrowed: Amounts }
+  /**
+   * Evict `victims` so that `preemptor` can be admitted later. The victims keep their quota
+   * (state "evicting") until the controller has stopped them and calls `requeue`.
+   */
+  | { kind: 'preempt'; preemptor: JobId; victims: JobId[]; reason: string }
+  /** HoldAndDrain: evict this admitted workload and put it back in its queue. */
+  | { kind: 'drain'; id: JobId; queue: string; reason: string };
+
+/** Why a pending workload waits, for `berth status` and the dashboard. */
+export interface Explanation {
+  queue: string;
+  /** 1-based position in its queue's admission order. */
+  position: number;
+  /** 1-based position among the pending jobs of its project in that queue. */
+  projectPosition: number;
+  /** One line a user understands, e.g. "waiting for quota in queue default: cpu 8/8 in use". */
+  reason: string;
+  blockers: Blocker[];
+}
+
+export type Blocker =
+  | {
+      kind: 'quota';
+      queue: string;
+      resource: string;
+      requested: number;
+      available: number;
+      used: number;
+      limit: number;
+    }
+  | { kind: 'cohort'; cohort: string; resource: string; requested: number; available: number }
+  | { kind: 'hold'; queue: string; stopPolicy: StopPolicy }
+  | { kind: 'queue-missing'; queue: string }
+  | { kind: 'ahead'; queue: string; jobsAhead: number }
+  | { kind: 'preemption'; victims: JobId[] };
+
+export interface QueueFigures {
+  usage: Amounts;
+  borrowed: Amounts;
+  pending: number;
+  admitted: number;
+}
+
+export interface SchedulerApi {
+  /** Adds or replaces a queue's definition; pending and admitted work is kept. */
+  upsertQueue(q: QueueModel): void;
+  /** Forgets a queue. Its pending workloads stay, waiting with reason "queue missing". */
+  removeQueue(name: string): void;
+  /** Fair-share weight of a project (default 1). */
+  setProjectWeight(project: string, weight: number): void;
+  /** A new or returning pending workload. */
+  enqueue(w: Workload): void;
+  /** Removes a pending workload (cancelled). Returns false if it was not pending. */
+  withdraw(id: JobId): boolean;
+  /** On restart: a workload that already holds quota. */
+  restoreAdmitted(w: AdmittedWorkload): void;
+  /** An admitted workload ended: its quota is free again. */
+  release(id: JobId): void;
+  /** An evicted workload stopped: free its quota and put it back in its queue at its old place. */
+  requeue(id: JobId): void;
+  /** One scheduling pass; returns at most `max` decisions. */
+  schedule(now: number, max?: number): Decision[];
+  /** Why `id` is pending, or undefined if it is not pending. */
+  explain(id: JobId): Explanation | undefined;
+  queueFigures(name: string): QueueFigures | undefined;
+  /** Pending ids of a queue in admission order, for `GET /cluster-queues/{name}/pending`. */
+  pendingIds(queue: string, offset: number, limit: number): JobId[];
+}
