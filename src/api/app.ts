@@ -13,6 +13,9 @@ import { metaRoutes } from './routes/meta.js';
 import { projectRoutes } from './routes/projects.js';
 import { queueRoutes } from './routes/cluster-queues.js';
 import { userRoutes } from './routes/users.js';
+import { agentRoutes } from './routes/agent.js';
+import { infrastructureRoutes } from './routes/infrastructure.js';
+import { jobRoutes } from './routes/jobs.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -65,6 +68,10 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       await userRoutes(api, ctx);
       await queueRoutes(api, ctx);
       await projectRoutes(api, ctx);
+      // Job routes reach the controller through ctx.runtime, set before the server listens.
+      await jobRoutes(api, ctx);
+      await agentRoutes(api, ctx);
+      await infrastructureRoutes(api, ctx);
     },
     { prefix: API_PREFIX },
   );

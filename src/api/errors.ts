@@ -3,7 +3,7 @@
  * `{"error": {"code", "message"}}`. User mistakes get a 4xx and a sentence; only bugs get a 500,
  * and those are logged with their stack but answered without it.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BerthError, type ErrorCode } from '../domain/errors.js';
 
 interface AjvError {
@@ -21,6 +21,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   405: 'method_not_allowed',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'unprocessable',
 };
@@ -32,7 +33,22 @@ const PART: Record<string, string> = {
   headers: 'header',
 };
 
-/** Turns Ajv's first error into a sentence that names the field. */
+/**
+ * The error worth reporting. For a union (a quantity is a string or a number) Ajv lists each
+ * branch's failure before the `anyOf`: a branch that failed on something other than its type is
+ * the one the caller meant ("must be >= 0"); if every branch failed on type, all types are named.
+ */
+export function pickValidationError(errors: AjvError[]): AjvError | undefined {
+  const union = errors.find((e) => e.keyword === 'anyOf');
+  if (!union) return errors[0];
+  const branches = errors.filter((e) => e !== union && e.instancePath === union.instancePath);
+  const specific = branches.find((e) => e.keyword !== 'type');
+  if (specific) return specific;
+  const types = [...new Set(branches.map((e) => String(e.params.type)))];
+  return types.length > 0 ? { ...union, keyword: 'type', params: { type: types.join(',') } } : union;
+}
+
+/** Turns an Ajv error into a sentence that names the field. */
 export function describeValidationError(context: string, e: AjvError): string {
   const where = PART[context] ?? context;
   const field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -43,7 +59,7 @@ export function describeValidationError(context: string, e: AjvError): string {
     case 'required':
       return `request ${where} is missing required field "${[field, String(e.params.missingProperty)].filter(Boolean).join('.')}"`;
     case 'type':
-      return `${subject} must be ${String(e.params.type).replace(',', ' or ')}`;
+      return `${subject} must be ${String(e.params.type).split(',').join(' or ')}`;
     case 'enum':
       return `${subject} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
     case 'anyOf':
@@ -68,13 +84,70 @@ function fastifyMessage(err: FastifyError): string {
   }
 }
 
+/** The media type of a Content-Type header, lowercased, without parameters. */
+const mediaType = (header: string | undefined) => header?.split(';')[0]?.trim().toLowerCase() || undefined;
+
+/**
+ * A body whose type is wrong because it never was JSON: Fastify reads text/plain as a string, and
+ * a request without a body leaves it undefined. Either deserves a plainer answer than
+ * "request body must be object".
+ */
+function bodyNotJson(
+  request: FastifyRequest,
+): { status: number; code: ErrorCode; message: string } | undefined {
+  const type = mediaType(request.headers['content-type']);
+  if (type && type !== 'application/json') {
+    return {
+      status: 415,
+      code: 'unsupported_media_type',
+      message: `unsupported content type "${type}": send application/json`,
+    };
+  }
+  if (request.body === undefined) {
+    return {
+      status: 400,
+      code: 'bad_request',
+      message: 'request body is missing: send a JSON object with Content-Type: application/json',
+    };
+  }
+  return undefined;
+}
+
+/**
+ * For Fastify's `frameworkErrors` option: router failures (a bad percent-encoding, an over-long
+ * path segment) in the contract's shape instead of Fastify's own.
+ */
+export function frameworkErrorHandler(
+  err: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const status = err.statusCode ?? 400;
+  const messages: Record<string, string> = {
+    FST_ERR_BAD_URL: 'the request path is not valid percent-encoded UTF-8',
+    FST_ERR_MAX_PARAM_LENGTH: 'a name in the request path is too long',
+  };
+  void reply.status(status).send({
+    error: { code: CODE_BY_STATUS[status] ?? 'bad_request', message: messages[err.code] ?? err.message },
+  });
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof BerthError) {
+      // RFC 7235: a 401 names the scheme that would work.
+      if (err.status === 401) void reply.header('www-authenticate', 'Bearer realm="berth"');
       return reply.status(err.status).send({ error: { code: err.code, message: err.message } });
     }
     if (err.validation && err.validation.length > 0) {
-      const message = describeValidationError(err.validationContext ?? 'body', err.validation[0] as AjvError);
+      const context = err.validationContext ?? 'body';
+      const first = pickValidationError(err.validation);
+      const wholeBody = context === 'body' && first?.instancePath === '' && first.keyword === 'type';
+      const notJson = wholeBody ? bodyNotJson(request) : undefined;
+      if (notJson) {
+        return reply.status(notJson.status).send({ error: { code: notJson.code, message: notJson.message } });
+      }
+      const message = first ? describeValidationError(context, first) : 'the request is invalid';
       return reply.status(400).send({ error: { code: 'bad_request', message } });
     }
     const status = err.statusCode ?? 500;

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
+  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'unprocessable'
   | 'internal';

@@ -58,7 +58,11 @@ export function parseAmount(resource: string, input: QuantityInput, what = resou
     if (suffix.length > 1 && /^[eE][+-]?[0-9]+$/.test(suffix)) tens += Number(suffix.slice(1));
     else tens += DECIMAL_SUFFIXES[suffix] ?? 0;
   } else tens += DECIMAL_SUFFIXES[suffix] ?? 0;
-  if (Math.abs(tens) > 60) throw tooLarge(what, input);
+  if (digits === 0n) return 0;
+  // Any non-zero amount times 10^61 is beyond 2^53; anything this far below one unit rounds up to
+  // one. Both checks keep a long exponent from making a huge power of ten.
+  if (tens > 60) throw tooLarge(what, input);
+  if (-tens > 60 + digits.toString().length) return 1;
   let numerator = digits << BigInt(twos);
   let denominator = 1n;
   if (tens >= 0) numerator *= pow10(tens);

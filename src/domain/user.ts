@@ -7,4 +7,4 @@ export interface User {
 }
 
 /** Who is calling: a user (through one of its tokens) or a job (through its job token). */
-export type Principal = { kind: 'user'; user: User } | { kind: 'job'; jobId: string; project: string };
+export type Principal = { kind: 'user'; user: User } | { kind: 'job'; jobId: number };

@@ -40,6 +40,8 @@ export const ConfigSchema = strict({
   logLevel: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace'].map((l) => Type.Literal(l))),
   ),
+  heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
+  graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
   factories: Type.Optional(Type.Record(Type.String(), FactorySchema)),
   targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
   resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
@@ -57,6 +59,10 @@ export interface Config {
   database: string;
   defaultTarget: string;
   logLevel: string;
+  /** A worker silent for this long is declared lost. */
+  heartbeatSeconds: number;
+  /** Between SIGTERM and SIGKILL when a job is stopped. */
+  graceSeconds: number;
   factories: Record<string, FactoryConfig>;
   targets: Record<string, TargetConfig>;
   resources: Record<string, ResourceConfig>;
@@ -157,6 +163,8 @@ export function resolveConfig(
     database,
     defaultTarget,
     logLevel: raw.logLevel ?? 'warn',
+    heartbeatSeconds: raw.heartbeatSeconds ?? 30,
+    graceSeconds: raw.graceSeconds ?? 10,
     factories,
     targets,
     resources,

@@ -8,6 +8,10 @@ import type { ServiceContext } from '../service/context.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
+import { Controller } from '../controller/controller.js';
+import { LogStore } from '../controller/log-store.js';
+import { createFactories } from '../factories/index.js';
+import { Scheduler } from '../scheduler/index.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfigFile, parseListen, resolveConfig, type Config, type RawConfig } from './config.js';
 import { announceServer, withdrawServer } from './discovery.js';
@@ -23,6 +27,7 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string;
   config: Config;
+  controller: Controller;
   close(): Promise<void>;
 }
 
@@ -50,14 +55,48 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const store = await openStore(config);
   const ctx: ServiceContext = { store, now: Date.now };
   let app: FastifyInstance | undefined;
+  let controller: Controller | undefined;
+  let url = '';
   try {
     const first = await bootstrap(ctx, dataDir);
     app = await buildApi(ctx, { version: VERSION, logger: { level: config.logLevel } });
+    const log = app.log;
+    const logs = new LogStore(join(dataDir, 'logs'));
+    const factories = createFactories(config, dataDir, {
+      handleChanged: (id, handle) => controller?.handleChanged(id, handle),
+      workerLost: (id, message) => controller?.workerLost(id, message),
+    });
+    controller = new Controller({
+      store,
+      scheduler: new Scheduler(),
+      factories,
+      targets: config.targets,
+      logs,
+      serverUrl: () => url,
+      now: Date.now,
+      graceSeconds: config.graceSeconds,
+      heartbeatSeconds: config.heartbeatSeconds,
+      onError: (err, what) => log.error({ err }, `controller: ${what}`),
+    });
+    const live = controller;
+    ctx.runtime = {
+      targets: config.targets,
+      defaultTarget: config.defaultTarget,
+      resourceTypes: config.resources,
+      controller: live,
+      logs,
+    };
+    ctx.queueStatus = (name) => {
+      const f = live.queueFigures(name);
+      return f ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0 };
+    };
+    ctx.listener = { queueChanged: (name, queue) => live.queueChanged(name, queue) };
     const { host, port } = parseListen(config.listen);
     await app.listen({ host, port });
     const address = app.server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+    url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+    await controller.start();
     announceServer({ url, pid: process.pid, dataDir });
     print(`berth ${VERSION} listening on ${url}`);
     print(`data directory: ${dataDir}`);
@@ -67,18 +106,22 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       print(`  ${first.adminToken}`);
     }
     const running = app;
+    const runningController = controller;
     let closing: Promise<void> | undefined;
     return {
       url,
       config,
+      controller: runningController,
       close: () =>
         (closing ??= (async () => {
           withdrawServer(dataDir);
+          await runningController.stop();
           await running.close();
           await store.close();
         })()),
     };
   } catch (e) {
+    await controller?.stop();
     await app?.close();
     await store.close();
     throw e;

@@ -12,6 +12,6 @@ export async function authenticate(ctx: ServiceContext, token: string | undefine
   if (found.expiresAt !== null && found.expiresAt <= ctx.now())
     throw new UnauthorizedError('token has expired');
   if (found.user) return { kind: 'user', user: found.user };
-  if (found.jobId) return { kind: 'job', jobId: found.jobId, project: '' };
+  if (found.jobId !== null) return { kind: 'job', jobId: found.jobId };
   throw new UnauthorizedError('invalid token');
 }

@@ -1,6 +1,18 @@
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { Amounts } from '../domain/quantity.js';
+import type { Controller } from '../controller/controller.js';
+import type { LogStore } from '../controller/log-store.js';
+import type { TargetConfig } from '../server/config.js';
 import type { Store } from '../store/store.js';
+
+/** What job endpoints need beyond the store: the configured targets and the live controller. */
+export interface JobRuntime {
+  targets: Record<string, TargetConfig>;
+  defaultTarget: string;
+  resourceTypes: Record<string, { privilege?: string }>;
+  controller: Controller;
+  logs: LogStore;
+}
 
 /** Live figures for a cluster queue, supplied by the scheduler's in-memory model. */
 export interface QueueStatus {
@@ -23,4 +35,5 @@ export interface ServiceContext {
   now: () => number;
   queueStatus?: (name: string) => QueueStatus;
   listener?: ChangeListener;
+  runtime?: JobRuntime;
 }

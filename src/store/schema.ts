@@ -17,7 +17,7 @@ export interface ApiTokensTable {
   hash: string;
   user_id: number | null;
   /** Set for job tokens: the token reaches only this job's data. */
-  job_id: string | null;
+  job_id: number | null;
   label: string;
   created_at: number;
   expires_at: number | null;
@@ -61,11 +61,50 @@ export interface EventsTable {
   subject_kind: string;
   subject: string;
   project: string | null;
-  job_id: string | null;
+  job_id: number | null;
   type: string;
   message: string;
   /** JSON, or null. */
   data: string | null;
+}
+
+export interface JobsTable {
+  id: Generated<number>;
+  project: string;
+  name: string;
+  state: string;
+  reason: string;
+  cluster_queue: string;
+  target: string;
+  priority: number;
+  /** JSON of JobSpec. */
+  spec: string;
+  idempotency_key: string | null;
+  created_by: string;
+  exit_code: number | null;
+  /** JSON Amounts borrowed from the cohort at admission, or null. */
+  borrowed: string | null;
+  cancel_requested: number;
+  cleaned_up: number;
+  attempts: number;
+  created_at: number;
+  admitted_at: number | null;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export interface WorkersTable {
+  id: Generated<number>;
+  job_id: number;
+  factory: string;
+  target: string;
+  state: string;
+  /** JSON: what the factory needs to find the worker again (pid, directory, …). */
+  handle: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  heartbeat_at: number | null;
 }
 
 export interface Database {
@@ -76,7 +115,12 @@ export interface Database {
   project_members: ProjectMembersTable;
   project_privileges: ProjectPrivilegesTable;
   events: EventsTable;
+  jobs: JobsTable;
+  workers: WorkersTable;
 }
+
+export type JobRow = Selectable<JobsTable>;
+export type WorkerRow = Selectable<WorkersTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type ProjectRow = Selectable<ProjectsTable>;

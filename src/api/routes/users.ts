@@ -41,8 +41,12 @@ export async function userRoutes(api: Router, ctx: ServiceContext): Promise<void
         params: NameParams,
         body: CreateTokenBody,
       },
+      // The body is optional: without one the token gets the default label.
+      preValidation: async (req) => {
+        if (req.body === undefined && req.headers['content-type'] === undefined) req.body = {};
+      },
     },
     async (req, reply) =>
-      reply.status(201).send(await createUserToken(ctx, req.principal, req.params.name, req.body?.label)),
+      reply.status(201).send(await createUserToken(ctx, req.principal, req.params.name, req.body.label)),
   );
 }

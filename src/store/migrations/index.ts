@@ -6,8 +6,12 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type { Dialect } from '../store.js';
 import type { BerthMigration } from './helpers.js';
 import { foundation } from './0001_foundation.js';
+import { jobs } from './0002_jobs.js';
 
-export const MIGRATIONS: [string, BerthMigration][] = [['0001_foundation', foundation]];
+export const MIGRATIONS: [string, BerthMigration][] = [
+  ['0001_foundation', foundation],
+  ['0002_jobs', jobs],
+];
 
 class BerthMigrationProvider implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}

@@ -8,7 +8,7 @@ export interface EventInput {
   type: string;
   message: string;
   project?: string | null;
-  jobId?: string | null;
+  jobId?: number | null;
   data?: unknown;
 }
 

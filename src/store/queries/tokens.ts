@@ -5,7 +5,7 @@ import { iso } from './time.js';
 export interface TokenRecord {
   hash: string;
   userId: number | null;
-  jobId: string | null;
+  jobId: number | null;
   label: string;
   expiresAt: number | null;
 }
@@ -28,7 +28,7 @@ export async function insertToken(db: Db, t: TokenRecord, now: number): Promise<
 export async function findToken(
   db: Db,
   hash: string,
-): Promise<{ user: User | null; jobId: string | null; expiresAt: number | null } | undefined> {
+): Promise<{ user: User | null; jobId: number | null; expiresAt: number | null } | undefined> {
   const row = await db
     .selectFrom('api_tokens as t')
     .leftJoin('users as u', 'u.id', 't.user_id')
@@ -40,9 +40,9 @@ export async function findToken(
     row.id === null || row.name === null || row.admin === null || row.created_at === null
       ? null
       : { id: row.id, name: row.name, admin: row.admin === 1, createdAt: iso(row.created_at) };
-  return { user, jobId: row.job_id, expiresAt: row.expires_at === null ? null : Number(row.expires_at) };
+  return { user, jobId: row.job_id === null ? null : Number(row.job_id), expiresAt: row.expires_at === null ? null : Number(row.expires_at) };
 }
 
-export async function deleteJobTokens(db: Db, jobId: string): Promise<void> {
+export async function deleteJobTokens(db: Db, jobId: number): Promise<void> {
   await db.deleteFrom('api_tokens').where('job_id', '=', jobId).execute();
 }

@@ -1,0 +1,66 @@
+/** The agent's HTTP client: one job token, retries across short server outages. */
+import { setTimeout as delay } from 'node:timers/promises';
+import { JOB_SELF } from './protocol.js';
+
+export class AgentHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface AgentClientOptions {
+  url: string;
+  token: string;
+  /** How long to keep retrying when the server cannot be reached (server restarts). */
+  retryForMs?: number;
+}
+
+export class AgentClient {
+  private readonly base: string;
+  private readonly retryForMs: number;
+
+  constructor(private readonly opts: AgentClientOptions) {
+    this.base = opts.url.replace(/\/$/, '') + JOB_SELF;
+    this.retryForMs = opts.retryForMs ?? 60_000;
+  }
+
+  async post<T>(path: string, body?: unknown, contentType = 'application/json'): Promise<T | undefined> {
+    const deadline = Date.now() + this.retryForMs;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(this.base + path, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${this.opts.token}`,
+            ...(body === undefined ? {} : { 'content-type': contentType }),
+          },
+          ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+        });
+      } catch (e) {
+        // Connection refused or reset: the server may be restarting. Back off and try again.
+        if (Date.now() > deadline) throw e;
+        await delay(Math.min(2000, 50 * 2 ** attempt));
+        continue;
+      }
+      const text = await res.text();
+      if (res.status >= 500 && Date.now() < deadline) {
+        await delay(Math.min(2000, 50 * 2 ** attempt));
+        continue;
+      }
+      if (!res.ok) {
+        let message = text;
+        try {
+          message = (JSON.parse(text) as { error: { message: string } }).error.message;
+        } catch {
+          // not JSON: keep the text
+        }
+        throw new AgentHttpError(res.status, `${path}: ${res.status} ${message}`);
+      }
+      return text ? (JSON.parse(text) as T) : undefined;
+    }
+  }
+}

@@ -1,0 +1,13 @@
+/** Messages between the server's local factory and its agent host child process (Node IPC). */
+import type { FinishRequest } from './protocol.js';
+
+export type HostCommand =
+  | { type: 'start'; workerId: number; url: string; token: string; workdir: string }
+  | { type: 'kill'; workerId: number };
+
+export type HostEvent =
+  | { type: 'ready' }
+  | { type: 'spawned'; workerId: number; pid: number }
+  | { type: 'finished'; workerId: number; result: FinishRequest }
+  | { type: 'failed'; workerId: number; message: string }
+  | { type: 'killed'; workerId: number };

@@ -1,0 +1,51 @@
+/**
+ * The local agent host: one long-lived Node.js process that runs the agent for every worker of
+ * the local factory. Starting Node costs ~65 ms but spawning a process ~1 ms, so one host for
+ * all workers keeps the local factory limited by process start-up, not by Node start-up.
+ * Each worker still speaks the ordinary agent protocol over HTTP with its own job token.
+ *
+ * If the server dies, the IPC channel closes and the host kills every job it runs before exiting:
+ * nothing is left running that no server knows about.
+ */
+import type { HostCommand, HostEvent } from './host-protocol.js';
+import { killGroup } from './process-group.js';
+import { runJob } from './run-job.js';
+
+const pids = new Map<number, number>();
+
+function send(e: HostEvent): void {
+  if (process.connected) process.send?.(e);
+}
+
+function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
+  runJob({
+    url: cmd.url,
+    token: cmd.token,
+    workdir: cmd.workdir,
+    env: { BERTH_WORKER_ID: String(cmd.workerId) },
+    onSpawn: (pid) => {
+      pids.set(cmd.workerId, pid);
+      send({ type: 'spawned', workerId: cmd.workerId, pid });
+    },
+  }).then(
+    (result) => send({ type: 'finished', workerId: cmd.workerId, result }),
+    (err: unknown) => send({ type: 'failed', workerId: cmd.workerId, message: err instanceof Error ? err.message : String(err) }),
+  );
+}
+
+export function runAgentHost(): void {
+  process.on('message', (msg: HostCommand) => {
+    if (msg.type === 'start') start(msg);
+    else if (msg.type === 'kill') {
+      const pid = pids.get(msg.workerId);
+      if (pid) killGroup(pid, 'SIGKILL');
+      pids.delete(msg.workerId);
+      send({ type: 'killed', workerId: msg.workerId });
+    }
+  });
+  process.on('disconnect', () => {
+    for (const pid of pids.values()) killGroup(pid, 'SIGKILL');
+    process.exit(0);
+  });
+  send({ type: 'ready' });
+}

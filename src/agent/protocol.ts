@@ -1,0 +1,38 @@
+/**
+ * The agent protocol: plain HTTPS/HTTP calls under /api/v1/job/self, authenticated with a token
+ * scoped to one job. Nothing in it assumes the agent runs on the server's machine, so the same
+ * agent serves the local factory and remote workers.
+ *
+ *   POST /job/self/start              → StartResponse   (marks the job running)
+ *   POST /job/self/logs   (text body) → 204             (appends output, in order)
+ *   POST /job/self/heartbeat?wait=S   → HeartbeatResponse (long poll: returns early on cancel)
+ *   POST /job/self/finish FinishRequest → 204
+ */
+export interface StartResponse {
+  jobId: number;
+  project: string;
+  command: string[];
+  env: Record<string, string>;
+  timeoutSeconds: number | null;
+  /** Between SIGTERM and SIGKILL when the job is stopped. */
+  graceSeconds: number;
+  /** Longest the agent may stay silent before the server declares the worker lost. */
+  heartbeatSeconds: number;
+}
+
+export interface HeartbeatResponse {
+  cancel: boolean;
+  reason?: string;
+}
+
+export type Outcome = 'exited' | 'timeout' | 'cancelled' | 'start-failed';
+
+export interface FinishRequest {
+  outcome: Outcome;
+  /** Exit code; 128 + N for a process killed by signal N; null when it never started. */
+  exitCode: number | null;
+  signal: string | null;
+  message?: string;
+}
+
+export const JOB_SELF = '/api/v1/job/self';

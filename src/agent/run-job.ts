@@ -1,0 +1,147 @@
+/**
+ * Runs one job inside a worker: fetch the spec, run the command in its own process group, stream
+ * its output, heartbeat, obey cancel and timeout, report how it ended. Used by the local agent
+ * host for each of its workers and by `berth agent` on any other machine.
+ */
+import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { constants } from 'node:os';
+import { AgentClient, AgentHttpError } from './client.js';
+import { LogUploader } from './log-uploader.js';
+import type { FinishRequest, HeartbeatResponse, StartResponse } from './protocol.js';
+import { killGroup } from './process-group.js';
+
+export interface RunJobOptions {
+  url: string;
+  token: string;
+  workdir: string;
+  /** Extra environment for the job (e.g. BERTH_WORKER_ID, used to recognise strays). */
+  env?: Record<string, string>;
+  /** Called once the job's process exists, with its pid (= its process group id). */
+  onSpawn?: (pid: number) => void;
+  retryForMs?: number;
+}
+
+/** Variables passed through from the agent's own environment; everything else stays out. */
+const PASS_THROUGH = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TZ', 'TERM', 'TMPDIR'];
+
+function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of PASS_THROUGH) if (process.env[k] !== undefined) env[k] = process.env[k];
+  for (const [k, v] of Object.entries(process.env)) if (k.startsWith('LC_')) env[k] = v;
+  return {
+    ...env,
+    ...spec.env,
+    ...opts.env,
+    BERTH_URL: opts.url,
+    BERTH_TOKEN: opts.token,
+    BERTH_JOB_ID: String(spec.jobId),
+    BERTH_PROJECT: spec.project,
+    BERTH_WORKDIR: opts.workdir,
+  };
+}
+
+const signalNumber = (signal: NodeJS.Signals | null): number =>
+  signal ? (constants.signals[signal] ?? 0) : 0;
+
+export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
+  const client = new AgentClient({ url: opts.url, token: opts.token, retryForMs: opts.retryForMs });
+  const spec = (await client.post<StartResponse>('/start'))!;
+  const logs = new LogUploader(client);
+  const result = await execute(opts, spec, client, logs);
+  try {
+    await logs.flush();
+  } catch {
+    // Output that could not be uploaded is lost, but the job's outcome must still be reported.
+  }
+  await client.post('/finish', result);
+  return result;
+}
+
+function execute(opts: RunJobOptions, spec: StartResponse, client: AgentClient, logs: LogUploader): Promise<FinishRequest> {
+  return new Promise((resolve) => {
+    const [file, ...args] = spec.command;
+    let stopping: 'timeout' | 'cancelled' | undefined;
+    let stopReason: string | undefined;
+    let done = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const child = spawn(file!, args, {
+      cwd: opts.workdir,
+      env: jobEnv(opts, spec),
+      detached: true, // its own process group, so stopping it stops everything it started
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      const decoder = new StringDecoder('utf8');
+      stream.on('data', (chunk: Buffer) => logs.write(decoder.write(chunk)));
+      stream.on('end', () => logs.write(decoder.end()));
+    }
+
+    const finish = (r: FinishRequest) => {
+      if (done) return;
+      done = true;
+      for (const t of timers) clearTimeout(t);
+      if (child.pid) killGroup(child.pid, 'SIGKILL'); // leftovers of the tree end with the job
+      resolve(r);
+    };
+
+    const stop = (why: 'timeout' | 'cancelled', message: string) => {
+      if (stopping || done || !child.pid) return;
+      stopping = why;
+      stopReason = message;
+      killGroup(child.pid, 'SIGTERM');
+      timers.push(setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), spec.graceSeconds * 1000));
+    };
+
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      const message =
+        err.code === 'ENOENT' ? `cannot run ${JSON.stringify(file)}: command not found` : `cannot run ${JSON.stringify(file)}: ${err.message}`;
+      logs.write(`berth: ${message}\n`);
+      finish({ outcome: 'start-failed', exitCode: 127, signal: null, message });
+    });
+
+    child.on('spawn', () => {
+      if (child.pid) opts.onSpawn?.(child.pid);
+      if (spec.timeoutSeconds !== null) {
+        timers.push(setTimeout(() => stop('timeout', `timed out after ${spec.timeoutSeconds}s`), spec.timeoutSeconds * 1000));
+      }
+      void heartbeat();
+    });
+
+    // Output may still be in flight when 'exit' fires; 'close' waits for the pipes, unless a
+    // stray grandchild holds them open, so wait for 'close' at most briefly.
+    child.on('exit', (code, signal) => {
+      const result: FinishRequest = {
+        outcome: stopping ?? 'exited',
+        exitCode: code ?? 128 + signalNumber(signal),
+        signal: signal ?? null,
+        ...(stopReason ? { message: stopReason } : {}),
+      };
+      const closeTimer = setTimeout(() => finish(result), 1000);
+      child.once('close', () => {
+        clearTimeout(closeTimer);
+        finish(result);
+      });
+      if (child.stdout.readableEnded && child.stderr.readableEnded) {
+        clearTimeout(closeTimer);
+        finish(result);
+      }
+    });
+
+    /** Long-polls the server: each call is a heartbeat, and returns early when the job is cancelled. */
+    const heartbeat = async () => {
+      const wait = Math.max(1, Math.floor(spec.heartbeatSeconds / 3));
+      while (!done) {
+        try {
+          const r = await client.post<HeartbeatResponse>(`/heartbeat?wait=${wait}`);
+          if (r?.cancel) stop('cancelled', r.reason ?? 'cancelled');
+        } catch (e) {
+          // The server no longer knows this job (token revoked): stop it, nobody will collect it.
+          if (e instanceof AgentHttpError && e.status < 500) stop('cancelled', `server refused heartbeat: ${e.message}`);
+          return;
+        }
+      }
+    };
+  });
+}

@@ -1,0 +1,41 @@
+/** The agent protocol (see agent/protocol.ts): reachable only with a job token. */
+import { ForbiddenError } from '../../domain/errors.js';
+import type { Principal } from '../../domain/user.js';
+import type { ServiceContext } from '../../service/context.js';
+import { getJob } from '../../service/jobs.js';
+import { FinishBody, HeartbeatQuery } from '../job-schemas.js';
+import type { Router } from './types.js';
+
+function jobId(p: Principal): number {
+  if (p.kind !== 'job') throw new ForbiddenError('this endpoint needs a job token (BERTH_TOKEN inside a job)');
+  return p.jobId;
+}
+
+export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<void> {
+  const tags = ['agent'];
+  const controller = () => ctx.runtime!.controller;
+  api.get('/job/self', { schema: { tags, summary: 'The running job (job token)' } }, async (req) =>
+    getJob(ctx, req.principal, jobId(req.principal)),
+  );
+  api.post('/job/self/start', { schema: { tags, summary: 'Agent: the job starts; returns what to run' } }, async (req) =>
+    controller().agentStart(jobId(req.principal)),
+  );
+  api.post(
+    '/job/self/logs',
+    { bodyLimit: 4 * 1024 * 1024, schema: { tags, summary: 'Agent: append output (text/plain)' } },
+    async (req, reply) => {
+      const text = typeof req.body === 'string' ? req.body : '';
+      await controller().agentLogs(jobId(req.principal), text);
+      return reply.status(204).send();
+    },
+  );
+  api.post(
+    '/job/self/heartbeat',
+    { schema: { tags, summary: 'Agent: heartbeat, long-polled; answers early when the job must stop', querystring: HeartbeatQuery } },
+    async (req) => controller().agentHeartbeat(jobId(req.principal), (req.query.wait ?? 0) * 1000),
+  );
+  api.post('/job/self/finish', { schema: { tags, summary: 'Agent: how the job ended', body: FinishBody } }, async (req, reply) => {
+    await controller().agentFinish(jobId(req.principal), req.body);
+    return reply.status(204).send();
+  });
+}

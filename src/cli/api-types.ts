@@ -1,0 +1,29 @@
+/** The shapes the API answers with, as the CLI reads them (JSON: dates are ISO strings). */
+import type { ClusterQueue } from '../domain/cluster-queue.js';
+import type { Project, ProjectDetail } from '../domain/project.js';
+import type { Role } from '../domain/roles.js';
+import type { User } from '../domain/user.js';
+
+export type { Project, ProjectDetail, User };
+
+export type WhoAmI =
+  { kind: 'user'; name: string; admin: boolean; createdAt: string } | { kind: 'job'; job: string };
+
+export interface ProjectView extends ProjectDetail {
+  /** The caller's role in the project; `admin` for global admins. */
+  role?: Role | 'admin';
+}
+
+export interface QueueView extends ClusterQueue {
+  usage: Record<string, string>;
+  borrowed: Record<string, string>;
+  pending: number;
+  admitted: number;
+}
+
+export interface NewToken {
+  name: string;
+  token: string;
+}
+
+export type NewUser = User & NewToken;

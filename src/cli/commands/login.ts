@@ -1,0 +1,75 @@
+/** `berth login` and `berth whoami`. */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { WhoAmI } from '../api-types.js';
+import { ApiClient } from '../client.js';
+import { isUrlContext, loadConfig, saveConfig } from '../config.js';
+import { normalizeUrl } from '../connection.js';
+import { CliError, UsageError } from '../errors.js';
+import { fields, yesNo } from '../output.js';
+import { clientCommand, examples, openSession, printer, type CommonFlags } from '../session.js';
+
+interface LoginFlags extends CommonFlags {
+  url: string;
+  token: string;
+  name?: string;
+}
+
+function readToken(flag: string): string {
+  const token = (flag === '-' ? readFileSync(0, 'utf8') : flag).trim();
+  if (!token) throw new UsageError('--token: the token is empty');
+  return token;
+}
+
+const projectLine = (project: string, origin: string) =>
+  origin === 'default' ? project : `${project} (from ${origin})`;
+
+export function registerLoginCommands(program: Command): void {
+  examples(
+    clientCommand(program, 'login', 'check a server URL and token, and save them as the current context')
+      .requiredOption('--url <url>', 'the berth server, e.g. https://berth.example.com')
+      .requiredOption('--token <token>', 'your API token; "-" reads it from standard input')
+      .option('--name <context>', "context name (default: the URL's host:port)"),
+    [
+      'berth login --url https://berth.example.com --token "$TOKEN"',
+      'pass show berth | berth login --url https://berth.example.com --token - --name work',
+    ],
+  ).action(async (f: LoginFlags) => {
+    const url = normalizeUrl(f.url);
+    if (!url) throw new UsageError(`--url: "${f.url}" is not an http:// or https:// URL`);
+    const token = readToken(f.token);
+    const name = f.name ?? new URL(url).host;
+    const me = await new ApiClient(url, token, { tokenSource: '--token' }).get<WhoAmI>('/whoami');
+    if (me.kind !== 'user') throw new CliError('that is a job token; log in with a user token');
+    const config = loadConfig();
+    const old = config.contexts[name];
+    const project = old && isUrlContext(old) && old.url === url ? old.project : undefined;
+    config.contexts[name] = { url, token, ...(project ? { project } : {}) };
+    config.current = name;
+    saveConfig(config);
+    printer(f).show(
+      me,
+      () => `logged in to ${url} as ${me.name}${me.admin ? ' (admin)' : ''}; context ${name} is now current`,
+    );
+  });
+
+  clientCommand(program, 'whoami', 'who you are, on which server, in which project', {
+    project: true,
+  }).action(async (f: CommonFlags) => {
+    const s = openSession(f);
+    const me = await s.client.get<WhoAmI>('/whoami');
+    s.show(me, () =>
+      fields([
+        ...(me.kind === 'user'
+          ? ([
+              ['user', me.name],
+              ['admin', yesNo(me.admin)],
+            ] as [string, string][])
+          : ([['job', me.job]] as [string, string][])),
+        ['server', s.connection.url],
+        ['via', s.connection.origin],
+        ['project', projectLine(s.project, s.connection.projectOrigin)],
+      ]),
+    );
+  });
+}

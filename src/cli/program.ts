@@ -1,0 +1,35 @@
+/** The `berth` command tree. Errors from commander are printed as one line: `berth: MESSAGE`. */
+import { Command } from 'commander';
+import { VERSION } from '../version.js';
+import { registerContextCommands } from './commands/context.js';
+import { registerLoginCommands } from './commands/login.js';
+import { registerProjectCommands } from './commands/project.js';
+import { registerQueueCommands } from './commands/queue.js';
+import { registerServerCommand } from './commands/server.js';
+import { registerUserCommands } from './commands/user.js';
+import { oneLine } from './errors.js';
+
+export function buildProgram(): Command {
+  // Settings first: subcommands created with .command() inherit them.
+  const program = new Command('berth')
+    .version(VERSION)
+    .description('berth: a multi-tenant batch job scheduler')
+    .exitOverride()
+    .configureOutput({
+      outputError: (message, write) => write(`berth: ${oneLine(message.replace(/^error: /, ''))}\n`),
+    })
+    .addHelpText(
+      'after',
+      `
+Client commands find their server in BERTH_URL/BERTH_TOKEN, else the current context
+(berth login), else a local server ($BERTH_DATA_DIR, ./.berth, or the last one started).
+The current project is --project, else BERTH_PROJECT, else the context's, else "default".`,
+    );
+  registerServerCommand(program);
+  registerLoginCommands(program);
+  registerContextCommands(program);
+  registerProjectCommands(program);
+  registerQueueCommands(program);
+  registerUserCommands(program);
+  return program;
+}

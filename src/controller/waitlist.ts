@@ -1,0 +1,52 @@
+/**
+ * Waiters for one factory (or, later, one well): served by priority, then first come first
+ * served. Waiters are admitted jobs, so there are few (bounded by quota): a sorted array is
+ * simpler and faster here than a heap.
+ */
+export interface Waiter {
+  id: number;
+  priority: number;
+  createdAt: number;
+}
+
+const before = (a: Waiter, b: Waiter): boolean =>
+  a.priority !== b.priority ? a.priority > b.priority : a.createdAt !== b.createdAt ? a.createdAt < b.createdAt : a.id < b.id;
+
+export class Waitlist<T extends Waiter> {
+  private items: T[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  add(w: T): void {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(this.items[mid]!, w)) lo = mid + 1;
+      else hi = mid;
+    }
+    this.items.splice(lo, 0, w);
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  shift(): T | undefined {
+    return this.items.shift();
+  }
+
+  remove(id: number): boolean {
+    const i = this.items.findIndex((w) => w.id === id);
+    if (i < 0) return false;
+    this.items.splice(i, 1);
+    return true;
+  }
+
+  /** 1-based position of `id`, or 0. */
+  position(id: number): number {
+    return this.items.findIndex((w) => w.id === id) + 1;
+  }
+}

@@ -1,0 +1,76 @@
+/** Jobs: the unit of work, and its life cycle. */
+import type { Amounts } from './quantity.js';
+
+export const JOB_STATES = ['queued', 'admitted', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(['succeeded', 'failed', 'cancelled']);
+export const isTerminal = (s: JobState): boolean => TERMINAL_STATES.has(s);
+
+/** What the submitter asked for, kept verbatim (quantities as written). */
+export interface JobSpec {
+  command: string[];
+  env: Record<string, string>;
+  timeoutSeconds: number | null;
+  requests: Record<string, string>;
+  resources: string[];
+  dependsOn: number[];
+}
+
+export interface JobResourceRef {
+  type: string;
+  id: number | null;
+  state: string;
+}
+
+export interface Job {
+  id: number;
+  project: string;
+  name: string;
+  state: JobState;
+  /** Why it is where it is: what it waits for, or how it ended. */
+  reason: string;
+  /** 1-based position in its cluster queue while queued, else null. */
+  position: number | null;
+  exitCode: number | null;
+  clusterQueue: string;
+  target: string;
+  priority: number;
+  requests: Record<string, string>;
+  borrowed: Record<string, string> | null;
+  resources: JobResourceRef[];
+  worker: { id: number; state: string } | null;
+  command: string[];
+  env: Record<string, string>;
+  timeoutSeconds: number | null;
+  dependsOn: number[];
+  createdBy: string;
+  attempts: number;
+  cancelRequested: boolean;
+  createdAt: string;
+  admittedAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  cleanedUp: boolean;
+}
+
+/** The slice of a job the controller keeps in memory while the job is unfinished. */
+export interface ActiveJob {
+  id: number;
+  project: string;
+  queue: string;
+  target: string;
+  priority: number;
+  createdAt: number;
+  requests: Amounts;
+  state: JobState;
+  timeoutSeconds: number | null;
+  dependsOn: number[];
+  cancelRequested: boolean;
+  admittedAt: number | null;
+  startedAt: number | null;
+  borrowed: Amounts | null;
+}
+
+/** Exit codes follow the shell: a process killed by signal N reports 128 + N. */
+export const SIGNAL_EXIT_BASE = 128;

@@ -1,0 +1,134 @@
+/**
+ * The `local` factory: a worker is a working directory under DATA/workers plus the job's process
+ * group on this machine, run by one shared agent host process (see agent/host.ts).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HostCommand, HostEvent } from '../agent/host-protocol.js';
+import { groupAlive, killGroup } from '../agent/process-group.js';
+import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
+
+/** The host's entry point, as .ts under tsx (tests) or .js when built. */
+const HOST_MAIN = fileURLToPath(new URL(`../agent/host-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+
+export interface LocalFactoryOptions {
+  name: string;
+  capacity: number;
+  dataDir: string;
+  listener: FactoryListener;
+}
+
+export class LocalFactory implements Factory {
+  readonly kind = 'local';
+  readonly name: string;
+  readonly capacity: number;
+  private host: ChildProcess | undefined;
+  private hostReady: Promise<ChildProcess> | undefined;
+  private readonly live = new Set<number>();
+  private readonly killWaiters = new Map<number, () => void>();
+  private closing = false;
+
+  constructor(private readonly opts: LocalFactoryOptions) {
+    this.name = opts.name;
+    this.capacity = opts.capacity;
+  }
+
+  private workdir(workerId: number): string {
+    return join(this.opts.dataDir, 'workers', String(workerId));
+  }
+
+  private startHost(): Promise<ChildProcess> {
+    return (this.hostReady ??= new Promise((resolve, reject) => {
+      const child = fork(HOST_MAIN, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.execArgv });
+      child.on('message', (e: HostEvent) => {
+        if (e.type === 'ready') resolve(child);
+        else this.onHostEvent(e);
+      });
+      child.once('error', reject);
+      child.once('exit', (code, signal) => {
+        this.host = undefined;
+        this.hostReady = undefined;
+        reject(new Error(`agent host exited (${signal ?? code})`));
+        if (this.closing) return;
+        // Every worker the host ran is gone with it.
+        for (const id of this.live) this.opts.listener.workerLost(id, `agent host exited (${signal ?? `code ${code}`})`);
+        this.live.clear();
+      });
+      this.host = child;
+    }));
+  }
+
+  private onHostEvent(e: HostEvent): void {
+    switch (e.type) {
+      case 'spawned':
+        this.opts.listener.handleChanged(e.workerId, { workdir: this.workdir(e.workerId), pid: e.pid });
+        break;
+      case 'failed':
+        if (this.live.has(e.workerId)) this.opts.listener.workerLost(e.workerId, `agent failed: ${e.message}`);
+        break;
+      case 'killed':
+        this.killWaiters.get(e.workerId)?.();
+        break;
+      case 'finished':
+      case 'ready':
+        break; // the outcome arrives through the agent protocol, like any remote agent's
+    }
+  }
+
+  private send(host: ChildProcess, cmd: HostCommand): void {
+    host.send(cmd);
+  }
+
+  async create(req: WorkerRequest): Promise<WorkerHandle> {
+    const workdir = this.workdir(req.workerId);
+    mkdirSync(workdir, { recursive: true, mode: 0o700 });
+    const host = await this.startHost();
+    this.live.add(req.workerId);
+    this.send(host, { type: 'start', workerId: req.workerId, url: req.url, token: req.token, workdir });
+    return { workdir };
+  }
+
+  async destroy(workerId: number, handle: WorkerHandle | null): Promise<void> {
+    if (this.live.delete(workerId) && this.host?.connected) {
+      const host = this.host;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000);
+        this.killWaiters.set(workerId, () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        this.send(host, { type: 'kill', workerId });
+      });
+      this.killWaiters.delete(workerId);
+    } else if (handle?.pid && isOurProcess(handle.pid, workerId)) {
+      // A worker from before a restart: its process group may have outlived the old host.
+      killGroup(handle.pid, 'SIGKILL');
+    }
+    rmSync(handle?.workdir ?? this.workdir(workerId), { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const host = this.host;
+    if (!host) return;
+    await new Promise<void>((resolve) => {
+      host.once('exit', () => resolve());
+      host.disconnect(); // the host kills its jobs and exits
+    });
+  }
+}
+
+/**
+ * Whether `pid` still runs the job of `workerId` (and not an unrelated process that reuses the
+ * number): its environment carries BERTH_WORKER_ID. Linux-specific, like the local factory.
+ */
+function isOurProcess(pid: number, workerId: number): boolean {
+  if (!groupAlive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`BERTH_WORKER_ID=${workerId}`);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Fair share between the projects of one queue (dominant resource fairness): a project's share is
+ * the largest, over the queue's limited resources, of usage / nominal, divided by its weight.
+ * At equal priority the next workload comes from the project with the least share.
+ *
+ * Positions follow the same rule, simulated: the k-th pending workload of a project is reached
+ * when that project's share, counting its usage plus the k−1 workloads before it, is the least.
+ * Those "tags" never decrease along a project's lane, so the admission order is the merge of all
+ * lanes by (priority, tag, creation, id), and a position is a sum over lanes of one O(log n)
+ * descent each (the treap keeps per-subtree request sums): O(P · log n) for P projects with
+ * pending work in the queue, never a scan of the backlog.
+ */
+import { IndexedHeap, type HeapItem } from './heap.js';
+import { Cursor, prefixSum, type PendingNode } from './lane-tree.js';
+import type { Lane } from './lane.js';
+import { compareKeys } from './ordering.js';
+import type { Limits } from './quota.js';
+import type { Vec } from './resources.js';
+
+/** max_j (usage + acc + extra) / nominal, divided by weight; `acc` is indexed like limits.idx. */
+export function dominantShare(
+  l: Limits,
+  usage: Vec,
+  weight: number,
+  acc: readonly number[] | null = null,
+  extra: Vec | null = null,
+): number {
+  let s = 0;
+  for (let j = 0; j < l.idx.length; j++) {
+    const n = l.nominal[j] ?? 0;
+    if (n <= 0) continue;
+    const i = l.idx[j] ?? 0;
+    let v = usage[i] ?? 0;
+    if (acc !== null) v += acc[j] ?? 0;
+    if (extra !== null) v += extra[i] ?? 0;
+    const r = v / n;
+    if (r > s) s = r;
+  }
+  return s / weight;
+}
+
+/** The simulated share at which `n` would be admitted. */
+export function tagOf(lane: Lane, n: PendingNode, l: Limits, weight: number): number {
+  const acc: number[] = [];
+  prefixSum(lane.root, n, l.idx, acc);
+  return dominantShare(l, lane.usage, weight, acc);
+}
+
+/** Whether a node of another lane, with its simulated tag, is admitted before `x` (tag `tx`). */
+function before(n: PendingNode, tag: number, x: PendingNode, tx: number): boolean {
+  if (n.w.priority !== x.w.priority) return n.w.priority > x.w.priority;
+  if (tag !== tx) return tag < tx;
+  return compareKeys(n.w, x.w) < 0;
+}
+
+/** How many workloads of `lane` (not x's own) come before `x` in the simulated admission order. */
+export function countAhead(lane: Lane, l: Limits, weight: number, x: PendingNode, tx: number): number {
+  const acc = new Array<number>(l.idx.length).fill(0);
+  const addAcc = (v: Vec): void => {
+    for (let j = 0; j < l.idx.length; j++) acc[j] = (acc[j] ?? 0) + (v[l.idx[j] ?? 0] ?? 0);
+  };
+  let count = 0;
+  let t = lane.root;
+  while (t !== null) {
+    const tag = dominantShare(l, lane.usage, weight, acc, t.left === null ? null : t.left.sum);
+    if (before(t, tag, x, tx)) {
+      count += (t.left === null ? 0 : t.left.size) + 1;
+      if (t.left !== null) addAcc(t.left.sum);
+      addAcc(t.req);
+      t = t.right;
+    } else t = t.left;
+  }
+  return count;
+}
+
+class LaneCursor implements HeapItem {
+  heapIndex = -1;
+  current: PendingNode | null;
+  tag = 0;
+  private readonly it: Cursor;
+  private readonly acc: number[];
+
+  constructor(
+    private readonly lane: Lane,
+    private readonly l: Limits,
+    private readonly weight: number,
+  ) {
+    this.it = new Cursor(lane.root);
+    this.acc = new Array<number>(l.idx.length).fill(0);
+    this.current = this.it.next();
+    this.tag = dominantShare(l, lane.usage, weight, this.acc);
+  }
+
+  advance(): void {
+    const c = this.current;
+    if (c === null) return;
+    for (let j = 0; j < this.l.idx.length; j++) this.acc[j] = (this.acc[j] ?? 0) + (c.req[this.l.idx[j] ?? 0] ?? 0);
+    this.current = this.it.next();
+    this.tag = dominantShare(this.l, this.lane.usage, this.weight, this.acc);
+  }
+}
+
+/**
+ * Pending workloads of the given lanes in simulated admission order, from `offset`, at most
+ * `limit`. One lane: O(log n + limit). Several: a k-way merge, O((offset + limit) · log P).
+ */
+export function mergedOrder(
+  lanes: Lane[],
+  l: Limits,
+  weightOf: (project: string) => number,
+  offset: number,
+  limit: number,
+): PendingNode[] {
+  const out: PendingNode[] = [];
+  if (limit <= 0) return out;
+  const live = lanes.filter((lane) => lane.root !== null);
+  if (live.length === 1) {
+    const it = new Cursor(live[0]?.root ?? null, offset);
+    for (let n = it.next(); n !== null && out.length < limit; n = it.next()) out.push(n);
+    return out;
+  }
+  const heap = new IndexedHeap<LaneCursor>((a, b) => {
+    const x = a.current;
+    const y = b.current;
+    if (x === null || y === null) return x !== null;
+    return before(x, a.tag, y, b.tag);
+  });
+  for (const lane of live) heap.push(new LaneCursor(lane, l, weightOf(lane.project)));
+  let skipped = 0;
+  while (out.length < limit) {
+    const top = heap.peek();
+    if (top === undefined || top.current === null) break;
+    if (skipped < offset) skipped++;
+    else out.push(top.current);
+    top.advance();
+    if (top.current === null) heap.remove(top);
+    else heap.update(top);
+  }
+  return out;
+}

@@ -1,0 +1,267 @@
+/**
+ * The pending workloads of one project in one queue, as a treap in admission order.
+ *
+ * Each node is the pending workload itself (one object per job keeps the heap small) and carries
+ * subtree aggregates, which is what makes every question the scheduler asks O(log n):
+ * - `size`: order statistics (positions, offsets);
+ * - `minParked`: skip whole subtrees of workloads already found inadmissible in this capacity epoch;
+ * - `min`: per resource, the smallest request below, to skip subtrees in which nothing can fit;
+ * - `sum`: per resource, the total request below, to compute fair-share positions without a scan.
+ * Treap priorities come from a seeded generator, so the shape (and the cost) is deterministic.
+ */
+import { compareKeys, type OrderKey } from './ordering.js';
+import type { Vec } from './resources.js';
+import type { JobId, Workload } from './types.js';
+
+export class PendingNode {
+  left: PendingNode | null = null;
+  right: PendingNode | null = null;
+  size = 1;
+  /** Capacity epoch in which this workload was last found inadmissible (0: never). */
+  parkedAt = 0;
+  minParked = 0;
+  first: PendingNode = this;
+  /** Leaves share `req` for both aggregates; inner nodes get their own arrays. */
+  min: Vec;
+  sum: Vec;
+  /** Set while this workload waits for the victims it preempted to stop. */
+  waitingFor: Set<JobId> | null = null;
+
+  constructor(
+    readonly w: Workload,
+    readonly req: Vec,
+    readonly pri: number,
+  ) {
+    this.min = req;
+    this.sum = req;
+  }
+}
+
+/** Deterministic xorshift32 for treap priorities. */
+export class TreapRandom {
+  private state: number;
+  constructor(seed = 0x9e3779b9) {
+    this.state = seed >>> 0 || 1;
+  }
+  next(): number {
+    let x = this.state;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.state = x >>> 0;
+    return this.state;
+  }
+}
+
+const sizeOf = (t: PendingNode | null): number => (t === null ? 0 : t.size);
+
+function pull(n: PendingNode): void {
+  const l = n.left;
+  const r = n.right;
+  if (l === null && r === null) {
+    n.size = 1;
+    n.minParked = n.parkedAt;
+    n.first = n;
+    n.min = n.req;
+    n.sum = n.req;
+    return;
+  }
+  n.size = 1 + sizeOf(l) + sizeOf(r);
+  n.minParked = Math.min(n.parkedAt, l === null ? Infinity : l.minParked, r === null ? Infinity : r.minParked);
+  n.first = l === null ? n : l.first;
+  const len = Math.max(n.req.length, l === null ? 0 : l.min.length, r === null ? 0 : r.min.length);
+  if (n.min === n.req || n.min.length !== len) {
+    n.min = new Array<number>(len).fill(0);
+    n.sum = new Array<number>(len).fill(0);
+  }
+  const min = n.min;
+  const sum = n.sum;
+  for (let i = 0; i < len; i++) {
+    const own = n.req[i] ?? 0;
+    let lo = own;
+    let total = own;
+    if (l !== null) {
+      const a = l.min[i] ?? 0;
+      if (a < lo) lo = a;
+      total += l.sum[i] ?? 0;
+    }
+    if (r !== null) {
+      const a = r.min[i] ?? 0;
+      if (a < lo) lo = a;
+      total += r.sum[i] ?? 0;
+    }
+    min[i] = lo;
+    sum[i] = total;
+  }
+}
+
+function split(t: PendingNode | null, key: OrderKey): [PendingNode | null, PendingNode | null] {
+  if (t === null) return [null, null];
+  if (compareKeys(t.w, key) < 0) {
+    const [l, r] = split(t.right, key);
+    t.right = l;
+    pull(t);
+    return [t, r];
+  }
+  const [l, r] = split(t.left, key);
+  t.left = r;
+  pull(t);
+  return [l, t];
+}
+
+function merge(a: PendingNode | null, b: PendingNode | null): PendingNode | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  if (a.pri > b.pri) {
+    a.right = merge(a.right, b);
+    pull(a);
+    return a;
+  }
+  b.left = merge(a, b.left);
+  pull(b);
+  return b;
+}
+
+export function insert(t: PendingNode | null, n: PendingNode): PendingNode {
+  if (t === null) {
+    pull(n);
+    return n;
+  }
+  if (n.pri > t.pri) {
+    const [l, r] = split(t, n.w);
+    n.left = l;
+    n.right = r;
+    pull(n);
+    return n;
+  }
+  if (compareKeys(n.w, t.w) < 0) t.left = insert(t.left, n);
+  else t.right = insert(t.right, n);
+  pull(t);
+  return t;
+}
+
+export function remove(t: PendingNode | null, n: PendingNode): PendingNode | null {
+  if (t === null) return null;
+  if (t === n) {
+    const rest = merge(n.left, n.right);
+    n.left = null;
+    n.right = null;
+    pull(n);
+    return rest;
+  }
+  if (compareKeys(n.w, t.w) < 0) t.left = remove(t.left, n);
+  else t.right = remove(t.right, n);
+  pull(t);
+  return t;
+}
+
+/** Recomputes the aggregates on the path to `n` after one of its own fields changed. */
+export function touch(t: PendingNode | null, n: PendingNode): void {
+  if (t === null) return;
+  if (t !== n) touch(compareKeys(n.w, t.w) < 0 ? t.left : t.right, n);
+  pull(t);
+}
+
+/** How many nodes come before `n`. */
+export function rank(t: PendingNode | null, n: PendingNode): number {
+  let before = 0;
+  while (t !== null) {
+    if (t === n) return before + sizeOf(t.left);
+    if (compareKeys(n.w, t.w) < 0) t = t.left;
+    else {
+      before += sizeOf(t.left) + 1;
+      t = t.right;
+    }
+  }
+  return before;
+}
+
+/** out[j] = total request, for resource idx[j], of the nodes before `n`. */
+export function prefixSum(t: PendingNode | null, n: PendingNode, idx: readonly number[], out: number[]): void {
+  out.length = idx.length;
+  out.fill(0);
+  const add = (v: Vec): void => {
+    for (let j = 0; j < idx.length; j++) out[j] = (out[j] ?? 0) + (v[idx[j] ?? 0] ?? 0);
+  };
+  while (t !== null) {
+    if (t === n) {
+      if (t.left !== null) add(t.left.sum);
+      return;
+    }
+    if (compareKeys(n.w, t.w) < 0) t = t.left;
+    else {
+      if (t.left !== null) add(t.left.sum);
+      add(t.req);
+      t = t.right;
+    }
+  }
+}
+
+/** What a candidate search may take: not parked in this epoch, and either fits or may preempt. */
+export interface Eligibility {
+  epoch: number;
+  /** Resources the queue limits, and how much of each a workload may take now. */
+  idx: readonly number[];
+  room: readonly number[];
+  /** Workloads before this key may be able to preempt, so fit alone does not rule them out. */
+  reach: OrderKey | null;
+}
+
+function exceeds(v: Vec, e: Eligibility): boolean {
+  for (let j = 0; j < e.idx.length; j++) {
+    const x = v[e.idx[j] ?? 0] ?? 0;
+    if (x > 0 && x > (e.room[j] ?? 0)) return true;
+  }
+  return false;
+}
+
+export function canFit(v: Vec, e: Eligibility): boolean {
+  return !exceeds(v, e);
+}
+
+export function mayPreempt(w: OrderKey, e: Eligibility): boolean {
+  return e.reach !== null && compareKeys(w, e.reach) < 0;
+}
+
+/**
+ * The first node that is eligible under `e`. Subtrees are skipped whole when all of their nodes
+ * are parked, or when none of them may preempt and some resource's smallest request is already
+ * more than there is room for; so the cost is O(log n) unless many workloads individually fail.
+ */
+export function firstEligible(t: PendingNode | null, e: Eligibility): PendingNode | null {
+  if (t === null || t.minParked >= e.epoch) return null;
+  if (!mayPreempt(t.first.w, e) && exceeds(t.min, e)) return null;
+  const l = firstEligible(t.left, e);
+  if (l !== null) return l;
+  if (t.parkedAt < e.epoch && (mayPreempt(t.w, e) || !exceeds(t.req, e))) return t;
+  return firstEligible(t.right, e);
+}
+
+/** In-order iteration starting at the `skip`-th node, O(log n + k) for k nodes. */
+export class Cursor {
+  private readonly stack: PendingNode[] = [];
+
+  constructor(root: PendingNode | null, skip = 0) {
+    let t = root;
+    while (t !== null) {
+      const ls = sizeOf(t.left);
+      if (skip < ls) {
+        this.stack.push(t);
+        t = t.left;
+      } else if (skip === ls) {
+        this.stack.push(t);
+        break;
+      } else {
+        skip -= ls + 1;
+        t = t.right;
+      }
+    }
+  }
+
+  next(): PendingNode | null {
+    const n = this.stack.pop();
+    if (n === undefined) return null;
+    for (let t = n.right; t !== null; t = t.left) this.stack.push(t);
+    return n;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * A lane: one project's share of one queue. It holds that project's pending workloads (a treap in
+ * admission order), its usage of the queue (for fair share) and its current candidate, i.e. the
+ * workload it offers to the queue's project heap.
+ */
+import type { HeapItem } from './heap.js';
+import type { PendingNode } from './lane-tree.js';
+import { compareKeys } from './ordering.js';
+import type { Vec } from './resources.js';
+
+export class Lane implements HeapItem {
+  root: PendingNode | null = null;
+  candidate: PendingNode | null = null;
+  heapIndex = -1;
+  /** Quota held by this project's admitted workloads in the queue. */
+  usage: Vec = [];
+  admitted = 0;
+  /** Dominant share of the queue divided by the project's weight (see fair-share.ts). */
+  share = 0;
+
+  constructor(readonly project: string) {}
+
+  get empty(): boolean {
+    return this.root === null && this.admitted === 0;
+  }
+}
+
+/**
+ * The queue's next workload: highest priority first; at equal priority, the project with the
+ * least weighted dominant share; then creation time and id. Lanes without a candidate are not in
+ * the heap.
+ */
+export function laneBefore(a: Lane, b: Lane): boolean {
+  const x = a.candidate;
+  const y = b.candidate;
+  if (x === null || y === null) return x !== null;
+  if (x.w.priority !== y.w.priority) return x.w.priority > y.w.priority;
+  if (a.share !== b.share) return a.share < b.share;
+  return compareKeys(x.w, y.w) < 0;
+}

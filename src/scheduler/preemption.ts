@@ -1,0 +1,165 @@
+/**
+ * Preemption per QUEUEING.md (Kueue's rules for one flavor).
+ *
+ * A pending workload that does not fit may preempt only when every resource it lacks is no more
+ * than its queue's nominal. Candidates: its own queue's admitted workloads of lower priority
+ * (LowerPriority), or also of equal priority created after it (LowerOrNewerEqualPriority); and,
+ * with reclaimWithinCohort, the admitted workloads of other cohort members that borrow in a
+ * resource it lacks (LowerPriority: of lower priority; Any: any). Workloads already being evicted
+ * are never candidates. Selection is Kueue's `minimalPreemptions`: order the candidates (other
+ * queues first, then lowest priority, then most recently admitted), remove them until the
+ * workload fits, then put back, in reverse, each one (but the last) whose return still leaves
+ * room. Nothing is evicted unless the result fits.
+ */
+import type { AdmittedRec } from './admitted.js';
+import type { PendingNode } from './lane-tree.js';
+import { compareKeys, laterKey, type OrderKey } from './ordering.js';
+import { applyUsage, fits, isBorrowing, room } from './quota.js';
+import type { QueueState } from './queue-state.js';
+import type { Vec } from './resources.js';
+
+function lowestPriority(q: QueueState): number | undefined {
+  let low: number | undefined;
+  for (const p of q.activePriorities.keys()) if (low === undefined || p < low) low = p;
+  return low;
+}
+
+/**
+ * A cheap bound of who might preempt in `q`: a pending workload may have candidates only if it
+ * comes before the returned key in queue order (null: nobody can). O(priorities + cohort members);
+ * it lets the candidate search skip, by request size, everything that cannot preempt.
+ */
+export function preemptionReach(q: QueueState): OrderKey | null {
+  const m = q.model;
+  if (m === null) return null;
+  let reach: OrderKey | null = null;
+  if (m.preemption.withinClusterQueue !== 'Never') {
+    const low = lowestPriority(q);
+    if (low !== undefined) {
+      const newest = q.newestAdmitted.get(low);
+      const equal = m.preemption.withinClusterQueue === 'LowerOrNewerEqualPriority' && newest !== undefined;
+      reach = laterKey(reach, equal ? newest : { priority: low, createdAt: -Infinity, id: -Infinity });
+    }
+  }
+  // Reclaiming needs the queue below its nominal somewhere (it must end within nominal).
+  const below = q.limits.idx.some((i, j) => (q.usage[i] ?? 0) < (q.limits.nominal[j] ?? 0));
+  if (m.preemption.reclaimWithinCohort !== 'Never' && q.cohort !== null && below) {
+    for (const other of q.cohort.members) {
+      if (other === q || !isBorrowing(other, null)) continue;
+      const low = lowestPriority(other);
+      if (low === undefined) continue;
+      const any = m.preemption.reclaimWithinCohort === 'Any';
+      reach = laterKey(reach, { priority: any ? -Infinity : low, createdAt: -Infinity, id: -Infinity });
+    }
+  }
+  return reach;
+}
+
+const usesAny = (req: Vec, need: readonly number[]): boolean => need.some((i) => (req[i] ?? 0) > 0);
+
+/** Candidate order: other queues first, then lower priority, then most recently admitted. */
+function candidateOrder(q: QueueState): (a: AdmittedRec, b: AdmittedRec) => number {
+  return (a, b) => {
+    const ao = a.q === q ? 1 : 0;
+    const bo = b.q === q ? 1 : 0;
+    if (ao !== bo) return ao - bo;
+    if (a.w.priority !== b.w.priority) return a.w.priority - b.w.priority;
+    if (a.admittedAt !== b.admittedAt) return b.admittedAt - a.admittedAt;
+    return b.seq - a.seq;
+  };
+}
+
+/** The victims `n` needs in `q`, or null when preemption cannot make it fit. */
+export function selectVictims(q: QueueState, n: PendingNode): AdmittedRec[] | null {
+  const m = q.model;
+  if (m === null) return null;
+  const within = m.preemption.withinClusterQueue;
+  const reclaim = q.cohort === null ? 'Never' : m.preemption.reclaimWithinCohort;
+  if (within === 'Never' && reclaim === 'Never') return null;
+
+  // Resources it lacks; each must be within nominal for preemption to be considered at all.
+  const need: number[] = [];
+  const l = q.limits;
+  for (let j = 0; j < l.idx.length; j++) {
+    const i = l.idx[j] ?? 0;
+    const x = n.req[i] ?? 0;
+    if (x <= 0 || x <= room(q, j)) continue;
+    if (x > (l.nominal[j] ?? 0)) return null;
+    need.push(i);
+  }
+  if (need.length === 0) return null;
+
+  const p = n.w.priority;
+  const candidates: AdmittedRec[] = [];
+  if (within !== 'Never') {
+    for (const rec of q.admitted.values()) {
+      if (rec.evicting !== null || rec.w.priority > p) continue;
+      if (rec.w.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec.w, n.w) > 0)) continue;
+      if (usesAny(rec.req, need)) candidates.push(rec);
+    }
+  }
+  if (reclaim !== 'Never' && q.cohort !== null) {
+    for (const other of q.cohort.members) {
+      if (other === q || !isBorrowing(other, need)) continue;
+      for (const rec of other.admitted.values()) {
+        if (rec.evicting !== null) continue;
+        if (reclaim === 'LowerPriority' && rec.w.priority >= p) continue;
+        if (usesAny(rec.req, need)) candidates.push(rec);
+      }
+    }
+  }
+  if (candidates.length === 0) return null;
+  candidates.sort(candidateOrder(q));
+
+  const own = candidates.filter((c) => c.q === q);
+  if (own.length === candidates.length) return minimal(q, n.req, need, candidates, true);
+  // Reclaiming from others only while this queue stays within its nominal.
+  const underNominal = need.every((i) => {
+    const j = l.idx.indexOf(i);
+    return (q.usage[i] ?? 0) < (l.nominal[j] ?? 0);
+  });
+  if (underNominal) {
+    const targets = minimal(q, n.req, need, candidates, false);
+    if (targets !== null) return targets;
+  }
+  return own.length === 0 ? null : minimal(q, n.req, need, own, true);
+}
+
+/** Kueue's minimalPreemptions, simulated on the live accounting and undone before returning. */
+function minimal(
+  q: QueueState,
+  req: Vec,
+  need: readonly number[],
+  candidates: AdmittedRec[],
+  allowBorrowing: boolean,
+): AdmittedRec[] | null {
+  const removed: AdmittedRec[] = [];
+  let fit = false;
+  for (const c of candidates) {
+    // Another queue's workload is taken only while that queue still borrows.
+    if (c.q !== q && !isBorrowing(c.q, need)) continue;
+    applyUsage(c.q, c.req, -1);
+    removed.push(c);
+    if (fits(q, req, !allowBorrowing)) {
+      fit = true;
+      break;
+    }
+  }
+  if (!fit) {
+    for (let i = removed.length - 1; i >= 0; i--) {
+      const c = removed[i] as AdmittedRec;
+      applyUsage(c.q, c.req, 1);
+    }
+    return null;
+  }
+  const keep = new Set<AdmittedRec>();
+  for (let i = removed.length - 2; i >= 0; i--) {
+    const c = removed[i] as AdmittedRec;
+    applyUsage(c.q, c.req, 1);
+    if (fits(q, req, !allowBorrowing)) keep.add(c);
+    else applyUsage(c.q, c.req, -1);
+  }
+  const targets = removed.filter((c) => !keep.has(c));
+  for (const c of targets) applyUsage(c.q, c.req, 1);
+  return targets;
+}

@@ -1,0 +1,429 @@
+/**
+ * The pure scheduler: a deterministic in-memory model of queues, cohorts, pending and admitted
+ * workloads. No I/O and no clock: time comes in as arguments.
+ *
+ * A scheduling pass works in rounds, as Kueue's cycles do: each round takes the head of every
+ * queue that may make progress, orders those heads (the ones that fit without borrowing first,
+ * then priority, then creation), and tries each: admit if it fits; else preempt if the rules
+ * allow; else StrictFIFO blocks the queue until capacity changes and BestEffortFIFO parks the
+ * workload for the rest of the capacity epoch. Each try is O(log n) in the pending backlog (see
+ * queue-state.ts and lane-tree.ts); preemption costs O(a log a) in the admitted workloads it
+ * looks at. Queues with nothing to do are not looked at again until an event concerns them.
+ */
+import type { Amounts } from '../domain/quantity.js';
+import { plainWorkload, type AdmittedRec } from './admitted.js';
+import { CohortState } from './cohort.js';
+import { explainPending } from './explain.js';
+import { countAhead, mergedOrder, tagOf } from './fair-share.js';
+import { PendingNode, rank, TreapRandom } from './lane-tree.js';
+import { compareKeys, type OrderKey } from './ordering.js';
+import { preemptionReach, selectVictims } from './preemption.js';
+import { applyUsage, borrowedFor, borrowedNow, fits, limitsOf, NO_LIMITS, wouldBorrow } from './quota.js';
+import { QueueState } from './queue-state.js';
+import { addTo, ResourceIndex, type Vec } from './resources.js';
+import type {
+  AdmittedWorkload,
+  Decision,
+  Explanation,
+  JobId,
+  QueueFigures,
+  QueueModel,
+  SchedulerApi,
+  Workload,
+} from './types.js';
+
+interface Entry {
+  q: QueueState;
+  n: PendingNode;
+  borrows: boolean;
+}
+
+const entryOrder = (a: Entry, b: Entry): number =>
+  a.borrows !== b.borrows ? (a.borrows ? 1 : -1) : compareKeys(a.n.w, b.n.w);
+
+const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+export class Scheduler implements SchedulerApi {
+  private readonly res = new ResourceIndex();
+  private readonly random = new TreapRandom();
+  private readonly queues = new Map<string, QueueState>();
+  private readonly cohorts = new Map<string, CohortState>();
+  private readonly pending = new Map<JobId, PendingNode>();
+  private readonly admitted = new Map<JobId, AdmittedRec>();
+  private readonly weights = new Map<string, number>();
+  /** Queues that may be able to do something in the next pass. */
+  private readonly ready = new Set<QueueState>();
+  /** Queues with drain decisions still to emit. */
+  private readonly draining = new Set<QueueState>();
+  private epochs = 1;
+  private seq = 0;
+  /** Bumped whenever who could be preempted changes; keys the per-queue preemption reach cache. */
+  private version = 0;
+  private readonly reachCache = new WeakMap<QueueState, { version: number; reach: OrderKey | null }>();
+
+  private readonly weightOf = (project: string): number => this.weights.get(project) ?? 1;
+
+  private readonly reachOf = (q: QueueState): OrderKey | null => {
+    const cached = this.reachCache.get(q);
+    if (cached !== undefined && cached.version === this.version) return cached.reach;
+    const reach = preemptionReach(q);
+    this.reachCache.set(q, { version: this.version, reach });
+    return reach;
+  };
+
+  // ---- definitions -------------------------------------------------------------------------
+
+  upsertQueue(model: QueueModel): void {
+    const q = this.queue(model.name);
+    const before = q.cohort;
+    q.model = {
+      ...model,
+      nominal: { ...model.nominal },
+      borrowingLimit: { ...model.borrowingLimit },
+      lendingLimit: { ...model.lendingLimit },
+      preemption: { ...model.preemption },
+    };
+    q.limits = limitsOf(model, this.res);
+    const after = model.cohort === null ? null : this.cohort(model.cohort);
+    if (before !== after) {
+      before?.members.delete(q);
+      after?.members.add(q);
+      q.cohort = after;
+      this.resetCohort(before);
+    }
+    this.resetCohort(after);
+    q.invalidate();
+    q.blockedHead = null;
+    this.setDrain(q);
+    this.version++;
+    this.bump(q);
+  }
+
+  removeQueue(name: string): void {
+    const q = this.queues.get(name);
+    if (q === undefined || q.model === null) return;
+    const c = q.cohort;
+    c?.members.delete(q);
+    q.cohort = null;
+    q.model = null;
+    q.limits = NO_LIMITS;
+    q.invalidate();
+    q.drain = [];
+    q.drainNext = 0;
+    this.draining.delete(q);
+    this.ready.delete(q);
+    this.version++;
+    this.resetCohort(c);
+    if (q.forgettable) this.queues.delete(name);
+  }
+
+  setProjectWeight(project: string, weight: number): void {
+    if (!Number.isFinite(weight) || weight <= 0) {
+      throw new RangeError(`weight of project ${project} must be a positive number, got ${weight}`);
+    }
+    this.weights.set(project, weight);
+    for (const q of this.queues.values()) {
+      const lane = q.lanes.get(project);
+      if (lane === undefined) continue;
+      q.updateShare(lane);
+      if (q.model !== null) this.ready.add(q);
+    }
+  }
+
+  // ---- workloads ---------------------------------------------------------------------------
+
+  enqueue(w: Workload): void {
+    this.forget(w.id);
+    const plain = plainWorkload(w);
+    const n = new PendingNode(plain, this.res.vec(plain.requests), this.random.next());
+    this.pending.set(w.id, n);
+    const q = this.queue(w.queue);
+    q.addPending(n);
+    if (q.model !== null) this.ready.add(q);
+  }
+
+  withdraw(id: JobId): boolean {
+    const n = this.pending.get(id);
+    if (n === undefined) return false;
+    this.dropPending(n);
+    return true;
+  }
+
+  restoreAdmitted(w: AdmittedWorkload): void {
+    this.forget(w.id);
+    const q = this.queue(w.queue);
+    this.hold(q, plainWorkload(w), this.res.vec(w.requests), w.admittedAt, { ...w.borrowed });
+    if (q.model?.stopPolicy === 'HoldAndDrain') {
+      q.drain.push(w.id);
+      this.draining.add(q);
+    }
+  }
+
+  release(id: JobId): void {
+    const rec = this.admitted.get(id);
+    if (rec === undefined) return;
+    this.unhold(rec);
+    this.bump(rec.q);
+  }
+
+  requeue(id: JobId): void {
+    const rec = this.admitted.get(id);
+    if (rec === undefined) return;
+    this.unhold(rec);
+    this.bump(rec.q);
+    this.enqueue(rec.w);
+  }
+
+  // ---- scheduling --------------------------------------------------------------------------
+
+  schedule(now: number, max = Infinity): Decision[] {
+    const out: Decision[] = [];
+    if (!(max > 0)) return out;
+    this.emitDrains(out, max);
+    while (out.length < max && this.ready.size > 0) {
+      const entries: Entry[] = [];
+      for (const q of this.ready) {
+        const n = q.head();
+        if (n === null) this.ready.delete(q);
+        else entries.push({ q, n, borrows: wouldBorrow(q, n.req) });
+      }
+      if (entries.length === 0) break;
+      entries.sort(entryOrder);
+      for (const e of entries) {
+        if (out.length >= max) break;
+        this.attempt(e.q, e.n, now, out);
+      }
+    }
+    return out;
+  }
+
+  private attempt(q: QueueState, n: PendingNode, now: number, out: Decision[]): void {
+    if (fits(q, n.req)) return this.admit(q, n, now, out);
+    const victims = selectVictims(q, n);
+    if (victims !== null && victims.length > 0) {
+      const ids = victims.map((v) => v.w.id);
+      for (const v of victims) {
+        this.deactivate(v);
+        v.evicting = 'preempted';
+        v.preemptor = n.w.id;
+      }
+      n.waitingFor = new Set(ids);
+      q.preemptor = n;
+      this.ready.delete(q);
+      const others = victims.some((v) => v.q !== q) ? ', reclaiming quota lent to the cohort' : '';
+      out.push({
+        kind: 'preempt',
+        preemptor: n.w.id,
+        victims: ids,
+        reason: `preempted for job ${n.w.id} (priority ${n.w.priority}) in queue ${q.name}${others}`,
+      });
+      return;
+    }
+    if (q.strict) {
+      q.blockedHead = n.w.id;
+      q.blockedEpoch = q.epoch;
+    } else q.park(n);
+  }
+
+  private admit(q: QueueState, n: PendingNode, now: number, out: Decision[]): void {
+    const borrowed = borrowedFor(q, n.req);
+    this.pending.delete(n.w.id);
+    this.hold(q, n.w, n.req, now, borrowed);
+    q.removePending(n);
+    out.push({ kind: 'admit', id: n.w.id, queue: q.name, borrowed });
+  }
+
+  private emitDrains(out: Decision[], max: number): void {
+    for (const q of this.draining) {
+      while (q.drainNext < q.drain.length && out.length < max) {
+        const id = q.drain[q.drainNext++] as JobId;
+        const rec = this.admitted.get(id);
+        if (rec === undefined || rec.q !== q || rec.evicting !== null) continue;
+        this.deactivate(rec);
+        rec.evicting = 'drained';
+        out.push({ kind: 'drain', id, queue: q.name, reason: `queue ${q.name} is being drained (HoldAndDrain)` });
+      }
+      if (q.drainNext >= q.drain.length) {
+        q.drain = [];
+        q.drainNext = 0;
+        this.draining.delete(q);
+      }
+      if (out.length >= max) return;
+    }
+  }
+
+  // ---- read side ---------------------------------------------------------------------------
+
+  explain(id: JobId): Explanation | undefined {
+    const n = this.pending.get(id);
+    if (n === undefined) return undefined;
+    const q = this.queues.get(n.w.queue);
+    const lane = q?.lanes.get(n.w.project);
+    if (q === undefined || lane === undefined) return undefined;
+    const own = rank(lane.root, n);
+    let ahead = own;
+    if (q.lanes.size > 1) {
+      const tx = tagOf(lane, n, q.limits, this.weightOf(lane.project));
+      for (const other of q.lanes.values()) {
+        if (other === lane || other.root === null) continue;
+        ahead += countAhead(other, q.limits, this.weightOf(other.project), n, tx);
+      }
+    }
+    return explainPending(q, n, ahead + 1, own + 1);
+  }
+
+  queueFigures(name: string): QueueFigures | undefined {
+    const q = this.queues.get(name);
+    if (q === undefined || q.model === null) return undefined;
+    return {
+      usage: this.res.amounts(q.usage),
+      borrowed: borrowedNow(q),
+      pending: q.pendingCount,
+      admitted: q.admitted.size,
+    };
+  }
+
+  pendingIds(queue: string, offset: number, limit: number): JobId[] {
+    const q = this.queues.get(queue);
+    if (q === undefined) return [];
+    const lanes = [...q.lanes.values()];
+    return mergedOrder(lanes, q.limits, this.weightOf, Math.max(0, offset), limit).map((n) => n.w.id);
+  }
+
+  // ---- bookkeeping -------------------------------------------------------------------------
+
+  private queue(name: string): QueueState {
+    let q = this.queues.get(name);
+    if (q === undefined) {
+      q = new QueueState(name, this.weightOf, this.reachOf);
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  private cohort(name: string): CohortState {
+    let c = this.cohorts.get(name);
+    if (c === undefined) {
+      c = new CohortState(name);
+      this.cohorts.set(name, c);
+    }
+    return c;
+  }
+
+  /** After a membership or definition change: recompute the pool, wake every member. */
+  private resetCohort(c: CohortState | null): void {
+    if (c === null) return;
+    if (c.members.size === 0) {
+      this.cohorts.delete(c.name);
+      return;
+    }
+    c.recompute();
+    const e = ++this.epochs;
+    for (const m of c.members) {
+      m.epoch = e;
+      this.ready.add(m);
+    }
+  }
+
+  /**
+   * Capacity may have grown in `q` (and so in its cohort): start a new epoch there, which makes
+   * every parked workload eligible again in O(1) per queue.
+   */
+  private bump(q: QueueState): void {
+    const e = ++this.epochs;
+    const members = q.cohort === null ? [q] : q.cohort.members;
+    for (const m of members) {
+      m.epoch = e;
+      if (m.model !== null) this.ready.add(m);
+    }
+  }
+
+  private setDrain(q: QueueState): void {
+    if (q.model?.stopPolicy === 'HoldAndDrain') {
+      q.drain = [...q.admitted.values()]
+        .filter((r) => r.evicting === null)
+        .sort((a, b) => a.seq - b.seq)
+        .map((r) => r.w.id);
+      if (q.drain.length > 0) this.draining.add(q);
+    } else {
+      q.drain = [];
+      this.draining.delete(q);
+    }
+    q.drainNext = 0;
+  }
+
+  /** Removes whatever is known about `id`, so that it can be entered afresh. */
+  private forget(id: JobId): void {
+    const n = this.pending.get(id);
+    if (n !== undefined) this.dropPending(n);
+    if (this.admitted.has(id)) this.release(id);
+  }
+
+  private dropPending(n: PendingNode): void {
+    this.pending.delete(n.w.id);
+    const q = this.queues.get(n.w.queue);
+    if (q === undefined) return;
+    q.removePending(n);
+    if (q.model !== null) this.ready.add(q);
+    else if (q.forgettable) this.queues.delete(q.name);
+  }
+
+  private hold(q: QueueState, w: Workload, req: Vec, admittedAt: number, borrowed: Amounts): AdmittedRec {
+    applyUsage(q, req, 1);
+    const lane = q.lane(w.project);
+    addTo(lane.usage, req, 1);
+    lane.admitted++;
+    q.updateShare(lane);
+    const rec: AdmittedRec = { w, req, q, admittedAt, seq: ++this.seq, borrowed, evicting: null, preemptor: null };
+    q.admitted.set(w.id, rec);
+    q.activePriorities.set(w.priority, (q.activePriorities.get(w.priority) ?? 0) + 1);
+    const newest = q.newestAdmitted.get(w.priority);
+    if (newest === undefined || compareKeys(w, newest) > 0) q.newestAdmitted.set(w.priority, w);
+    this.version++;
+    this.admitted.set(w.id, rec);
+    return rec;
+  }
+
+  private unhold(rec: AdmittedRec): void {
+    const q = rec.q;
+    this.deactivate(rec);
+    applyUsage(q, rec.req, -1);
+    const lane = q.lane(rec.w.project);
+    addTo(lane.usage, rec.req, -1);
+    lane.admitted--;
+    q.updateShare(lane);
+    q.dropLaneIfEmpty(lane);
+    q.admitted.delete(rec.w.id);
+    this.admitted.delete(rec.w.id);
+    this.version++;
+    this.victimDone(rec);
+    if (q.forgettable) this.queues.delete(q.name);
+  }
+
+  /** `rec` no longer counts as a possible victim (it is being evicted or gone). */
+  private deactivate(rec: AdmittedRec): void {
+    if (rec.evicting !== null) return;
+    const p = rec.w.priority;
+    const left = (rec.q.activePriorities.get(p) ?? 0) - 1;
+    if (left > 0) rec.q.activePriorities.set(p, left);
+    else {
+      rec.q.activePriorities.delete(p);
+      rec.q.newestAdmitted.delete(p);
+    }
+    this.version++;
+  }
+
+  /** A victim stopped: once all of its preemptor's victims have, the preemptor's queue resumes. */
+  private victimDone(rec: AdmittedRec): void {
+    if (rec.preemptor === null) return;
+    const p = this.pending.get(rec.preemptor);
+    if (p === undefined || p.waitingFor === null) return;
+    p.waitingFor.delete(rec.w.id);
+    if (p.waitingFor.size > 0) return;
+    p.waitingFor = null;
+    const pq = this.queues.get(p.w.queue);
+    if (pq === undefined) return;
+    if (pq.preemptor === p) pq.preemptor = null;
+    if (pq.model !== null) this.ready.add(pq);
+  }
+}

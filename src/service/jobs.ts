@@ -1,0 +1,227 @@
+/** Job submission and the read side of jobs: checks, persistence, and the live overlay. */
+import type { Readable } from 'node:stream';
+import { queueAmounts } from '../domain/cluster-queue-spec.js';
+import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
+import { maxReachable } from '../domain/capacity.js';
+import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../domain/errors.js';
+import { isTerminal, type Job, type JobSpec, type JobState } from '../domain/job.js';
+import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
+import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
+import type { Principal } from '../domain/user.js';
+import { listClusterQueues } from '../store/queries/cluster-queues.js';
+import { appendEvent, toEventView, type EventView } from '../store/queries/events.js';
+import {
+  existingJobIds,
+  findJobByKey,
+  findJobRow,
+  insertJob,
+  listJobRows,
+  toJob,
+} from '../store/queries/jobs.js';
+import { listPrivileges } from '../store/queries/projects.js';
+import { findWorkerForJob } from '../store/queries/workers.js';
+import type { JobRow } from '../store/schema.js';
+import type { Db } from '../store/store.js';
+import { requireProject, requireUser } from './access.js';
+import type { JobRuntime, ServiceContext } from './context.js';
+
+export interface SubmitInput {
+  name?: string;
+  command?: string[];
+  script?: string;
+  target?: string;
+  requests?: Record<string, QuantityInput>;
+  resources?: string[];
+  priority?: number;
+  env?: Record<string, string>;
+  timeoutSeconds?: number;
+  dependsOn?: (number | string)[];
+  idempotencyKey?: string;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function runtime(ctx: ServiceContext): JobRuntime {
+  if (!ctx.runtime) throw new Error('job runtime not configured');
+  return ctx.runtime;
+}
+
+function buildSpec(input: SubmitInput): JobSpec {
+  if (input.command && input.script !== undefined) throw new BadRequestError('give either command or script, not both');
+  const command = input.command ?? (input.script !== undefined ? ['/bin/sh', '-c', input.script] : undefined);
+  if (!command || command.length === 0 || !command[0]) throw new BadRequestError('a job needs a command (argv list) or a script');
+  const requests: Record<string, string> = {};
+  for (const [resource, value] of Object.entries(input.requests ?? {})) {
+    checkName(RESOURCE_NAME, RESOURCE_NAME_HELP, 'requests: resource', resource);
+    if (resource === JOBS_RESOURCE) throw new BadRequestError('requests.jobs: every job implicitly requests jobs: 1; leave it out');
+    parseAmount(resource, value, `requests.${resource}`);
+    requests[resource] = typeof value === 'number' ? String(value) : value.trim();
+  }
+  for (const k of Object.keys(input.env ?? {})) {
+    if (!ENV_NAME.test(k)) throw new BadRequestError(`env: ${JSON.stringify(k)} is not a valid variable name`);
+    if (k.startsWith('BERTH_')) throw new BadRequestError(`env: ${k}: variables starting with BERTH_ are set by berth`);
+  }
+  const dependsOn = (input.dependsOn ?? []).map((d) => {
+    const n = typeof d === 'number' ? d : Number(d);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new BadRequestError(`dependsOn: ${JSON.stringify(d)} is not a job id`);
+    return n;
+  });
+  return {
+    command,
+    env: input.env ?? {},
+    timeoutSeconds: input.timeoutSeconds ?? null,
+    requests,
+    resources: [...new Set(input.resources ?? [])].sort(),
+    dependsOn: [...new Set(dependsOn)],
+  };
+}
+
+/** Refuses with 422 anything that could never run: unknown target or resource, missing privilege, too big. */
+async function checkRunnable(db: Db, rt: JobRuntime, project: string, queueName: string, target: string, spec: JobSpec): Promise<void> {
+  const targetConfig = rt.targets[target];
+  if (!targetConfig) {
+    throw new UnprocessableError(`unknown target "${target}" (known: ${Object.keys(rt.targets).join(', ') || 'none'})`);
+  }
+  const privileges = new Set(await listPrivileges(db, project));
+  if (targetConfig.privilege && !privileges.has(targetConfig.privilege)) {
+    throw new UnprocessableError(`target "${target}" requires privilege ${targetConfig.privilege}, which project "${project}" does not have`);
+  }
+  for (const type of spec.resources) {
+    const rtype = rt.resourceTypes[type];
+    if (!rtype) throw new UnprocessableError(`unknown resource type "${type}" (known: ${Object.keys(rt.resourceTypes).join(', ') || 'none'})`);
+    if (rtype.privilege && !privileges.has(rtype.privilege)) {
+      throw new UnprocessableError(`resource type "${type}" requires privilege ${rtype.privilege}, which project "${project}" does not have`);
+    }
+  }
+  const queues = (await listClusterQueues(db)).map((q) => ({ name: q.name, cohort: q.cohort, ...queueAmounts(q) }));
+  const queue = queues.find((q) => q.name === queueName);
+  if (!queue) throw new ConflictError(`project "${project}" uses cluster queue "${queueName}", which does not exist`);
+  for (const [resource, text] of Object.entries(spec.requests)) {
+    const amount = parseAmount(resource, text);
+    const max = maxReachable(queue, queues, resource);
+    if (amount > max) {
+      throw new UnprocessableError(
+        `requests.${resource}: ${text} is more than cluster queue "${queueName}" can ever grant (${formatAmount(resource, max)})`,
+      );
+    }
+  }
+  if (maxReachable(queue, queues, JOBS_RESOURCE) < 1) {
+    throw new UnprocessableError(`cluster queue "${queueName}" has a jobs quota of 0: it can never admit a job`);
+  }
+}
+
+export async function submitJob(ctx: ServiceContext, p: Principal, projectName: string, input: SubmitInput): Promise<{ job: Job; created: boolean }> {
+  const user = requireUser(p);
+  const rt = runtime(ctx);
+  const spec = buildSpec(input);
+  const target = input.target ?? rt.defaultTarget;
+  const outcome = await ctx.store.transaction(async (db) => {
+    const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs');
+    if (input.idempotencyKey) {
+      const existing = await findJobByKey(db, project.name, input.idempotencyKey);
+      if (existing) return { row: existing, created: false };
+    }
+    if (!project.active) throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
+    await checkRunnable(db, rt, project.name, project.clusterQueue, target, spec);
+    const known = await existingJobIds(db, project.name, spec.dependsOn);
+    const missing = spec.dependsOn.filter((d) => !known.has(d));
+    if (missing.length > 0) throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
+    const now = ctx.now();
+    const row = await insertJob(
+      db,
+      {
+        project: project.name,
+        name: input.name ?? defaultName(spec.command),
+        clusterQueue: project.clusterQueue,
+        target,
+        priority: input.priority ?? 0,
+        spec,
+        idempotencyKey: input.idempotencyKey ?? null,
+        createdBy: user.name,
+        reason: `waiting in cluster queue ${project.clusterQueue}`,
+      },
+      now,
+    );
+    await appendEvent(
+      db,
+      { subjectKind: 'job', subject: String(row.id), project: project.name, jobId: Number(row.id), type: 'submitted', message: `submitted by ${user.name} to cluster queue ${project.clusterQueue}` },
+      now,
+    );
+    return { row, created: true };
+  });
+  if (outcome.created) await rt.controller.jobSubmitted(outcome.row);
+  return { job: await view(ctx, outcome.row), created: outcome.created };
+}
+
+function defaultName(command: string[]): string {
+  const first = command[0] === '/bin/sh' && command[1] === '-c' ? 'script' : (command[0] ?? 'job');
+  return first.split('/').pop()!.slice(0, 63) || 'job';
+}
+
+/** The stored job with the controller's live reason and position laid over it. */
+async function view(ctx: ServiceContext, row: JobRow): Promise<Job> {
+  const id = Number(row.id);
+  const live = isTerminal(row.state as JobState) ? undefined : ctx.runtime?.controller.explain(id);
+  const worker = await findWorkerForJob(ctx.store.db, id);
+  const job = toJob(row, {
+    position: live?.position ?? null,
+    resources: [],
+    worker: worker ? { id: Number(worker.id), state: worker.state } : null,
+  });
+  if (live) job.reason = live.reason;
+  return job;
+}
+
+/** Loads a job the caller may see (404 otherwise, so ids of other projects reveal nothing). */
+async function visibleJob(ctx: ServiceContext, p: Principal, id: number, needed: 'viewer' | 'member' = 'viewer'): Promise<JobRow> {
+  const row = await findJobRow(ctx.store.db, id);
+  const notFound = new NotFoundError(`job ${id} not found`);
+  if (!row) throw notFound;
+  if (p.kind === 'job') {
+    if (p.jobId !== id) throw notFound;
+    return row;
+  }
+  try {
+    await requireProject(ctx.store.db, p, row.project, needed, needed === 'member' ? 'changing jobs' : 'reading jobs');
+  } catch (e) {
+    if (e instanceof NotFoundError) throw notFound;
+    throw e;
+  }
+  return row;
+}
+
+export async function getJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
+  return view(ctx, await visibleJob(ctx, p, id));
+}
+
+export async function listJobs(
+  ctx: ServiceContext,
+  p: Principal,
+  project: string,
+  q: { states?: JobState[]; before?: number; limit?: number },
+): Promise<Job[]> {
+  await requireProject(ctx.store.db, p, project, 'viewer', 'reading jobs');
+  const rows = await listJobRows(ctx.store.db, { project, states: q.states, before: q.before, limit: q.limit ?? 100 });
+  return Promise.all(rows.map((r) => view(ctx, r)));
+}
+
+export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
+  const row = await visibleJob(ctx, p, id, 'member');
+  if (isTerminal(row.state as JobState)) throw new ConflictError(`job ${id} has already ${row.state}`);
+  const by = p.kind === 'user' ? p.user.name : `job ${p.jobId}`;
+  await runtime(ctx).controller.cancel(id, by);
+  return view(ctx, (await findJobRow(ctx.store.db, id))!);
+}
+
+export async function jobEvents(ctx: ServiceContext, p: Principal, id: number): Promise<EventView[]> {
+  await visibleJob(ctx, p, id);
+  const rows = await ctx.store.db.selectFrom('events').selectAll().where('job_id', '=', id).orderBy('id').execute();
+  return rows.map(toEventView);
+}
+
+export async function jobLogs(ctx: ServiceContext, p: Principal, id: number, follow: boolean): Promise<Readable> {
+  await visibleJob(ctx, p, id);
+  const rt = runtime(ctx);
+  if (!follow) return rt.logs.read(id);
+  return rt.logs.follow(id, () => !rt.controller.isActive(id));
+}

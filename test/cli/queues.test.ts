@@ -1,0 +1,242 @@
+/** `berth queue …` against a real server. */
+/* eslint-disable @typescript-eslint/no-floating-promises -- node:test awaits describe() and it() itself */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, startTestServer, type TestServer } from '../helpers/server.js';
+import { berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
+
+interface QueueJson {
+  name: string;
+  quota: Record<string, string>;
+  cohort: string | null;
+  borrowingLimit: Record<string, string>;
+  lendingLimit: Record<string, string>;
+  queueingStrategy: string;
+  preemption: { withinClusterQueue: string; reclaimWithinCohort: string };
+  stopPolicy: string;
+  usage: Record<string, string>;
+  pending: number;
+  admitted: number;
+}
+
+let server: TestServer;
+let sb: Sandbox;
+let daveToken: string;
+
+before(async () => {
+  server = await startTestServer();
+  sb = sandbox();
+  daveToken = (
+    await call<{ token: string }>(server.api, server.adminToken, 'POST', '/users', { name: 'dave' })
+  ).body.token;
+});
+after(async () => {
+  sb.remove();
+  await server.close();
+});
+
+const admin = (args: string[]) =>
+  berth(sb, args, { env: { BERTH_URL: server.url, BERTH_TOKEN: server.adminToken } });
+
+describe('queue create', () => {
+  it('sends every flag; -o json is the API object', async () => {
+    const q = parseJson<QueueJson>(
+      await admin([
+        'queue',
+        'create',
+        'research',
+        '--quota',
+        'cpu=8,memory=32Gi',
+        '--quota',
+        'jobs=10',
+        '--cohort',
+        'lab',
+        '--borrowing-limit',
+        'cpu=2',
+        '--lending-limit',
+        'memory=8Gi',
+        '--strategy',
+        'StrictFIFO',
+        '--within-queue-preemption',
+        'LowerPriority',
+        '--reclaim-within-cohort',
+        'Any',
+        '--stop-policy',
+        'Hold',
+        '-o',
+        'json',
+      ]),
+    );
+    assert.deepEqual(
+      {
+        name: q.name,
+        quota: q.quota,
+        cohort: q.cohort,
+        borrowingLimit: q.borrowingLimit,
+        lendingLimit: q.lendingLimit,
+        queueingStrategy: q.queueingStrategy,
+        preemption: q.preemption,
+        stopPolicy: q.stopPolicy,
+      },
+      {
+        name: 'research',
+        quota: { cpu: '8', memory: '32Gi', jobs: '10' },
+        cohort: 'lab',
+        borrowingLimit: { cpu: '2' },
+        lendingLimit: { memory: '8Gi' },
+        queueingStrategy: 'StrictFIFO',
+        preemption: { withinClusterQueue: 'LowerPriority', reclaimWithinCohort: 'Any' },
+        stopPolicy: 'Hold',
+      },
+    );
+  });
+
+  it('says what it created', async () => {
+    assert.equal(
+      ok(await admin(['queue', 'create', 'small', '--quota', 'cpu=500m'])),
+      'cluster queue small created with quota cpu=500m\n',
+    );
+  });
+
+  it('rejects bad quantities and malformed lists before calling the server', async () => {
+    fails(
+      await admin(['queue', 'create', 'q', '--quota', 'cpu=abc']),
+      2,
+      /^berth: option '--quota <quantities>' argument 'cpu=abc' is invalid\. cpu: "abc" is not a quantity/,
+    );
+    fails(
+      await admin(['queue', 'create', 'q', '--quota', 'cpu']),
+      2,
+      /expected RESOURCE=QUANTITY, got "cpu"/,
+    );
+    fails(await admin(['queue', 'create', 'q', '--quota', 'cpu=1,cpu=2']), 2, /cpu is given twice/);
+    fails(
+      await admin(['queue', 'create', 'q', '--quota', 'bad name=1']),
+      2,
+      /resource "bad name" must be a resource name/,
+    );
+    fails(await admin(['queue', 'create', 'q']), 2, /required option '--quota <quantities>' not specified/);
+    fails(
+      await admin(['queue', 'create', 'q', '--quota', 'cpu=1', '--strategy', 'Fifo']),
+      2,
+      /Allowed choices are StrictFIFO, BestEffortFIFO/,
+    );
+    fails(await admin(['queue', 'show', 'q']), 1, /^berth: cluster queue "q" not found\n$/);
+  });
+
+  it('passes on what only the server can check', async () => {
+    fails(
+      await admin(['queue', 'create', 'q', '--quota', 'cpu=1', '--borrowing-limit', 'cpu=1']),
+      1,
+      /^berth: borrowingLimit\.cpu: a borrowingLimit needs a cohort/,
+    );
+    fails(
+      await admin(['queue', 'create', 'research', '--quota', 'cpu=1']),
+      1,
+      /^berth: cluster queue "research" already exists\n$/,
+    );
+  });
+
+  it('is for admins only', async () => {
+    fails(
+      await berth(sb, ['queue', 'create', 'q', '--quota', 'cpu=1'], {
+        env: { BERTH_URL: server.url, BERTH_TOKEN: daveToken },
+      }),
+      1,
+      /^berth: only admins can create cluster queues\n$/,
+    );
+  });
+});
+
+describe('queue list and show', () => {
+  it('lists queues in a table', async () => {
+    const out = ok(await admin(['queue', 'list']));
+    assert.deepEqual(out.split('\n')[0]?.split(/ +/), [
+      'NAME',
+      'COHORT',
+      'QUOTA',
+      'USAGE',
+      'PENDING',
+      'ADMITTED',
+    ]);
+    assert.deepEqual(row(out, 'NAME', 'research'), {
+      NAME: 'research',
+      COHORT: 'lab',
+      QUOTA: 'cpu=8 memory=32Gi jobs=10',
+      USAGE: '-',
+      PENDING: '0',
+      ADMITTED: '0',
+    });
+    assert.equal(row(out, 'NAME', 'small').COHORT, '-');
+    const names = parseJson<QueueJson[]>(await admin(['queue', 'list', '-o', 'json'])).map((q) => q.name);
+    assert.deepEqual(names.sort(), ['default', 'research', 'small']);
+  });
+
+  it('shows one queue as key: value lines', async () => {
+    const q = keyValues(ok(await admin(['queue', 'show', 'research'])));
+    assert.equal(q.quota, 'cpu=8 memory=32Gi jobs=10');
+    assert.equal(q['borrowing limit'], 'cpu=2');
+    assert.equal(q.strategy, 'StrictFIFO');
+    assert.equal(q['stop policy'], 'Hold');
+    assert.equal(q.preemption, 'within queue LowerPriority, reclaim within cohort Any');
+  });
+});
+
+describe('queue update and delete', () => {
+  it('replaces only the given fields', async () => {
+    const q = parseJson<QueueJson>(
+      await admin([
+        'queue',
+        'update',
+        'research',
+        '--quota',
+        'cpu=16,memory=64Gi',
+        '--stop-policy',
+        'None',
+        '-o',
+        'json',
+      ]),
+    );
+    assert.deepEqual(
+      [q.quota, q.stopPolicy, q.queueingStrategy, q.cohort],
+      [{ cpu: '16', memory: '64Gi' }, 'None', 'StrictFIFO', 'lab'],
+    );
+  });
+
+  it('leaves a cohort with --no-cohort', async () => {
+    const q = parseJson<QueueJson>(
+      await admin([
+        'queue',
+        'update',
+        'research',
+        '--no-cohort',
+        '--borrowing-limit',
+        '',
+        '--lending-limit',
+        '',
+        '-o',
+        'json',
+      ]),
+    );
+    assert.deepEqual([q.cohort, q.borrowingLimit, q.lendingLimit], [null, {}, {}]);
+  });
+
+  it('refuses an empty update as a usage error', async () => {
+    fails(await admin(['queue', 'update', 'research']), 2, /^berth: nothing to update/);
+  });
+
+  it('refuses to delete a queue that projects use, naming them', async () => {
+    ok(await admin(['project', 'create', 'ml', '--queue', 'default']));
+    fails(
+      await admin(['queue', 'delete', 'default']),
+      1,
+      /^berth: cluster queue "default" is used by projects default, ml; move or delete them first\n$/,
+    );
+    assert.equal(row(ok(await admin(['queue', 'list'])), 'NAME', 'default').NAME, 'default');
+  });
+
+  it('deletes an unused queue', async () => {
+    assert.equal(ok(await admin(['queue', 'delete', 'small'])), 'cluster queue small deleted\n');
+    fails(await admin(['queue', 'show', 'small']), 1, /^berth: cluster queue "small" not found\n$/);
+  });
+});

@@ -1,0 +1,49 @@
+/** Helpers for job tests over the real HTTP API. */
+import { call } from './server.js';
+import { waitFor } from './wait.js';
+
+export interface JobView {
+  id: number;
+  state: string;
+  reason: string;
+  exitCode: number | null;
+  position: number | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  cleanedUp: boolean;
+  worker: { id: number; state: string } | null;
+}
+
+export interface EventItem {
+  type: string;
+  message: string;
+  at: string;
+}
+
+const TERMINAL = ['succeeded', 'failed', 'cancelled'];
+
+export async function submit(api: string, token: string, project: string, body: Record<string, unknown>): Promise<JobView> {
+  const r = await call<JobView>(api, token, 'POST', `/projects/${project}/jobs`, body);
+  if (r.status !== 201 && r.status !== 200) throw new Error(`submit failed: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+export async function getJob(api: string, token: string, id: number): Promise<JobView> {
+  return (await call<JobView>(api, token, 'GET', `/jobs/${id}`)).body;
+}
+
+/** Waits until the job is terminal and its cleanup is confirmed. */
+export async function waitDone(api: string, token: string, id: number, timeoutMs = 30_000): Promise<JobView> {
+  return waitFor(
+    `job ${id} to finish and be cleaned up`,
+    async () => {
+      const j = await getJob(api, token, id);
+      return TERMINAL.includes(j.state) && j.cleanedUp ? j : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+export async function events(api: string, token: string, id: number): Promise<EventItem[]> {
+  return (await call<EventItem[]>(api, token, 'GET', `/jobs/${id}/events`)).body;
+}

@@ -1,0 +1,68 @@
+/**
+ * kill -9 of the server while jobs are queued and running, then a restart: every job reaches a
+ * terminal state, none runs twice, and no worker process or directory is left behind.
+ */
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, it } from 'node:test';
+import { getJob, submit, waitDone } from '../helpers/jobs.js';
+import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
+import { call } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'berth-crash-'));
+const dataDir = join(dir, 'data');
+const marks = join(dir, 'marks');
+let server: ServerProcess | undefined;
+
+after(async () => {
+  if (server) await killHard(server);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+it('survives kill -9 with jobs queued and running', async () => {
+  appendFileSync(marks, '');
+  server = await spawnServer(dataDir);
+  const { api, token } = server;
+  await call(api, token, 'POST', '/cluster-queues', { name: 'one', quota: { jobs: 1 } });
+  await call(api, token, 'POST', '/projects', { name: 'crash', clusterQueue: 'one' });
+  // Each run appends "<name> <pid>" to the marks file, so a second run would show.
+  const run = (name: string, rest: string) => `echo "${name} $$" >> ${marks}; ${rest}`;
+  const running = await submit(api, token, 'crash', { script: run('running', 'sleep 300') });
+  await waitFor('the first job to run', async () => (await getJob(api, token, running.id)).state === 'running');
+  const queued = [];
+  for (let i = 0; i < 3; i++) queued.push(await submit(api, token, 'crash', { script: run(`queued${i}`, 'true') }));
+  await waitFor('the first job to record its pid', () => readFileSync(marks, 'utf8').includes('running '));
+  const pid = Number(/running (\d+)/.exec(readFileSync(marks, 'utf8'))![1]);
+
+  await killHard(server);
+  server = undefined;
+  // The agent host notices its server is gone and stops the job it ran.
+  await waitFor('the orphaned job to be stopped', () => !alive(pid));
+
+  server = await spawnServer(dataDir);
+  const r = await waitDone(server.api, server.token, running.id);
+  assert.equal(r.state, 'failed');
+  assert.match(r.reason, /server restarted/);
+  for (const q of queued) assert.equal((await waitDone(server.api, server.token, q.id)).state, 'succeeded');
+
+  const lines = readFileSync(marks, 'utf8').trim().split('\n');
+  const names = lines.map((l) => l.split(' ')[0]).sort();
+  assert.deepEqual(names, ['queued0', 'queued1', 'queued2', 'running'], 'every job ran exactly once');
+  await waitFor('no worker directory left', () => !existsSync(join(dataDir, 'workers')) || readdirSync(join(dataDir, 'workers')).length === 0);
+  const workers = (await call<{ state: string }[]>(server.api, server.token, 'GET', '/workers')).body;
+  assert.ok(workers.length >= 4);
+  assert.ok(workers.every((w) => w.state === 'destroyed'), JSON.stringify(workers));
+  writeFileSync(join(dir, 'done'), '');
+});

@@ -1,0 +1,60 @@
+/** Small builders for scheduler tests: queues and workloads written as data. */
+import { parseAmounts, type QuantityInput } from '../../src/domain/quantity.js';
+import type { Preemption } from '../../src/domain/cluster-queue.js';
+import type { AdmittedWorkload, QueueModel, Workload } from '../../src/scheduler/index.js';
+
+export type Quantities = Record<string, QuantityInput>;
+
+export interface QueueSpec {
+  name: string;
+  nominal: Quantities;
+  cohort?: string;
+  borrowingLimit?: Quantities;
+  lendingLimit?: Quantities;
+  strategy?: QueueModel['queueingStrategy'];
+  within?: Preemption['withinClusterQueue'];
+  reclaim?: Preemption['reclaimWithinCohort'];
+  stop?: QueueModel['stopPolicy'];
+}
+
+export function queueModel(s: QueueSpec): QueueModel {
+  return {
+    name: s.name,
+    cohort: s.cohort ?? null,
+    nominal: parseAmounts(s.nominal, 'nominal'),
+    borrowingLimit: parseAmounts(s.borrowingLimit ?? {}, 'borrowingLimit'),
+    lendingLimit: parseAmounts(s.lendingLimit ?? {}, 'lendingLimit'),
+    queueingStrategy: s.strategy ?? 'BestEffortFIFO',
+    preemption: { withinClusterQueue: s.within ?? 'Never', reclaimWithinCohort: s.reclaim ?? 'Never' },
+    stopPolicy: s.stop ?? 'None',
+  };
+}
+
+export interface WorkloadSpec {
+  id: number;
+  queue: string;
+  requests: Quantities;
+  priority?: number;
+  project?: string;
+  /** Defaults to the id, so that ids order submissions. */
+  createdAt?: number;
+}
+
+export function workload(s: WorkloadSpec): Workload {
+  return {
+    id: s.id,
+    queue: s.queue,
+    project: s.project ?? 'p',
+    priority: s.priority ?? 0,
+    createdAt: s.createdAt ?? s.id,
+    requests: { jobs: 1, ...parseAmounts(s.requests, 'requests') },
+  };
+}
+
+export interface AdmittedSpec extends WorkloadSpec {
+  admittedAt?: number;
+}
+
+export function admittedWorkload(s: AdmittedSpec): AdmittedWorkload {
+  return { ...workload(s), admittedAt: s.admittedAt ?? s.id, borrowed: {} };
+}

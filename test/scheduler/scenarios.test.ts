@@ -1,0 +1,570 @@
+/**
+ * Kueue-style table of scheduling scenarios: queues, cohorts, limits, admitted and pending
+ * workloads as data → which are admitted (and how much they borrow), which are preempted,
+ * drained, and which stay pending. Amounts are written as quantities (cpu in cores).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseAmounts } from '../../src/domain/quantity.js';
+import { Scheduler, type Decision } from '../../src/scheduler/index.js';
+import {
+  admittedWorkload,
+  queueModel,
+  workload,
+  type AdmittedSpec,
+  type Quantities,
+  type QueueSpec,
+  type WorkloadSpec,
+} from './helpers.js';
+
+interface Want {
+  /** Exactly the workloads admitted by the pass, with what each borrowed ({} for nothing). */
+  admitted?: Record<number, Quantities>;
+  /** The order of those admissions, when it matters. */
+  order?: number[];
+  /** Exactly the preemptions of the pass: preemptor → victims. */
+  preempted?: Record<number, number[]>;
+  drained?: number[];
+  /** Exactly the workloads still pending afterwards. */
+  pending: number[];
+}
+
+type Action =
+  | { release: number[] }
+  | { requeue: number[] }
+  | { enqueue: WorkloadSpec[] }
+  | { upsert: QueueSpec }
+  | { remove: string };
+
+interface Scenario {
+  name: string;
+  queues: QueueSpec[];
+  weights?: Record<string, number>;
+  admitted?: AdmittedSpec[];
+  pending: WorkloadSpec[];
+  want: Want;
+  /** Further passes, each after some actions. */
+  then?: { actions: Action[]; want: Want }[];
+}
+
+const cpu = (n: number): Quantities => ({ cpu: n });
+
+const scenarios: Scenario[] = [
+  {
+    name: 'admits by priority, then creation, within nominal',
+    queues: [{ name: 'a', nominal: cpu(4) }],
+    pending: [
+      { id: 1, queue: 'a', requests: cpu(2) },
+      { id: 2, queue: 'a', requests: cpu(2), priority: 5 },
+      { id: 3, queue: 'a', requests: cpu(2) },
+    ],
+    want: { admitted: { 1: {}, 2: {} }, order: [2, 1], pending: [3] },
+  },
+  {
+    name: 'a quota on jobs caps concurrency',
+    queues: [{ name: 'a', nominal: { cpu: 100, jobs: 2 } }],
+    pending: [1, 2, 3].map((id) => ({ id, queue: 'a', requests: cpu(1) })),
+    want: { admitted: { 1: {}, 2: {} }, pending: [3] },
+  },
+  {
+    name: 'a resource the queue does not name is not limited',
+    queues: [{ name: 'a', nominal: cpu(4) }],
+    pending: [{ id: 1, queue: 'a', requests: { cpu: 1, memory: '100Gi' } }],
+    want: { admitted: { 1: {} }, pending: [] },
+  },
+  {
+    name: 'StrictFIFO: a head that does not fit blocks smaller followers',
+    queues: [{ name: 'a', nominal: cpu(4), strategy: 'StrictFIFO' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3) }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(2) },
+      { id: 3, queue: 'a', requests: cpu(1) },
+    ],
+    want: { admitted: {}, pending: [2, 3] },
+    then: [{ actions: [{ release: [1] }], want: { admitted: { 2: {}, 3: {} }, order: [2, 3], pending: [] } }],
+  },
+  {
+    name: 'BestEffortFIFO: a workload that does not fit is skipped; it goes once quota is released',
+    queues: [{ name: 'a', nominal: cpu(4) }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3) }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(2) },
+      { id: 3, queue: 'a', requests: cpu(1) },
+      { id: 4, queue: 'a', requests: cpu(1) },
+    ],
+    want: { admitted: { 3: {} }, pending: [2, 4] },
+    then: [
+      { actions: [], want: { admitted: {}, pending: [2, 4] } },
+      { actions: [{ release: [1] }], want: { admitted: { 2: {}, 4: {} }, order: [2, 4], pending: [] } },
+    ],
+  },
+  {
+    name: 'outside a cohort a queue has exactly its nominal (a borrowing limit is moot)',
+    queues: [{ name: 'a', nominal: cpu(4), borrowingLimit: cpu(4) }],
+    pending: [
+      { id: 1, queue: 'a', requests: cpu(3) },
+      { id: 2, queue: 'a', requests: cpu(3) },
+    ],
+    want: { admitted: { 1: {} }, pending: [2] },
+  },
+  {
+    name: 'borrowing from an idle cohort member records what was borrowed',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    pending: [
+      { id: 1, queue: 'a', requests: cpu(3) },
+      { id: 2, queue: 'a', requests: cpu(3) },
+    ],
+    want: { admitted: { 1: {}, 2: cpu(2) }, order: [1, 2], pending: [] },
+  },
+  {
+    name: 'the borrowing limit caps usage at nominal + borrowingLimit',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', borrowingLimit: cpu(1) },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    pending: [
+      { id: 1, queue: 'a', requests: cpu(3) },
+      { id: 2, queue: 'a', requests: cpu(3) },
+      { id: 3, queue: 'a', requests: cpu(2) },
+    ],
+    want: { admitted: { 1: {}, 3: cpu(1) }, pending: [2] },
+  },
+  {
+    name: 'a lending limit keeps the rest of the lender’s nominal private',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c' },
+      { name: 'b', nominal: cpu(6), cohort: 'c', lendingLimit: cpu(2) },
+    ],
+    pending: [
+      { id: 1, queue: 'a', requests: cpu(4) },
+      { id: 2, queue: 'a', requests: cpu(3) },
+      { id: 3, queue: 'a', requests: cpu(2) },
+    ],
+    want: { admitted: { 1: {}, 3: cpu(2) }, pending: [2] },
+  },
+  {
+    name: 'a lender still gets its private part when the pool is used up, not more',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c' },
+      { name: 'b', nominal: cpu(6), cohort: 'c', lendingLimit: cpu(2) },
+    ],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(4) },
+      { id: 2, queue: 'a', requests: cpu(2) },
+    ],
+    pending: [
+      { id: 3, queue: 'b', requests: cpu(4) },
+      { id: 4, queue: 'b', requests: cpu(1) },
+    ],
+    want: { admitted: { 3: {} }, pending: [4] },
+    then: [{ actions: [{ release: [2] }], want: { admitted: { 4: {} }, pending: [] } }],
+  },
+  {
+    name: 'a queue outside the cohort lends nothing',
+    queues: [
+      { name: 'a', nominal: cpu(4) },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    pending: [
+      { id: 1, queue: 'b', requests: cpu(3) },
+      { id: 2, queue: 'b', requests: cpu(3) },
+    ],
+    want: { admitted: { 1: {} }, pending: [2] },
+  },
+  {
+    name: 'heads that fit without borrowing go before borrowing ones, whatever their priority',
+    queues: [
+      { name: 'a', nominal: cpu(2), cohort: 'c' },
+      { name: 'b', nominal: cpu(2), cohort: 'c' },
+    ],
+    pending: [
+      { id: 1, queue: 'a', requests: cpu(4), priority: 10 },
+      { id: 2, queue: 'b', requests: cpu(2) },
+    ],
+    want: { admitted: { 2: {} }, pending: [1] },
+  },
+  {
+    name: 'several borrowers share the pool; a member whose nominal is lent waits',
+    queues: [
+      { name: 'a', nominal: cpu(2), cohort: 'c' },
+      { name: 'b', nominal: cpu(2), cohort: 'c' },
+      { name: 'd', nominal: cpu(2), cohort: 'c' },
+    ],
+    pending: [
+      { id: 1, queue: 'a', requests: cpu(3) },
+      { id: 2, queue: 'b', requests: cpu(3) },
+      { id: 3, queue: 'd', requests: cpu(1) },
+    ],
+    want: { admitted: { 3: {}, 1: cpu(1) }, order: [3, 1], pending: [2] },
+  },
+  {
+    name: 'a parked workload is retried when its cohort releases quota',
+    queues: [
+      { name: 'a', nominal: cpu(2), cohort: 'c' },
+      { name: 'b', nominal: cpu(2), cohort: 'c' },
+    ],
+    admitted: [{ id: 1, queue: 'b', requests: cpu(3) }],
+    pending: [{ id: 2, queue: 'a', requests: cpu(2) }],
+    want: { admitted: {}, pending: [2] },
+    then: [{ actions: [{ release: [1] }], want: { admitted: { 2: {} }, pending: [] } }],
+  },
+  {
+    name: 'LowerPriority preempts the most recently admitted lower-priority workload',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2), admittedAt: 1 },
+      { id: 2, queue: 'a', requests: cpu(2), admittedAt: 2 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), priority: 10 }],
+    want: { preempted: { 3: [2] }, pending: [3] },
+    then: [
+      // The preemptor waits for its victim and does not preempt again meanwhile.
+      { actions: [], want: { pending: [3] } },
+      { actions: [{ requeue: [2] }], want: { admitted: { 3: {} }, pending: [2] } },
+    ],
+  },
+  {
+    name: 'LowerPriority never preempts equal priority',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2) },
+      { id: 2, queue: 'a', requests: cpu(2) },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2) }],
+    want: { pending: [3] },
+  },
+  {
+    name: 'Never preempts nothing',
+    queues: [{ name: 'a', nominal: cpu(4) }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(4) }],
+    pending: [{ id: 2, queue: 'a', requests: cpu(2), priority: 100 }],
+    want: { pending: [2] },
+  },
+  {
+    name: 'LowerOrNewerEqualPriority preempts an equal-priority workload created later',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerOrNewerEqualPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2), createdAt: 1 },
+      { id: 2, queue: 'a', requests: cpu(2), createdAt: 5 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), createdAt: 3 }],
+    want: { preempted: { 3: [2] }, pending: [3] },
+  },
+  {
+    name: 'LowerOrNewerEqualPriority leaves older equal-priority workloads alone',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerOrNewerEqualPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2) },
+      { id: 2, queue: 'a', requests: cpu(2) },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2) }],
+    want: { pending: [3] },
+  },
+  {
+    name: 'victims: lowest priority first, then most recently admitted; no more than needed',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(1), priority: 1, admittedAt: 1 },
+      { id: 2, queue: 'a', requests: cpu(1), priority: 0, admittedAt: 2 },
+      { id: 3, queue: 'a', requests: cpu(1), priority: 0, admittedAt: 3 },
+      { id: 4, queue: 'a', requests: cpu(1), priority: 1, admittedAt: 4 },
+    ],
+    pending: [{ id: 5, queue: 'a', requests: cpu(2), priority: 5 }],
+    want: { preempted: { 5: [3, 2] }, pending: [5] },
+  },
+  {
+    name: 'victims that turn out unnecessary are put back (minimal set)',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(1), admittedAt: 2 },
+      { id: 2, queue: 'a', requests: cpu(3), admittedAt: 1 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(3), priority: 5 }],
+    want: { preempted: { 3: [2] }, pending: [3] },
+  },
+  {
+    name: 'never preempts unless the preemptor then fits',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(3), priority: 10 },
+      { id: 2, queue: 'a', requests: cpu(1), priority: 0 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), priority: 5 }],
+    want: { pending: [3] },
+  },
+  {
+    name: 'no preemption for a request above nominal, even if borrowing would make it fit',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', within: 'LowerPriority' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(4) }],
+    pending: [{ id: 2, queue: 'a', requests: cpu(6), priority: 10 }],
+    want: { pending: [2] },
+  },
+  {
+    name: 'preempting inside one’s own queue is allowed while that queue borrows',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', within: 'LowerPriority' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(4), admittedAt: 1 },
+      { id: 2, queue: 'a', requests: cpu(4), admittedAt: 2 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(4), priority: 10 }],
+    want: { preempted: { 3: [2] }, pending: [3] },
+    then: [{ actions: [{ requeue: [2] }], want: { admitted: { 3: cpu(4) }, pending: [2] } }],
+  },
+  {
+    name: 'reclaimWithinCohort Any reclaims lent quota from a borrowing queue, any priority',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'b', requests: cpu(4), priority: 5, admittedAt: 1 },
+      { id: 2, queue: 'b', requests: cpu(3), priority: 5, admittedAt: 2 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2) }],
+    want: { preempted: { 3: [2] }, pending: [3] },
+    then: [{ actions: [{ release: [2] }], want: { admitted: { 3: {} }, pending: [] } }],
+  },
+  {
+    name: 'reclaimWithinCohort LowerPriority spares borrowers of equal or higher priority',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'LowerPriority' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'b', requests: cpu(4), priority: 5 },
+      { id: 2, queue: 'b', requests: cpu(3), priority: 5 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), priority: 5 }],
+    want: { pending: [3] },
+  },
+  {
+    name: 'reclaimWithinCohort LowerPriority reclaims from lower priority',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'LowerPriority' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'b', requests: cpu(4), priority: 1, admittedAt: 2 },
+      { id: 2, queue: 'b', requests: cpu(3), priority: 0, admittedAt: 1 },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), priority: 5 }],
+    want: { preempted: { 3: [2] }, pending: [3] },
+  },
+  {
+    name: 'a reclaim candidate is taken only while its queue still borrows',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(2), cohort: 'c' },
+      { name: 'd', nominal: cpu(2), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 11, queue: 'b', requests: cpu(2), admittedAt: 2 },
+      { id: 12, queue: 'b', requests: cpu(1), admittedAt: 3 },
+      { id: 21, queue: 'd', requests: cpu(3), admittedAt: 1 },
+    ],
+    pending: [{ id: 1, queue: 'a', requests: cpu(4) }],
+    // Removing 12 ends b's borrowing, so 11 is no candidate; 21 is, and then 12 is not needed.
+    want: { preempted: { 1: [21] }, pending: [1] },
+  },
+  {
+    name: 'no reclaiming when the preemptor’s queue would end above its nominal',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(3) },
+      { id: 2, queue: 'b', requests: cpu(5) },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2) }],
+    want: { pending: [3] },
+  },
+  {
+    name: 'candidates from other queues go before the preemptor’s own',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', within: 'LowerPriority', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2), admittedAt: 3 },
+      { id: 2, queue: 'b', requests: cpu(4), priority: 9, admittedAt: 1 },
+      { id: 3, queue: 'b', requests: cpu(2), priority: 9, admittedAt: 2 },
+    ],
+    pending: [{ id: 4, queue: 'a', requests: cpu(2), priority: 5 }],
+    want: { preempted: { 4: [3] }, pending: [4] },
+  },
+  {
+    name: 'fair share: at equal priority the project with the least dominant share goes first',
+    queues: [{ name: 'a', nominal: cpu(10) }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(4), project: 'x' }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(1), project: 'x' },
+      { id: 3, queue: 'a', requests: cpu(1), project: 'x' },
+      { id: 4, queue: 'a', requests: cpu(1), project: 'y' },
+    ],
+    want: { admitted: { 4: {}, 2: {}, 3: {} }, order: [4, 2, 3], pending: [] },
+  },
+  {
+    name: 'fair share: weights divide the share',
+    queues: [{ name: 'a', nominal: cpu(10) }],
+    weights: { x: 2 },
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(4), project: 'x' },
+      { id: 2, queue: 'a', requests: cpu(3), project: 'y' },
+    ],
+    pending: [
+      { id: 3, queue: 'a', requests: cpu(1), project: 'y' },
+      { id: 4, queue: 'a', requests: cpu(1), project: 'x' },
+    ],
+    want: { admitted: { 3: {}, 4: {} }, order: [4, 3], pending: [] },
+  },
+  {
+    name: 'fair share: a project with many jobs does not starve one with a single job',
+    queues: [{ name: 'a', nominal: cpu(4) }],
+    pending: [
+      ...Array.from({ length: 100 }, (_, i) => ({ id: i + 1, queue: 'a', requests: cpu(1), project: 'x' })),
+      { id: 101, queue: 'a', requests: cpu(1), project: 'y' },
+    ],
+    want: {
+      admitted: { 1: {}, 101: {}, 2: {}, 3: {} },
+      order: [1, 101, 2, 3],
+      pending: Array.from({ length: 97 }, (_, i) => i + 4),
+    },
+  },
+  {
+    name: 'priority beats fair share',
+    queues: [{ name: 'a', nominal: cpu(2) }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(1), project: 'x' }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(1), project: 'x', priority: 1 },
+      { id: 3, queue: 'a', requests: cpu(1), project: 'y' },
+    ],
+    want: { admitted: { 2: {} }, pending: [3] },
+  },
+  {
+    name: 'Hold admits nothing new; None resumes',
+    queues: [{ name: 'a', nominal: cpu(4), stop: 'Hold' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(1) }],
+    pending: [{ id: 2, queue: 'a', requests: cpu(1) }],
+    want: { admitted: {}, drained: [], pending: [2] },
+    then: [{ actions: [{ upsert: { name: 'a', nominal: cpu(4) } }], want: { admitted: { 2: {} }, pending: [] } }],
+  },
+  {
+    name: 'HoldAndDrain drains every admitted workload once and admits nothing',
+    queues: [{ name: 'a', nominal: cpu(4), stop: 'HoldAndDrain' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(1) },
+      { id: 2, queue: 'a', requests: cpu(1) },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(1) }],
+    want: { admitted: {}, drained: [1, 2], pending: [3] },
+    then: [
+      { actions: [], want: { drained: [], pending: [3] } },
+      { actions: [{ requeue: [1, 2] }], want: { drained: [], admitted: {}, pending: [1, 2, 3] } },
+      {
+        actions: [{ upsert: { name: 'a', nominal: cpu(4) } }],
+        want: { admitted: { 1: {}, 2: {}, 3: {} }, order: [1, 2, 3], pending: [] },
+      },
+    ],
+  },
+  {
+    name: 'a workload whose queue does not exist waits, and goes once the queue is created',
+    queues: [{ name: 'a', nominal: cpu(4) }],
+    pending: [{ id: 1, queue: 'gpu', requests: { 'nvidia.com/gpu': 1 } }],
+    want: { admitted: {}, pending: [1] },
+    then: [
+      {
+        actions: [{ upsert: { name: 'gpu', nominal: { 'nvidia.com/gpu': 2 } } }],
+        want: { admitted: { 1: {} }, pending: [] },
+      },
+    ],
+  },
+  {
+    name: 'a removed queue keeps its pending workloads until it is back',
+    queues: [{ name: 'a', nominal: cpu(1) }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(1) }],
+    pending: [{ id: 2, queue: 'a', requests: cpu(1) }],
+    want: { admitted: {}, pending: [2] },
+    then: [
+      { actions: [{ remove: 'a' }, { release: [1] }], want: { admitted: {}, pending: [2] } },
+      { actions: [{ upsert: { name: 'a', nominal: cpu(1) } }], want: { admitted: { 2: {} }, pending: [] } },
+    ],
+  },
+  {
+    name: 'StrictFIFO head may preempt, and then goes first',
+    queues: [{ name: 'a', nominal: cpu(4), strategy: 'StrictFIFO', within: 'LowerPriority' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(4) }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(3), priority: 3 },
+      { id: 3, queue: 'a', requests: cpu(1), priority: 1 },
+    ],
+    want: { preempted: { 2: [1] }, pending: [2, 3] },
+    then: [{ actions: [{ requeue: [1] }], want: { admitted: { 2: {}, 3: {} }, order: [2, 3], pending: [1] } }],
+  },
+];
+
+const amounts = (q: Quantities): Record<string, number> => parseAmounts(q, 'want');
+
+function check(s: Scheduler, decisions: Decision[], want: Want, queues: string[], step: string): void {
+  const admits = decisions.filter((d) => d.kind === 'admit');
+  if (want.admitted !== undefined) {
+    const got = Object.fromEntries(admits.map((d) => [d.id, d.borrowed]));
+    const expected = Object.fromEntries(Object.entries(want.admitted).map(([id, b]) => [id, amounts(b)]));
+    assert.deepEqual(got, expected, `${step}: admitted`);
+  }
+  if (want.order !== undefined) {
+    assert.deepEqual(
+      admits.map((d) => d.id),
+      want.order,
+      `${step}: admission order`,
+    );
+  }
+  const preempts = decisions.filter((d) => d.kind === 'preempt');
+  const gotPreempted = Object.fromEntries(preempts.map((d) => [d.preemptor, d.victims]));
+  assert.deepEqual(gotPreempted, want.preempted ?? {}, `${step}: preempted`);
+  if (want.drained !== undefined) {
+    assert.deepEqual(
+      decisions.filter((d) => d.kind === 'drain').map((d) => d.id),
+      want.drained,
+      `${step}: drained`,
+    );
+  }
+  const pending = queues.flatMap((q) => s.pendingIds(q, 0, 1_000_000)).sort((a, b) => a - b);
+  assert.deepEqual(pending, want.pending, `${step}: pending`);
+}
+
+for (const sc of scenarios) {
+  test(sc.name, () => {
+    const s = new Scheduler();
+    for (const q of sc.queues) s.upsertQueue(queueModel(q));
+    for (const [project, weight] of Object.entries(sc.weights ?? {})) s.setProjectWeight(project, weight);
+    for (const a of sc.admitted ?? []) s.restoreAdmitted(admittedWorkload(a));
+    for (const p of sc.pending) s.enqueue(workload(p));
+    const queues = [...new Set([...sc.queues.map((q) => q.name), ...sc.pending.map((p) => p.queue)])];
+    let now = 1000;
+    check(s, s.schedule(now), sc.want, queues, 'first pass');
+    for (const [i, step] of (sc.then ?? []).entries()) {
+      for (const a of step.actions) {
+        if ('release' in a) a.release.forEach((id) => s.release(id));
+        else if ('requeue' in a) a.requeue.forEach((id) => s.requeue(id));
+        else if ('enqueue' in a) a.enqueue.forEach((w) => s.enqueue(workload(w)));
+        else if ('upsert' in a) s.upsertQueue(queueModel(a.upsert));
+        else s.removeQueue(a.remove);
+      }
+      check(s, s.schedule(++now), step.want, queues, `pass ${i + 2}`);
+    }
+  });
+}
+
+test('the table has at least 25 scenarios', () => {
+  assert.ok(scenarios.length >= 25, `${scenarios.length} scenarios`);
+});
