@@ -12,7 +12,7 @@ export class LogUploader {
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
-  private failure: unknown;
+  private failure: Error | undefined;
 
   constructor(private readonly client: AgentClient) {}
 
@@ -48,7 +48,7 @@ export class LogUploader {
         try {
           await this.client.post('/logs', data.slice(at, at + MAX_BATCH), 'text/plain; charset=utf-8');
         } catch (e) {
-          this.failure = e;
+          this.failure = e instanceof Error ? e : new Error('log upload failed', { cause: e });
           return;
         }
       }

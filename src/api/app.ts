@@ -3,7 +3,7 @@
  */
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Principal } from '../domain/user.js';
 import { authenticate } from '../service/authenticate.js';
 import type { ServiceContext } from '../service/context.js';
@@ -42,7 +42,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandlers(app);

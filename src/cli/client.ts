@@ -143,6 +143,30 @@ export class ApiClient {
     return this.send(method, path, { timeoutMs: 0, ...opts });
   }
 
+  /**
+   * The body of a streaming endpoint chunk by chunk, as it arrives (`GET /jobs/{id}/logs?follow=true`).
+   * Leaving the loop early closes the connection; a connection lost midway is a ConnectionError.
+   */
+  async *chunks(path: string, opts: Omit<RequestOptions, 'body'> = {}): AsyncGenerator<Uint8Array> {
+    const res = await this.stream('GET', path, { expect: 'text', ...opts });
+    if (!res.body) return;
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await reader.read();
+        } catch (err) {
+          throw this.unreachable(err, 'lost the connection to');
+        }
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+
   private url(path: string, query: Query = {}): string {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
@@ -185,9 +209,9 @@ export class ApiClient {
     }
   }
 
-  private unreachable(err: unknown): ConnectionError {
+  private unreachable(err: unknown, what = 'cannot reach'): ConnectionError {
     const hint = this.options.hint ? ` (${this.options.hint})` : '';
-    return new ConnectionError(`cannot reach berth at ${this.baseUrl}: ${networkReason(err)}${hint}`);
+    return new ConnectionError(`${what} berth at ${this.baseUrl}: ${networkReason(err)}${hint}`);
   }
 
   private parse(res: Response, text: string): unknown {

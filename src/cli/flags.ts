@@ -4,8 +4,10 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { BerthError } from '../domain/errors.js';
+import { JOB_STATES, type JobState } from '../domain/job.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { parseAmount } from '../domain/quantity.js';
+import { parseDuration } from './duration.js';
 
 const rethrow = (err: unknown): never => {
   if (err instanceof BerthError) throw new InvalidArgumentError(err.message);
@@ -47,4 +49,74 @@ export function repeatable(value: string, previous: string[] | undefined): strin
     .filter((s) => s !== '');
   if (items.length === 0) throw new InvalidArgumentError('must not be empty');
   return [...(previous ?? []), ...items];
+}
+
+/** A whole number, possibly negative (`--priority -5`). */
+export function integer(value: string): number {
+  const n = Number(value);
+  if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError('must be a whole number');
+  }
+  return n;
+}
+
+/** A whole number of at least 1 (`--limit 20`). */
+export function positiveInteger(value: string): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a whole number of at least 1');
+  return n;
+}
+
+/** A job id: a positive integer, as `berth jobs` lists them. */
+export function jobId(value: string): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new InvalidArgumentError('a job id is a positive integer (see: berth jobs)');
+  }
+  return n;
+}
+
+/** Repeatable job ids, each value possibly a comma-separated list (`--after 3 --after 4,5`). */
+export const jobIds = (value: string, previous: number[] | undefined): number[] =>
+  repeatable(value, undefined).reduce((ids, v) => [...ids, jobId(v)], previous ?? []);
+
+/** `--env K=V`, repeatable, into a map; `--env K` alone passes on K from this environment. */
+export function envEntry(
+  value: string,
+  previous: Record<string, string> | undefined,
+): Record<string, string> {
+  const eq = value.indexOf('=');
+  const name = eq < 0 ? value : value.slice(0, eq);
+  if (name === '') throw new InvalidArgumentError('expected NAME=VALUE');
+  const own = process.env[name];
+  if (eq < 0 && own === undefined) {
+    throw new InvalidArgumentError(`${name} is not set here; give NAME=VALUE`);
+  }
+  return { ...previous, [name]: eq < 0 ? (own ?? '') : value.slice(eq + 1) };
+}
+
+/** The longest timeout the API accepts: one year. */
+const MAX_TIMEOUT_SECONDS = 31_536_000;
+
+/** `90`, `90s`, `10m`, `1h30m`, `2d` → seconds (at least 1). */
+export function timeoutSeconds(value: string): number {
+  const seconds = parseDuration(value);
+  if (seconds === undefined) {
+    throw new InvalidArgumentError('expected a duration such as 90 (seconds), 90s, 10m, 1h or 1h30m');
+  }
+  if (seconds < 1) throw new InvalidArgumentError('must be at least 1s');
+  if (seconds > MAX_TIMEOUT_SECONDS) throw new InvalidArgumentError('must be at most 365d');
+  return seconds;
+}
+
+/** `--state running,queued`, repeatable → the states, each checked. */
+export function jobStates(value: string, previous: JobState[] | undefined): JobState[] {
+  const states = repeatable(value, undefined).map((s) => {
+    if (!(JOB_STATES as readonly string[]).includes(s)) {
+      throw new InvalidArgumentError(`"${s}" is not a job state (${JOB_STATES.join(', ')})`);
+    }
+    return s as JobState;
+  });
+  return [...(previous ?? []), ...states];
 }

@@ -8,5 +8,6 @@ try {
   const failure = describeFailure(err);
   if (!failure.printed) process.stderr.write(`berth: ${oneLine(failure.message)}\n`);
   if (process.env.BERTH_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
-  process.exitCode = failure.exitCode;
+  // Exit now: a half-started server or an open stream must not keep the process alive.
+  process.exit(failure.exitCode);
 }

@@ -5,9 +5,32 @@ export type Cell = string | number | boolean | null | undefined;
 /** Missing values show as `-`; an empty string stays empty (e.g. an unmarked CURRENT column). */
 const text = (c: Cell): string => (c === null || c === undefined ? '-' : String(c));
 
-/** Columns separated by at least two spaces; no trailing blanks. */
-export function table(headers: string[], rows: Cell[][]): string {
+/** The narrowest the last column of a table is cut to, however narrow the terminal. */
+const MIN_LAST_COLUMN = 20;
+
+/** Columns to fit output into: the terminal's, else $COLUMNS; undefined when output is not a terminal. */
+export function outputWidth(): number | undefined {
+  if (process.stdout.isTTY) return process.stdout.columns;
+  const columns = Number(process.env.COLUMNS);
+  return Number.isInteger(columns) && columns > 0 ? columns : undefined;
+}
+
+/** Cuts `s` to `width` characters, marking the cut with `…`. */
+export const truncate = (s: string, width: number): string =>
+  s.length <= width ? s : `${s.slice(0, Math.max(0, width - 1))}…`;
+
+/**
+ * Columns separated by at least two spaces; no trailing blanks. With `width`, the cells of the
+ * last column (e.g. a REASON) are cut so that lines fit.
+ */
+export function table(headers: string[], rows: Cell[][], width?: number): string {
   const cells = [headers, ...rows.map((r) => r.map(text))];
+  if (width !== undefined && headers.length > 0) {
+    const last = headers.length - 1;
+    const before = headers.slice(0, last).map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+    const room = Math.max(MIN_LAST_COLUMN, width - before.reduce((sum, w) => sum + w + 2, 0));
+    for (const r of cells.slice(1)) r[last] = truncate(r[last] ?? '', room);
+  }
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells
     .map((r) =>

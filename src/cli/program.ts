@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerContextCommands } from './commands/context.js';
+import { registerJobCommands } from './commands/jobs.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerProjectCommands } from './commands/project.js';
 import { registerQueueCommands } from './commands/queue.js';
@@ -15,6 +16,9 @@ export function buildProgram(): Command {
     .version(VERSION)
     .description('berth: a multi-tenant batch job scheduler')
     .exitOverride()
+    // Options before a subcommand are berth's, after it the subcommand's: `berth submit` passes
+    // everything after its command on verbatim (`berth submit sh -c 'x' -v`).
+    .enablePositionalOptions()
     .configureOutput({
       outputError: (message, write) => write(`berth: ${oneLine(message.replace(/^error: /, ''))}\n`),
     })
@@ -31,5 +35,6 @@ The current project is --project, else BERTH_PROJECT, else the context's, else "
   registerProjectCommands(program);
   registerQueueCommands(program);
   registerUserCommands(program);
+  registerJobCommands(program);
   return program;
 }

@@ -80,7 +80,7 @@ export function explainPending(
   if (blocker !== null && blocker !== n && blocker.waitingFor !== null) {
     return {
       ...base,
-      reason: `waiting for job ${blocker.w.id}, which preempted others, to be admitted first in queue ${q.name}; position ${position}`,
+      reason: `waiting for job ${blocker.id}, which preempted others, to be admitted first in queue ${q.name}; position ${position}`,
       blockers: [{ kind: 'preemption', victims: [...blocker.waitingFor].sort((a, b) => a - b) }],
     };
   }

@@ -11,7 +11,7 @@
  * pending work in the queue, never a scan of the backlog.
  */
 import { IndexedHeap, type HeapItem } from './heap.js';
-import { Cursor, prefixSum, type PendingNode } from './lane-tree.js';
+import { Cursor, prefixSum, sumOf, type PendingNode } from './lane-tree.js';
 import type { Lane } from './lane.js';
 import { compareKeys } from './ordering.js';
 import type { Limits } from './quota.js';
@@ -48,9 +48,9 @@ export function tagOf(lane: Lane, n: PendingNode, l: Limits, weight: number): nu
 
 /** Whether a node of another lane, with its simulated tag, is admitted before `x` (tag `tx`). */
 function before(n: PendingNode, tag: number, x: PendingNode, tx: number): boolean {
-  if (n.w.priority !== x.w.priority) return n.w.priority > x.w.priority;
+  if (n.priority !== x.priority) return n.priority > x.priority;
   if (tag !== tx) return tag < tx;
-  return compareKeys(n.w, x.w) < 0;
+  return compareKeys(n, x) < 0;
 }
 
 /** How many workloads of `lane` (not x's own) come before `x` in the simulated admission order. */
@@ -62,10 +62,11 @@ export function countAhead(lane: Lane, l: Limits, weight: number, x: PendingNode
   let count = 0;
   let t = lane.root;
   while (t !== null) {
-    const tag = dominantShare(l, lane.usage, weight, acc, t.left === null ? null : t.left.sum);
+    const leftSum = t.left === null ? null : sumOf(t.left);
+    const tag = dominantShare(l, lane.usage, weight, acc, leftSum);
     if (before(t, tag, x, tx)) {
       count += (t.left === null ? 0 : t.left.size) + 1;
-      if (t.left !== null) addAcc(t.left.sum);
+      if (leftSum !== null) addAcc(leftSum);
       addAcc(t.req);
       t = t.right;
     } else t = t.left;

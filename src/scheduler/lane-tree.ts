@@ -1,19 +1,26 @@
 /**
  * The pending workloads of one project in one queue, as a treap in admission order.
  *
- * Each node is the pending workload itself (one object per job keeps the heap small) and carries
+ * Each node is the pending workload itself (few objects per job keep the heap small, and tree walks
+ * compare keys without another pointer to follow) and carries
  * subtree aggregates, which is what makes every question the scheduler asks O(log n):
  * - `size`: order statistics (positions, offsets);
  * - `minParked`: skip whole subtrees of workloads already found inadmissible in this capacity epoch;
  * - `min`: per resource, the smallest request below, to skip subtrees in which nothing can fit;
  * - `sum`: per resource, the total request below, to compute fair-share positions without a scan.
+ *   Only positions need it, so it is recomputed lazily (`sumOf`): updates merely mark the path.
  * Treap priorities come from a seeded generator, so the shape (and the cost) is deterministic.
  */
 import { compareKeys, type OrderKey } from './ordering.js';
 import type { Vec } from './resources.js';
 import type { JobId, Workload } from './types.js';
 
-export class PendingNode {
+export class PendingNode implements OrderKey {
+  readonly id: JobId;
+  readonly queue: string;
+  readonly project: string;
+  readonly priority: number;
+  readonly createdAt: number;
   left: PendingNode | null = null;
   right: PendingNode | null = null;
   size = 1;
@@ -24,14 +31,21 @@ export class PendingNode {
   /** Leaves share `req` for both aggregates; inner nodes get their own arrays. */
   min: Vec;
   sum: Vec;
+  sumStale = false;
   /** Set while this workload waits for the victims it preempted to stop. */
   waitingFor: Set<JobId> | null = null;
 
+  /** The workload's fields are copied, so that a caller changing its object cannot corrupt the order. */
   constructor(
-    readonly w: Workload,
+    w: Workload,
     readonly req: Vec,
     readonly pri: number,
   ) {
+    this.id = w.id;
+    this.queue = w.queue;
+    this.project = w.project;
+    this.priority = w.priority;
+    this.createdAt = w.createdAt;
     this.min = req;
     this.sum = req;
   }
@@ -55,7 +69,10 @@ export class TreapRandom {
 
 const sizeOf = (t: PendingNode | null): number => (t === null ? 0 : t.size);
 
+export const C: Record<string, number> = { pull: 0, fe: 0, feNodes: 0, ins: 0, rem: 0, touch: 0 };
+(globalThis as unknown as { C: unknown }).C = C;
 function pull(n: PendingNode): void {
+  C.pull!++;
   const l = n.left;
   const r = n.right;
   if (l === null && r === null) {
@@ -64,40 +81,46 @@ function pull(n: PendingNode): void {
     n.first = n;
     n.min = n.req;
     n.sum = n.req;
+    n.sumStale = false;
     return;
   }
+  n.sumStale = true;
   n.size = 1 + sizeOf(l) + sizeOf(r);
   n.minParked = Math.min(n.parkedAt, l === null ? Infinity : l.minParked, r === null ? Infinity : r.minParked);
   n.first = l === null ? n : l.first;
-  const len = Math.max(n.req.length, l === null ? 0 : l.min.length, r === null ? 0 : r.min.length);
-  if (n.min === n.req || n.min.length !== len) {
-    n.min = new Array<number>(len).fill(0);
-    n.sum = new Array<number>(len).fill(0);
-  }
-  const min = n.min;
-  const sum = n.sum;
+  const req = n.req;
+  const len = Math.max(req.length, l === null ? 0 : l.min.length, r === null ? 0 : r.min.length);
+  let min = n.min;
+  if (min === req || min.length !== len) min = n.min = new Array<number>(len).fill(0);
+  const lmin = l === null ? req : l.min;
+  const rmin = r === null ? req : r.min;
   for (let i = 0; i < len; i++) {
-    const own = n.req[i] ?? 0;
-    let lo = own;
-    let total = own;
-    if (l !== null) {
-      const a = l.min[i] ?? 0;
-      if (a < lo) lo = a;
-      total += l.sum[i] ?? 0;
-    }
-    if (r !== null) {
-      const a = r.min[i] ?? 0;
-      if (a < lo) lo = a;
-      total += r.sum[i] ?? 0;
-    }
+    let lo = req[i] ?? 0;
+    const a = lmin[i] ?? 0;
+    const b = rmin[i] ?? 0;
+    if (a < lo) lo = a;
+    if (b < lo) lo = b;
     min[i] = lo;
-    sum[i] = total;
   }
+}
+
+/** The per-resource request total of `t`'s subtree, recomputing stale sums on the way. */
+export function sumOf(t: PendingNode): Vec {
+  if (!t.sumStale) return t.sum;
+  const l = t.left === null ? null : sumOf(t.left);
+  const r = t.right === null ? null : sumOf(t.right);
+  const req = t.req;
+  const len = Math.max(req.length, l === null ? 0 : l.length, r === null ? 0 : r.length);
+  let sum = t.sum;
+  if (sum === req || sum.length !== len) sum = t.sum = new Array<number>(len).fill(0);
+  for (let i = 0; i < len; i++) sum[i] = (req[i] ?? 0) + (l === null ? 0 : (l[i] ?? 0)) + (r === null ? 0 : (r[i] ?? 0));
+  t.sumStale = false;
+  return sum;
 }
 
 function split(t: PendingNode | null, key: OrderKey): [PendingNode | null, PendingNode | null] {
   if (t === null) return [null, null];
-  if (compareKeys(t.w, key) < 0) {
+  if (compareKeys(t, key) < 0) {
     const [l, r] = split(t.right, key);
     t.right = l;
     pull(t);
@@ -123,24 +146,26 @@ function merge(a: PendingNode | null, b: PendingNode | null): PendingNode | null
 }
 
 export function insert(t: PendingNode | null, n: PendingNode): PendingNode {
+  C.ins!++;
   if (t === null) {
     pull(n);
     return n;
   }
   if (n.pri > t.pri) {
-    const [l, r] = split(t, n.w);
+    const [l, r] = split(t, n);
     n.left = l;
     n.right = r;
     pull(n);
     return n;
   }
-  if (compareKeys(n.w, t.w) < 0) t.left = insert(t.left, n);
+  if (compareKeys(n, t) < 0) t.left = insert(t.left, n);
   else t.right = insert(t.right, n);
   pull(t);
   return t;
 }
 
 export function remove(t: PendingNode | null, n: PendingNode): PendingNode | null {
+  C.rem!++;
   if (t === null) return null;
   if (t === n) {
     const rest = merge(n.left, n.right);
@@ -149,7 +174,8 @@ export function remove(t: PendingNode | null, n: PendingNode): PendingNode | nul
     pull(n);
     return rest;
   }
-  if (compareKeys(n.w, t.w) < 0) t.left = remove(t.left, n);
+  // Admissions remove a lane's first node: follow `first` down the left spine without comparing.
+  if (t.first === n || compareKeys(n, t) < 0) t.left = remove(t.left, n);
   else t.right = remove(t.right, n);
   pull(t);
   return t;
@@ -157,8 +183,9 @@ export function remove(t: PendingNode | null, n: PendingNode): PendingNode | nul
 
 /** Recomputes the aggregates on the path to `n` after one of its own fields changed. */
 export function touch(t: PendingNode | null, n: PendingNode): void {
+  C.touch!++;
   if (t === null) return;
-  if (t !== n) touch(compareKeys(n.w, t.w) < 0 ? t.left : t.right, n);
+  if (t !== n) touch(compareKeys(n, t) < 0 ? t.left : t.right, n);
   pull(t);
 }
 
@@ -167,7 +194,7 @@ export function rank(t: PendingNode | null, n: PendingNode): number {
   let before = 0;
   while (t !== null) {
     if (t === n) return before + sizeOf(t.left);
-    if (compareKeys(n.w, t.w) < 0) t = t.left;
+    if (compareKeys(n, t) < 0) t = t.left;
     else {
       before += sizeOf(t.left) + 1;
       t = t.right;
@@ -185,12 +212,12 @@ export function prefixSum(t: PendingNode | null, n: PendingNode, idx: readonly n
   };
   while (t !== null) {
     if (t === n) {
-      if (t.left !== null) add(t.left.sum);
+      if (t.left !== null) add(sumOf(t.left));
       return;
     }
-    if (compareKeys(n.w, t.w) < 0) t = t.left;
+    if (compareKeys(n, t) < 0) t = t.left;
     else {
-      if (t.left !== null) add(t.left.sum);
+      if (t.left !== null) add(sumOf(t.left));
       add(t.req);
       t = t.right;
     }
@@ -229,11 +256,12 @@ export function mayPreempt(w: OrderKey, e: Eligibility): boolean {
  * more than there is room for; so the cost is O(log n) unless many workloads individually fail.
  */
 export function firstEligible(t: PendingNode | null, e: Eligibility): PendingNode | null {
+  C.feNodes!++;
   if (t === null || t.minParked >= e.epoch) return null;
-  if (!mayPreempt(t.first.w, e) && exceeds(t.min, e)) return null;
+  if (!mayPreempt(t.first, e) && exceeds(t.min, e)) return null;
   const l = firstEligible(t.left, e);
   if (l !== null) return l;
-  if (t.parkedAt < e.epoch && (mayPreempt(t.w, e) || !exceeds(t.req, e))) return t;
+  if (t.parkedAt < e.epoch && (mayPreempt(t, e) || !exceeds(t.req, e))) return t;
   return firstEligible(t.right, e);
 }
 

@@ -11,6 +11,8 @@ import type { Vec } from './resources.js';
 export class Lane implements HeapItem {
   root: PendingNode | null = null;
   candidate: PendingNode | null = null;
+  /** False while `candidate` is only a lower bound of the lane's candidate (see queue-state.ts). */
+  exact = false;
   heapIndex = -1;
   /** Quota held by this project's admitted workloads in the queue. */
   usage: Vec = [];
@@ -34,7 +36,7 @@ export function laneBefore(a: Lane, b: Lane): boolean {
   const x = a.candidate;
   const y = b.candidate;
   if (x === null || y === null) return x !== null;
-  if (x.w.priority !== y.w.priority) return x.w.priority > y.w.priority;
+  if (x.priority !== y.priority) return x.priority > y.priority;
   if (a.share !== b.share) return a.share < b.share;
-  return compareKeys(x.w, y.w) < 0;
+  return compareKeys(x, y) < 0;
 }

@@ -89,12 +89,12 @@ export function selectVictims(q: QueueState, n: PendingNode): AdmittedRec[] | nu
   }
   if (need.length === 0) return null;
 
-  const p = n.w.priority;
+  const p = n.priority;
   const candidates: AdmittedRec[] = [];
   if (within !== 'Never') {
     for (const rec of q.admitted.values()) {
       if (rec.evicting !== null || rec.w.priority > p) continue;
-      if (rec.w.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec.w, n.w) > 0)) continue;
+      if (rec.w.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec.w, n) > 0)) continue;
       if (usesAny(rec.req, need)) candidates.push(rec);
     }
   }

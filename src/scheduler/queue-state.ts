@@ -5,10 +5,10 @@
  * Candidates. StrictFIFO: each lane offers its first workload, the heap's top is the queue's
  * head and blocks the rest. BestEffortFIFO: each lane offers its first workload that is not parked
  * (found inadmissible in this capacity epoch) and either fits now or may be able to preempt; found
- * by one pruned treap descent. A capacity epoch ends when quota is released in the queue or its
- * cohort, or a definition changes: that is one counter bump, after which every parked workload is
- * eligible again without being touched, and each lane's candidate is searched anew (O(P · log n)
- * for P lanes, done lazily the next time the queue is looked at).
+ * by one pruned treap descent, and only when the lane reaches the top of the heap (until then its
+ * first workload stands in as a lower bound). A capacity epoch ends when quota is released in the
+ * queue or its cohort, or a definition changes: that is one counter bump, after which every parked
+ * workload is eligible again without being touched (O(P) for P lanes, at the next look).
  */
 import type { AdmittedRec } from './admitted.js';
 import type { CohortState } from './cohort.js';
@@ -16,7 +16,7 @@ import { IndexedHeap } from './heap.js';
 import { Lane, laneBefore } from './lane.js';
 import { canFit, firstEligible, insert, mayPreempt, remove, touch, type Eligibility, type PendingNode } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
-import { NO_LIMITS, rooms, type Holder, type Limits } from './quota.js';
+import { NO_LIMITS, room as roomOf, type Holder, type Limits } from './quota.js';
 import { minInto, type Vec } from './resources.js';
 import type { JobId, QueueModel } from './types.js';
 import { dominantShare } from './fair-share.js';
@@ -54,6 +54,8 @@ export class QueueState implements Holder {
   blockedEpoch = -1;
   /** A workload waiting for its preemption victims to stop: the queue admits nothing meanwhile. */
   preemptor: PendingNode | null = null;
+  private readonly elig: Eligibility & { room: number[] } = { epoch: 0, idx: [], room: [], reach: null };
+
   /** HoldAndDrain: admitted workloads still to be sent a drain decision. */
   drain: JobId[] = [];
   drainNext = 0;
@@ -107,99 +109,142 @@ export class QueueState implements Holder {
     return !this.stale && (this.strict || this.lanesEpoch === this.epoch);
   }
 
+  /** What a candidate may take now (one reused object: searches do not nest). */
   eligibility(): Eligibility {
-    return {
-      epoch: this.epoch,
-      idx: this.limits.idx,
-      room: rooms(this),
-      reach: this.strict ? null : this.reachOf(this),
-    };
+    const e = this.elig;
+    e.epoch = this.epoch;
+    e.idx = this.limits.idx;
+    const room = e.room;
+    room.length = e.idx.length;
+    for (let j = 0; j < room.length; j++) room[j] = roomOf(this, j);
+    e.reach = this.strict ? null : this.reachOf(this);
+    return e;
   }
 
-  private setCandidate(lane: Lane, n: PendingNode | null): void {
+  /** `n` is the lane's candidate (exact) or a lower bound of it in queue order (not exact). */
+  private setCandidate(lane: Lane, n: PendingNode | null, exact: boolean): void {
     lane.candidate = n;
+    lane.exact = exact || this.strict;
     if (n === null) this.heap.remove(lane);
     else this.heap.update(lane);
   }
 
-  private research(lane: Lane): void {
-    if (this.strict) this.setCandidate(lane, lane.root === null ? null : lane.root.first);
-    else this.setCandidate(lane, firstEligible(lane.root, this.eligibility()));
+  /** The lane's first workload: its candidate in StrictFIFO, a lower bound of it otherwise. */
+  private resetCandidate(lane: Lane): void {
+    this.setCandidate(lane, lane.root === null ? null : lane.root.first, false);
+  }
+
+  /** Replaces a lower bound by the lane's actual candidate: usually its first node, else one descent. */
+  private exactify(lane: Lane): void {
+    const e = this.eligibility();
+    const first = lane.root === null ? null : lane.root.first;
+    const eligible =
+      first !== null && first.parkedAt < e.epoch && (mayPreempt(first, e) || canFit(first.req, e));
+    this.setCandidate(lane, eligible ? first : firstEligible(lane.root, e), true);
   }
 
   addPending(n: PendingNode): void {
-    const lane = this.lane(n.w.project);
+    const lane = this.lane(n.project);
     lane.root = insert(lane.root, n);
     this.pendingCount++;
     if (this.minRequest === null) this.minRequest = n.req.slice();
     else minInto(this.minRequest, n.req);
     if (this.model === null || !this.fresh()) return;
-    if (this.strict) return this.setCandidate(lane, lane.root.first);
     const c = lane.candidate;
-    if (c !== null && compareKeys(n.w, c.w) > 0) return;
-    const e = this.eligibility();
-    if (mayPreempt(n.w, e) || canFit(n.req, e)) this.setCandidate(lane, n);
+    // Whatever the lane offered, a workload ahead of it is a valid lower bound.
+    if (c === null || compareKeys(n, c) < 0) this.setCandidate(lane, n, false);
   }
 
   removePending(n: PendingNode): void {
-    const lane = this.lanes.get(n.w.project);
+    const lane = this.lanes.get(n.project);
     if (lane === undefined) return;
     lane.root = remove(lane.root, n);
     this.pendingCount--;
     if (this.pendingCount === 0) this.minRequest = null;
     if (this.preemptor === n) this.preemptor = null;
     if (lane.candidate === n) {
-      if (this.model !== null && this.fresh()) this.research(lane);
-      else this.setCandidate(lane, null);
+      if (this.model !== null && this.fresh()) this.resetCandidate(lane);
+      else this.setCandidate(lane, null, false);
     }
     this.dropLaneIfEmpty(lane);
   }
 
-  /** BestEffortFIFO: `n` does not fit and cannot preempt; skip it until the epoch ends. */
+  /**
+   * BestEffortFIFO: `n` does not fit and cannot preempt; skip it until the epoch ends. Room only
+   * shrinks within an epoch, so a search by size skips it anyway; only a workload the search would
+   * offer regardless of size (one that may preempt) needs marking, which costs a path update.
+   */
   park(n: PendingNode): void {
-    const lane = this.lanes.get(n.w.project);
+    const lane = this.lanes.get(n.project);
     if (lane === undefined) return;
-    n.parkedAt = this.epoch;
-    touch(lane.root, n);
-    if (lane.candidate === n) this.research(lane);
+    const e = this.eligibility();
+    if (mayPreempt(n, e) || canFit(n.req, e)) {
+      n.parkedAt = this.epoch;
+      touch(lane.root, n);
+    }
+    if (lane.candidate === n) this.exactify(lane);
+  }
+
+  /**
+   * After a failed try: when even the smallest pending request no longer fits and nobody may
+   * preempt, stop offering candidates for the rest of the epoch in O(resources), instead of
+   * letting every lane's candidate fail in turn.
+   */
+  settleIfFull(): void {
+    if (this.strict || this.minRequest === null) return;
+    const e = this.eligibility();
+    if (e.reach !== null || canFit(this.minRequest, e)) return;
+    this.heap.clear();
+    this.lanesEpoch = -1;
   }
 
   /** The workload the queue would admit next, or null if it has none to offer now. */
   head(): PendingNode | null {
     if (this.model === null || this.holds || this.preemptor !== null) return null;
     if (!this.fresh() && !this.refresh()) return null;
-    const top = this.heap.peek();
-    const n = top === undefined ? null : top.candidate;
-    if (n === null) return null;
-    if (this.strict && this.blockedEpoch === this.epoch && this.blockedHead === n.w.id) return null;
-    return n;
+    // Lanes keyed by a lower bound are made exact only when they reach the top (as in A*): the
+    // top is then the true next workload, and most lanes never need a descent.
+    for (;;) {
+      const top = this.heap.peek();
+      if (top === undefined) return null;
+      if (!top.exact) {
+        this.exactify(top);
+        continue;
+      }
+      const n = top.candidate;
+      if (n === null) return null;
+      if (this.strict && this.blockedEpoch === this.epoch && this.blockedHead === n.id) return null;
+      return n;
+    }
   }
 
-  /** Recomputes every lane's candidate; false when it can tell at once that nothing can go. */
+  /**
+   * New epoch or definition: every lane offers its first workload again, as a lower bound, in
+   * O(P) for P lanes; false when it can tell at once (O(resources)) that nothing can go.
+   */
   private refresh(): boolean {
-    const lanes = [...this.lanes.values()];
-    if (this.strict) {
-      for (const lane of lanes) lane.candidate = lane.root === null ? null : lane.root.first;
-    } else {
+    if (!this.strict) {
       const e = this.eligibility();
-      // The whole queue in O(resources): when the smallest request of some resource is more than
-      // there is room for and nothing may preempt, no lane needs looking at in this epoch.
       if (e.reach === null && this.minRequest !== null && !canFit(this.minRequest, e)) {
         this.heap.clear();
         return false;
       }
-      let lower: Vec | null = null;
-      for (const lane of lanes) {
-        lane.candidate = firstEligible(lane.root, e);
-        if (lane.root === null) continue;
-        if (lower === null) lower = lane.root.min.slice();
-        else minInto(lower, lane.root.min);
-      }
-      this.minRequest = lower;
       this.lanesEpoch = this.epoch;
     }
     this.stale = false;
-    this.heap.rebuild(lanes.filter((lane) => lane.candidate !== null));
+    let lower: Vec | null = null;
+    const offered: Lane[] = [];
+    for (const lane of this.lanes.values()) {
+      const root = lane.root;
+      lane.candidate = root === null ? null : root.first;
+      lane.exact = this.strict;
+      if (root === null) continue;
+      offered.push(lane);
+      if (lower === null) lower = root.min.slice();
+      else minInto(lower, root.min);
+    }
+    this.minRequest = lower;
+    this.heap.rebuild(offered);
     return true;
   }
 }

@@ -39,7 +39,7 @@ interface Entry {
 }
 
 const entryOrder = (a: Entry, b: Entry): number =>
-  a.borrows !== b.borrows ? (a.borrows ? 1 : -1) : compareKeys(a.n.w, b.n.w);
+  a.borrows !== b.borrows ? (a.borrows ? 1 : -1) : compareKeys(a.n, b.n);
 
 const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
@@ -134,8 +134,7 @@ export class Scheduler implements SchedulerApi {
 
   enqueue(w: Workload): void {
     this.forget(w.id);
-    const plain = plainWorkload(w);
-    const n = new PendingNode(plain, this.res.vec(plain.requests), this.random.next());
+    const n = new PendingNode(w, this.res.vec(w.requests), this.random.next());
     this.pending.set(w.id, n);
     const q = this.queue(w.queue);
     q.addPending(n);
@@ -205,7 +204,7 @@ export class Scheduler implements SchedulerApi {
       for (const v of victims) {
         this.deactivate(v);
         v.evicting = 'preempted';
-        v.preemptor = n.w.id;
+        v.preemptor = n.id;
       }
       n.waitingFor = new Set(ids);
       q.preemptor = n;
@@ -213,24 +212,27 @@ export class Scheduler implements SchedulerApi {
       const others = victims.some((v) => v.q !== q) ? ', reclaiming quota lent to the cohort' : '';
       out.push({
         kind: 'preempt',
-        preemptor: n.w.id,
+        preemptor: n.id,
         victims: ids,
-        reason: `preempted for job ${n.w.id} (priority ${n.w.priority}) in queue ${q.name}${others}`,
+        reason: `preempted for job ${n.id} (priority ${n.priority}) in queue ${q.name}${others}`,
       });
       return;
     }
     if (q.strict) {
-      q.blockedHead = n.w.id;
+      q.blockedHead = n.id;
       q.blockedEpoch = q.epoch;
-    } else q.park(n);
+    } else {
+      q.park(n);
+      q.settleIfFull();
+    }
   }
 
   private admit(q: QueueState, n: PendingNode, now: number, out: Decision[]): void {
     const borrowed = borrowedFor(q, n.req);
-    this.pending.delete(n.w.id);
-    this.hold(q, n.w, n.req, now, borrowed);
+    this.pending.delete(n.id);
+    this.hold(q, this.workloadOf(n), n.req, now, borrowed);
     q.removePending(n);
-    out.push({ kind: 'admit', id: n.w.id, queue: q.name, borrowed });
+    out.push({ kind: 'admit', id: n.id, queue: q.name, borrowed });
   }
 
   private emitDrains(out: Decision[], max: number): void {
@@ -257,8 +259,8 @@ export class Scheduler implements SchedulerApi {
   explain(id: JobId): Explanation | undefined {
     const n = this.pending.get(id);
     if (n === undefined) return undefined;
-    const q = this.queues.get(n.w.queue);
-    const lane = q?.lanes.get(n.w.project);
+    const q = this.queues.get(n.queue);
+    const lane = q?.lanes.get(n.project);
     if (q === undefined || lane === undefined) return undefined;
     const own = rank(lane.root, n);
     let ahead = own;
@@ -287,7 +289,7 @@ export class Scheduler implements SchedulerApi {
     const q = this.queues.get(queue);
     if (q === undefined) return [];
     const lanes = [...q.lanes.values()];
-    return mergedOrder(lanes, q.limits, this.weightOf, Math.max(0, offset), limit).map((n) => n.w.id);
+    return mergedOrder(lanes, q.limits, this.weightOf, Math.max(0, offset), limit).map((n) => n.id);
   }
 
   // ---- bookkeeping -------------------------------------------------------------------------
@@ -359,9 +361,14 @@ export class Scheduler implements SchedulerApi {
     if (this.admitted.has(id)) this.release(id);
   }
 
+  private workloadOf(n: PendingNode): Workload {
+    const { id, queue, project, priority, createdAt } = n;
+    return { id, queue, project, priority, createdAt, requests: this.res.amounts(n.req) };
+  }
+
   private dropPending(n: PendingNode): void {
-    this.pending.delete(n.w.id);
-    const q = this.queues.get(n.w.queue);
+    this.pending.delete(n.id);
+    const q = this.queues.get(n.queue);
     if (q === undefined) return;
     q.removePending(n);
     if (q.model !== null) this.ready.add(q);
@@ -421,7 +428,7 @@ export class Scheduler implements SchedulerApi {
     p.waitingFor.delete(rec.w.id);
     if (p.waitingFor.size > 0) return;
     p.waitingFor = null;
-    const pq = this.queues.get(p.w.queue);
+    const pq = this.queues.get(p.queue);
     if (pq === undefined) return;
     if (pq.preemptor === p) pq.preemptor = null;
     if (pq.model !== null) this.ready.add(pq);

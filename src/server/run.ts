@@ -12,6 +12,7 @@ import { Controller } from '../controller/controller.js';
 import { LogStore } from '../controller/log-store.js';
 import { createFactories } from '../factories/index.js';
 import { Scheduler } from '../scheduler/index.js';
+import { TokenCache } from '../service/token-cache.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfigFile, parseListen, resolveConfig, type Config, type RawConfig } from './config.js';
 import { announceServer, withdrawServer } from './discovery.js';
@@ -53,7 +54,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore(config);
-  const ctx: ServiceContext = { store, now: Date.now };
+  const ctx: ServiceContext = { store, now: Date.now, tokenCache: new TokenCache() };
   let app: FastifyInstance | undefined;
   let controller: Controller | undefined;
   let url = '';

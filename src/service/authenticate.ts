@@ -7,11 +7,18 @@ import { hashToken } from './tokens.js';
 /** Resolves a bearer token to the principal it stands for, or throws 401. */
 export async function authenticate(ctx: ServiceContext, token: string | undefined): Promise<Principal> {
   if (!token) throw new UnauthorizedError();
-  const found = await findToken(ctx.store.db, hashToken(token));
+  const hash = hashToken(token);
+  const cached = ctx.tokenCache?.get(hash, ctx.now());
+  if (cached) return cached;
+  const found = await findToken(ctx.store.db, hash);
   if (!found) throw new UnauthorizedError('invalid token');
   if (found.expiresAt !== null && found.expiresAt <= ctx.now())
     throw new UnauthorizedError('token has expired');
-  if (found.user) return { kind: 'user', user: found.user };
+  if (found.user) {
+    const principal: Principal = { kind: 'user', user: found.user };
+    ctx.tokenCache?.set(hash, principal, ctx.now());
+    return principal;
+  }
   if (found.jobId !== null) return { kind: 'job', jobId: found.jobId };
   throw new UnauthorizedError('invalid token');
 }

@@ -4,6 +4,7 @@ import type { Controller } from '../controller/controller.js';
 import type { LogStore } from '../controller/log-store.js';
 import type { TargetConfig } from '../server/config.js';
 import type { Store } from '../store/store.js';
+import type { TokenCache } from './token-cache.js';
 
 /** What job endpoints need beyond the store: the configured targets and the live controller. */
 export interface JobRuntime {
@@ -36,4 +37,5 @@ export interface ServiceContext {
   queueStatus?: (name: string) => QueueStatus;
   listener?: ChangeListener;
   runtime?: JobRuntime;
+  tokenCache?: TokenCache;
 }

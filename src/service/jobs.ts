@@ -150,7 +150,7 @@ export async function submitJob(ctx: ServiceContext, p: Principal, projectName: 
     return { row, created: true };
   });
   if (outcome.created) await rt.controller.jobSubmitted(outcome.row);
-  return { job: await view(ctx, outcome.row), created: outcome.created };
+  return { job: await view(ctx, outcome.row, outcome.created), created: outcome.created };
 }
 
 function defaultName(command: string[]): string {
@@ -159,10 +159,10 @@ function defaultName(command: string[]): string {
 }
 
 /** The stored job with the controller's live reason and position laid over it. */
-async function view(ctx: ServiceContext, row: JobRow): Promise<Job> {
+async function view(ctx: ServiceContext, row: JobRow, fresh = false): Promise<Job> {
   const id = Number(row.id);
   const live = isTerminal(row.state as JobState) ? undefined : ctx.runtime?.controller.explain(id);
-  const worker = await findWorkerForJob(ctx.store.db, id);
+  const worker = fresh ? undefined : await findWorkerForJob(ctx.store.db, id); // a new job has none
   const job = toJob(row, {
     position: live?.position ?? null,
     resources: [],

@@ -105,6 +105,7 @@ export async function removeUser(ctx: ServiceContext, p: Principal, name: string
     const user = await findUserByName(db, name);
     if (!user) throw new NotFoundError(`user "${name}" not found`);
     await deleteUser(db, user.id);
+    ctx.tokenCache?.forgetUser(user.id);
     await appendEvent(
       db,
       { subjectKind: 'user', subject: name, type: 'deleted', message: `user ${name} deleted` },

@@ -1,9 +1,32 @@
 /** The embedded default store: one SQLite file in WAL mode through better-sqlite3. */
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { migrate } from './migrations/index.js';
 import type { Database } from './schema.js';
 import type { Db, Store } from './store.js';
+
+/**
+ * Kysely prepares every statement it runs; preparing costs more than running a small statement
+ * here (~30 µs against ~4 µs for a primary-key read). Queries come from a small set of builder
+ * shapes, so a bounded cache of prepared statements removes that cost.
+ */
+function withStatementCache(db: BetterSqlite3.Database, size = 512): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => db.close(),
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (stmt) {
+        cache.delete(sql); // re-insert: Map order is the LRU order
+      } else {
+        stmt = db.prepare(sql);
+        if (cache.size >= size) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, stmt);
+      return stmt;
+    },
+  };
+}
 
 export async function openSqliteStore(file: string): Promise<Store> {
   const sqlite = new BetterSqlite3(file);
@@ -11,9 +34,11 @@ export async function openSqliteStore(file: string): Promise<Store> {
   // NORMAL in WAL mode is durable across process crashes (kill -9); only an OS crash can lose
   // the last transactions. That is the trade every embedded job queue makes for throughput.
   sqlite.pragma('synchronous = NORMAL');
+  // Checkpoints are where WAL mode syncs to disk; fewer, larger ones cost far less in total.
+  sqlite.pragma('wal_autocheckpoint = 10000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrate(db as unknown as Kysely<unknown>, 'sqlite');
   return {
     dialect: 'sqlite',

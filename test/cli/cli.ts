@@ -96,6 +96,14 @@ export function fails(r: CliResult, code: number, message: RegExp): string {
   return r.stderr;
 }
 
+/** Several independent failing runs, started together; each checked as by `fails`. */
+export async function allFail(
+  cases: [run: Promise<CliResult>, code: number, message: RegExp][],
+): Promise<void> {
+  const results = await Promise.all(cases.map(([run]) => run));
+  results.forEach((r, i) => fails(r, cases[i]![1], cases[i]![2]));
+}
+
 /** Parses `-o json` output. */
 export function parseJson<T>(r: CliResult): T {
   return JSON.parse(ok(r)) as T;

@@ -2,7 +2,6 @@
  * How the CLI finds its server, token and project: local discovery (the README flow), login and
  * contexts, environment overrides, and one-line errors when there is nothing to talk to.
  */
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test awaits describe() and it() itself */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

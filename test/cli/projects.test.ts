@@ -1,5 +1,4 @@
 /** `berth project …` against a real server, as an admin (BERTH_URL/BERTH_TOKEN) and as a member. */
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test awaits describe() and it() itself */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';

@@ -1,9 +1,8 @@
 /** `berth queue …` against a real server. */
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test awaits describe() and it() itself */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
-import { berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
+import { allFail, berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
 
 interface QueueJson {
   name: string;
@@ -99,28 +98,26 @@ describe('queue create', () => {
   });
 
   it('rejects bad quantities and malformed lists before calling the server', async () => {
-    fails(
-      await admin(['queue', 'create', 'q', '--quota', 'cpu=abc']),
-      2,
-      /^berth: option '--quota <quantities>' argument 'cpu=abc' is invalid\. cpu: "abc" is not a quantity/,
-    );
-    fails(
-      await admin(['queue', 'create', 'q', '--quota', 'cpu']),
-      2,
-      /expected RESOURCE=QUANTITY, got "cpu"/,
-    );
-    fails(await admin(['queue', 'create', 'q', '--quota', 'cpu=1,cpu=2']), 2, /cpu is given twice/);
-    fails(
-      await admin(['queue', 'create', 'q', '--quota', 'bad name=1']),
-      2,
-      /resource "bad name" must be a resource name/,
-    );
-    fails(await admin(['queue', 'create', 'q']), 2, /required option '--quota <quantities>' not specified/);
-    fails(
-      await admin(['queue', 'create', 'q', '--quota', 'cpu=1', '--strategy', 'Fifo']),
-      2,
-      /Allowed choices are StrictFIFO, BestEffortFIFO/,
-    );
+    await allFail([
+      [
+        admin(['queue', 'create', 'q', '--quota', 'cpu=abc']),
+        2,
+        /^berth: option '--quota <quantities>' argument 'cpu=abc' is invalid\. cpu: "abc" is not a quantity/,
+      ],
+      [admin(['queue', 'create', 'q', '--quota', 'cpu']), 2, /expected RESOURCE=QUANTITY, got "cpu"/],
+      [admin(['queue', 'create', 'q', '--quota', 'cpu=1,cpu=2']), 2, /cpu is given twice/],
+      [
+        admin(['queue', 'create', 'q', '--quota', 'bad name=1']),
+        2,
+        /resource "bad name" must be a resource name/,
+      ],
+      [admin(['queue', 'create', 'q']), 2, /required option '--quota <quantities>' not specified/],
+      [
+        admin(['queue', 'create', 'q', '--quota', 'cpu=1', '--strategy', 'Fifo']),
+        2,
+        /Allowed choices are StrictFIFO, BestEffortFIFO/,
+      ],
+    ]);
     fails(await admin(['queue', 'show', 'q']), 1, /^berth: cluster queue "q" not found\n$/);
   });
 

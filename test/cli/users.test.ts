@@ -1,9 +1,8 @@
 /** `berth user …`, plus what every command shares: help, usage errors, exit codes. */
-/* eslint-disable @typescript-eslint/no-floating-promises -- node:test awaits describe() and it() itself */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
+import { allFail, berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
 
 let server: TestServer;
 let sb: Sandbox;
@@ -81,13 +80,21 @@ describe('help and usage errors', () => {
   });
 
   it('reports unknown commands and options in one line, exit 2', async () => {
-    fails(
-      await berth(sb, ['projetc', 'list']),
-      2,
-      /^berth: unknown command 'projetc' \(Did you mean project\?\)\n$/,
+    await allFail([
+      [berth(sb, ['projetc', 'list']), 2, /^berth: unknown command 'projetc' \(Did you mean project\?\)\n$/],
+      [berth(sb, ['project', 'list', '--bogus']), 2, /^berth: unknown option '--bogus'\n$/],
+      [berth(sb, ['project', 'show', 'a', 'b']), 2, /^berth: too many arguments for 'show'/],
+      [berth(sb, ['user', 'create']), 2, /^berth: missing required argument 'name'\n$/],
+    ]);
+  });
+
+  it("prints the group's help on stderr when a subcommand is missing, exit 2", async () => {
+    const r = await berth(sb, ['project']);
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.match(
+      r.stderr,
+      /^Usage: berth project \[options\] \[command\]\n[\s\S]*\n {2}create \[options\] <name>/,
     );
-    fails(await berth(sb, ['project', 'list', '--bogus']), 2, /^berth: unknown option '--bogus'\n$/);
-    fails(await berth(sb, ['project', 'show', 'a', 'b']), 2, /^berth: too many arguments for 'show'/);
-    fails(await berth(sb, ['user', 'create']), 2, /^berth: missing required argument 'name'\n$/);
   });
 });

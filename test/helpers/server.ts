@@ -7,6 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type RunningServer } from '../../src/server/run.js';
 
+// A server announces itself in the user's state directory for CLI discovery; tests must never
+// touch the developer's real one.
+process.env.XDG_STATE_HOME ??= mkdtempSync(join(tmpdir(), 'berth-test-state-'));
+
 export interface TestServer {
   url: string;
   api: string;

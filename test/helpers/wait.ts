@@ -12,7 +12,7 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
       last = e;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     }
     await delay(25);
   }

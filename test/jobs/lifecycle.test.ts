@@ -84,7 +84,7 @@ describe('a job', () => {
     });
     const res = await fetch(`${s.api}/jobs/${job.id}/logs?follow=true`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     assert.equal(res.status, 200);
-    const reader = res.body!.getReader();
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     let text = '';
     while (!text.includes('first\n')) {

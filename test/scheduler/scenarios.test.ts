@@ -456,7 +456,9 @@ const scenarios: Scenario[] = [
     admitted: [{ id: 1, queue: 'a', requests: cpu(1) }],
     pending: [{ id: 2, queue: 'a', requests: cpu(1) }],
     want: { admitted: {}, drained: [], pending: [2] },
-    then: [{ actions: [{ upsert: { name: 'a', nominal: cpu(4) } }], want: { admitted: { 2: {} }, pending: [] } }],
+    then: [
+      { actions: [{ upsert: { name: 'a', nominal: cpu(4) } }], want: { admitted: { 2: {} }, pending: [] } },
+    ],
   },
   {
     name: 'HoldAndDrain drains every admitted workload once and admits nothing',
@@ -508,7 +510,9 @@ const scenarios: Scenario[] = [
       { id: 3, queue: 'a', requests: cpu(1), priority: 1 },
     ],
     want: { preempted: { 2: [1] }, pending: [2, 3] },
-    then: [{ actions: [{ requeue: [1] }], want: { admitted: { 2: {}, 3: {} }, order: [2, 3], pending: [1] } }],
+    then: [
+      { actions: [{ requeue: [1] }], want: { admitted: { 2: {}, 3: {} }, order: [2, 3], pending: [1] } },
+    ],
   },
 ];
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { BerthMigration } from './helpers.js';
 import { bigint, serialKey, serialType } from './helpers.js';
 
@@ -79,6 +80,11 @@ export const foundation: BerthMigration = {
       .on('events')
       .columns(['subject_kind', 'subject', 'id'])
       .execute();
-    await db.schema.createIndex('events_job').on('events').columns(['job_id', 'id']).execute();
+    await db.schema
+      .createIndex('events_job')
+      .on('events')
+      .columns(['job_id', 'id'])
+      .where(sql.ref('job_id'), 'is not', null)
+      .execute();
   },
 };

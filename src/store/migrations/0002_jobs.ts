@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { BerthMigration } from './helpers.js';
 import { bigint, serialKey, serialType } from './helpers.js';
 
@@ -27,16 +28,23 @@ export const jobs: BerthMigration = {
       .addColumn('started_at', bigint)
       .addColumn('finished_at', bigint)
       .execute();
+    // Every index costs page writes on every insert, so each one here serves a real query, and
+    // the ones that only concern a few rows are partial.
     await db.schema.createIndex('jobs_project').on('jobs').columns(['project', 'id']).execute();
     await db.schema.createIndex('jobs_project_state').on('jobs').columns(['project', 'state', 'id']).execute();
-    // The controller rebuilds its model from unfinished jobs on start.
-    await db.schema.createIndex('jobs_state').on('jobs').columns(['state']).execute();
-    await db.schema.createIndex('jobs_cleanup').on('jobs').columns(['cleaned_up']).execute();
+    // The controller rebuilds its model from unfinished or not-yet-cleaned jobs on start.
+    await db.schema
+      .createIndex('jobs_unfinished')
+      .on('jobs')
+      .column('id')
+      .where(sql.ref('cleaned_up'), '=', 0)
+      .execute();
     await db.schema
       .createIndex('jobs_idempotency')
       .on('jobs')
       .columns(['project', 'idempotency_key'])
       .unique()
+      .where(sql.ref('idempotency_key'), 'is not', null)
       .execute();
 
     // A worker is recorded (creating) before its factory is asked, and kept until its
@@ -54,7 +62,12 @@ export const jobs: BerthMigration = {
       .addColumn('updated_at', bigint, (c) => c.notNull())
       .addColumn('heartbeat_at', bigint)
       .execute();
-    await db.schema.createIndex('workers_state').on('workers').columns(['state', 'id']).execute();
+    await db.schema
+      .createIndex('workers_live')
+      .on('workers')
+      .column('id')
+      .where(sql.ref('state'), 'in', sql`('creating', 'ready', 'destroying')`)
+      .execute();
     await db.schema.createIndex('workers_job').on('workers').columns(['job_id']).execute();
   },
 };

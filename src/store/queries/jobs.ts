@@ -87,7 +87,7 @@ export async function loadActiveJobRows(db: Db): Promise<JobRow[]> {
   return db
     .selectFrom('jobs')
     .selectAll()
-    .where((eb) => eb.or([eb('state', 'in', ['queued', 'admitted', 'running']), eb('cleaned_up', '=', 0)]))
+    .where('cleaned_up', '=', 0) // every unfinished job is also not cleaned up
     .orderBy('id')
     .execute();
 }

@@ -1,0 +1,55 @@
+/**
+ * (c) End to end: no-op jobs per second through the local factory (submit → admit → worker →
+ * agent → process → logs → cleanup), against a baseline measured in the same run: spawning the
+ * same no-op process directly with the same concurrency. The ratio says how close berth comes
+ * to being limited only by process start-up.
+ */
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fmt, get, pool, post, startBenchServer } from './lib.js';
+
+async function spawnBaseline(n: number, concurrency: number): Promise<number> {
+  const t0 = performance.now();
+  await pool(n, concurrency, () => new Promise((resolve) => spawn('true', [], { stdio: 'ignore' }).once('exit', resolve)));
+  return n / ((performance.now() - t0) / 1000);
+}
+
+export interface E2eBenchResult {
+  jobs: number;
+  capacity: number;
+  seconds: number;
+  jobsPerSecond: number;
+  spawnBaselinePerSecond: number;
+  ratioToSpawn: number;
+}
+
+export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
+  const capacity = Math.max(2, availableParallelism());
+  const s = await startBenchServer(`factories:\n  local: { kind: local, capacity: ${capacity} }\n`);
+  try {
+    await post(s.api, s.token, '/cluster-queues', { name: 'bench', quota: { jobs: 1_000_000 } });
+    await post(s.api, s.token, '/projects', { name: 'bench', clusterQueue: 'bench' });
+    const baseline = await spawnBaseline(n, capacity);
+    const t0 = performance.now();
+    await pool(n, 32, () => post(s.api, s.token, '/projects/bench/jobs', { command: ['true'] }));
+    for (;;) {
+      const q = await get<{ pending: number; admitted: number }>(s.api, s.token, '/cluster-queues/bench');
+      if (q.pending === 0 && q.admitted === 0) break;
+      await delay(20);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const jobsPerSecond = n / seconds;
+    return { jobs: n, capacity, seconds, jobsPerSecond, spawnBaselinePerSecond: baseline, ratioToSpawn: jobsPerSecond / baseline };
+  } finally {
+    await s.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await runE2eBench();
+  console.log(
+    `e2e: ${fmt(r.jobs)} no-op jobs, factory capacity ${r.capacity}: ${fmt(r.seconds, 2)} s = ${fmt(r.jobsPerSecond)} jobs/s; ` +
+      `baseline spawn of the same process: ${fmt(r.spawnBaselinePerSecond)}/s; ratio ${fmt(r.ratioToSpawn, 3)}`,
+  );
+}

@@ -1,0 +1,41 @@
+/** Durations as people write and read them: `90`, `90s`, `10m`, `1h30m`, `2d` ↔ seconds. */
+
+const UNITS = [
+  ['d', 86_400],
+  ['h', 3_600],
+  ['m', 60],
+  ['s', 1],
+] as const;
+
+const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+/** `1h30m` → 5400; a bare number is seconds. Undefined when `text` is not a duration. */
+export function parseDuration(text: string): number | undefined {
+  const t = text.trim();
+  if (/^\d+$/.test(t)) return Number(t);
+  const match = DURATION.exec(t);
+  if (!match || t === '') return undefined;
+  return UNITS.reduce((sum, [, seconds], i) => sum + Number(match[i + 1] ?? 0) * seconds, 0);
+}
+
+/**
+ * A time span in its largest units: `42s`, `5m`, `2h`, `4d` with `parts` 1 (ages), `5m3s`, `2h5m`
+ * with `parts` 2 (durations). Negative spans (clock skew) count as zero.
+ */
+export function formatSpan(ms: number, parts: 1 | 2 = 1): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const largest = UNITS.findIndex(([, seconds]) => total >= seconds);
+  const first = largest < 0 ? UNITS.length - 1 : largest;
+  return UNITS.slice(first, first + parts)
+    .map(([unit, seconds], k) => {
+      const within = k === 0 ? total : total % UNITS[first + k - 1]![1];
+      return `${Math.floor(within / seconds)}${unit}`;
+    })
+    .join('');
+}
+
+/** Milliseconds from `from` to `to` (now when null); undefined when `from` is null. */
+export function span(from: string | null, to: string | null, now = Date.now()): number | undefined {
+  if (from === null) return undefined;
+  return (to === null ? now : Date.parse(to)) - Date.parse(from);
+}

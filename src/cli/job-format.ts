@@ -1,0 +1,70 @@
+/** Jobs for people: the `berth jobs` table and the `berth status` block. */
+import type { Job, JobEvent } from './api-types.js';
+import { formatSpan, span } from './duration.js';
+import { fields, quantities, table } from './output.js';
+
+/** Words a POSIX shell reads back as the same argv, quoted only where needed. */
+export const shellWords = (argv: string[]): string =>
+  argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+
+/** `2025-01-02T03:04:05.000Z (5m ago)`; null stays null (shown as `-`). */
+const when = (iso: string | null, now: number): string | null =>
+  iso === null ? null : `${iso} (${formatSpan(now - Date.parse(iso))} ago)`;
+
+/** How long it ran (so far): `5m3s`, or undefined when it never started. */
+function runTime(job: Job, now: number): string | undefined {
+  const ms = span(job.startedAt, job.finishedAt, now);
+  return ms === undefined ? undefined : formatSpan(ms, 2);
+}
+
+export function jobTable(jobs: Job[], now: number, width?: number): string {
+  return table(
+    ['ID', 'NAME', 'STATE', 'EXIT', 'AGE', 'DURATION', 'REASON'],
+    jobs.map((j) => [
+      j.id,
+      j.name,
+      j.state,
+      j.exitCode,
+      formatSpan(now - Date.parse(j.createdAt)),
+      runTime(j, now),
+      j.reason,
+    ]),
+    width,
+  );
+}
+
+export function describeJob(job: Job, timeline: JobEvent[], now: number): string {
+  const ran = runTime(job, now);
+  return fields([
+    ['id', job.id],
+    ['name', job.name],
+    ['project', job.project],
+    ['state', job.state],
+    ['reason', job.reason],
+    ['position', job.position],
+    ['exit code', job.exitCode],
+    ['cluster queue', job.clusterQueue],
+    ['target', job.target],
+    ['priority', job.priority],
+    ['requests', quantities(job.requests)],
+    ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],
+    ['worker', job.worker && `#${job.worker.id} (${job.worker.state})`],
+    ['command', shellWords(job.command)],
+    ['depends on', job.dependsOn.join(', ')],
+    ['timeout', job.timeoutSeconds === null ? null : formatSpan(job.timeoutSeconds * 1000, 2)],
+    ['created', when(job.createdAt, now)],
+    ['admitted', when(job.admittedAt, now)],
+    ['started', when(job.startedAt, now)],
+    ['finished', when(job.finishedAt, now)],
+    ['duration', ran === undefined ? null : ran + (job.finishedAt === null ? ' so far' : '')],
+    [
+      'timeline',
+      timeline.length === 0
+        ? []
+        : table(
+            ['TIME', 'TYPE', 'MESSAGE'],
+            timeline.map((e) => [e.at, e.type, e.message]),
+          ).split('\n'),
+    ],
+  ]);
+}

@@ -1,0 +1,92 @@
+/**
+ * Watching a job from the command line: waiting until it finishes, copying its log as it is
+ * written, and turning its outcome into an exit code.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { isTerminal } from '../domain/job.js';
+import type { Job } from './api-types.js';
+import { apiPath, ConnectionError, type ApiClient } from './client.js';
+
+/** Polling starts fast (short jobs) and slows down to once a second (long ones). */
+const FIRST_POLL_MS = 100;
+const MAX_POLL_MS = 1_000;
+/** The shell's exit code for "interrupted by Ctrl-C". */
+const EXIT_INTERRUPTED = 130;
+
+export const jobPath = (id: number): string => apiPath`/jobs/${id}`;
+
+/** `job 12 failed (exited with code 3)`. */
+export const stateLine = (job: Job): string => `job ${job.id} ${job.state} (${job.reason})`;
+
+/**
+ * The exit code that stands for a finished job: its own for a failure with one, 1 for a failure
+ * without one (cancelled before it ran, timed out, could not start), 0 when it succeeded.
+ */
+export function exitCodeOf(job: Job): number {
+  if (job.state === 'succeeded') return 0;
+  const code = job.exitCode;
+  return code !== null && code > 0 && code < 256 ? code : 1;
+}
+
+/** Polls the job until it has finished. */
+export async function waitForJob(client: ApiClient, id: number): Promise<Job> {
+  for (let interval = FIRST_POLL_MS; ; interval = Math.min(2 * interval, MAX_POLL_MS)) {
+    const job = await client.get<Job>(jobPath(id));
+    if (isTerminal(job.state)) return job;
+    await delay(interval);
+  }
+}
+
+/** Resolves once `out` can take more, or can take nothing any more. */
+function drained(out: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      for (const event of ['drain', 'close', 'error']) out.off(event, done);
+      resolve();
+    };
+    for (const event of ['drain', 'close', 'error']) out.on(event, done);
+  });
+}
+
+/**
+ * Writes the job's log to `out` as the server sends it; with `follow`, until the job ends. Stops
+ * quietly when the reader of `out` goes away (`berth logs -f 12 | head`): resolves false then.
+ */
+export async function copyLog(
+  client: ApiClient,
+  id: number,
+  follow: boolean,
+  out: NodeJS.WritableStream,
+): Promise<boolean> {
+  let open = true;
+  // Stays attached: later writes to a closed pipe must not end in an unhandled 'error' either.
+  out.on('error', () => (open = false));
+  const query = follow ? { follow: true } : {};
+  for await (const chunk of client.chunks(`${jobPath(id)}/logs`, { query })) {
+    if (!open) break;
+    if (!out.write(chunk)) await drained(out);
+  }
+  return open;
+}
+
+/**
+ * Runs `work`, which watches job `id`: Ctrl-C stops the watching, not the job, and says so; a
+ * lost connection says that the job is not affected.
+ */
+export async function watching<T>(id: number, work: () => Promise<T>): Promise<T> {
+  const interrupted = () => {
+    process.stderr.write(`\nberth: stopped watching job ${id}; it goes on (berth cancel ${id} stops it)\n`);
+    process.exit(EXIT_INTERRUPTED);
+  };
+  process.once('SIGINT', interrupted);
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ConnectionError) {
+      throw new ConnectionError(`${err.message}; job ${id} is not affected (see: berth status ${id})`);
+    }
+    throw err;
+  } finally {
+    process.off('SIGINT', interrupted);
+  }
+}
