@@ -16,7 +16,11 @@ export interface ApiBenchResult {
 export async function runApiBench(n = 20_000, concurrency = 64): Promise<ApiBenchResult> {
   const s = await startBenchServer('factories:\n  local: { kind: local, capacity: 1 }\n');
   try {
-    await post(s.api, s.token, '/cluster-queues', { name: 'bench', quota: { cpu: '1000' }, stopPolicy: 'Hold' });
+    await post(s.api, s.token, '/cluster-queues', {
+      name: 'bench',
+      quota: { cpu: '1000' },
+      stopPolicy: 'Hold',
+    });
     await post(s.api, s.token, '/projects', { name: 'bench', clusterQueue: 'bench' });
     const body = { command: ['true'], requests: { cpu: '1' } };
     await pool(500, concurrency, () => post(s.api, s.token, '/projects/bench/jobs', body)); // warm-up
@@ -31,5 +35,7 @@ export async function runApiBench(n = 20_000, concurrency = 64): Promise<ApiBenc
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await runApiBench();
-  console.log(`api: ${fmt(r.submissions)} submissions over HTTP (${r.concurrency} in flight) in ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s`);
+  console.log(
+    `api: ${fmt(r.submissions)} submissions over HTTP (${r.concurrency} in flight) in ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s`,
+  );
 }

@@ -11,7 +11,11 @@ import { fmt, get, pool, post, startBenchServer } from './lib.js';
 
 async function spawnBaseline(n: number, concurrency: number): Promise<number> {
   const t0 = performance.now();
-  await pool(n, concurrency, () => new Promise((resolve) => spawn('true', [], { stdio: 'ignore' }).once('exit', resolve)));
+  await pool(
+    n,
+    concurrency,
+    () => new Promise((resolve) => spawn('true', [], { stdio: 'ignore' }).once('exit', resolve)),
+  );
   return n / ((performance.now() - t0) / 1000);
 }
 
@@ -40,7 +44,14 @@ export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
     }
     const seconds = (performance.now() - t0) / 1000;
     const jobsPerSecond = n / seconds;
-    return { jobs: n, capacity, seconds, jobsPerSecond, spawnBaselinePerSecond: baseline, ratioToSpawn: jobsPerSecond / baseline };
+    return {
+      jobs: n,
+      capacity,
+      seconds,
+      jobsPerSecond,
+      spawnBaselinePerSecond: baseline,
+      ratioToSpawn: jobsPerSecond / baseline,
+    };
   } finally {
     await s.stop();
   }

@@ -24,7 +24,18 @@ export async function startBenchServer(config: string): Promise<BenchServer> {
   const dataDir = join(dir, 'data');
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', MAIN, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--config', configFile],
+    [
+      '--import',
+      'tsx',
+      MAIN,
+      'server',
+      '--data-dir',
+      dataDir,
+      '--listen',
+      '127.0.0.1:0',
+      '--config',
+      configFile,
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
@@ -89,7 +100,11 @@ export async function get<T>(api: string, token: string, path: string): Promise<
 }
 
 /** Runs `task(i)` for i in [0, n) with at most `concurrency` in flight. */
-export async function pool(n: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<void> {
+export async function pool(
+  n: number,
+  concurrency: number,
+  task: (i: number) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -98,4 +113,5 @@ export async function pool(n: number, concurrency: number, task: (i: number) => 
   );
 }
 
-export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+export const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits });

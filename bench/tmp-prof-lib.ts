@@ -233,7 +233,7 @@ export function runSteadyForProfile(): void {
 export function counters(): void {
   const C = (globalThis as unknown as { C: Record<string, number> }).C;
   for (const k of Object.keys(C)) C[k] = 0;
-  C.research = 0; C.refresh = 0; C.park = 0;
+
   const r = steady(Number(process.env.N ?? 1_000_000), Number(process.env.STEPS ?? 400));
   console.log(r, C);
 }

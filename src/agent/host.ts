@@ -29,7 +29,12 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     },
   }).then(
     (result) => send({ type: 'finished', workerId: cmd.workerId, result }),
-    (err: unknown) => send({ type: 'failed', workerId: cmd.workerId, message: err instanceof Error ? err.message : String(err) }),
+    (err: unknown) =>
+      send({
+        type: 'failed',
+        workerId: cmd.workerId,
+        message: err instanceof Error ? err.message : String(err),
+      }),
   );
 }
 

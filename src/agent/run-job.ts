@@ -58,7 +58,12 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   return result;
 }
 
-function execute(opts: RunJobOptions, spec: StartResponse, client: AgentClient, logs: LogUploader): Promise<FinishRequest> {
+function execute(
+  opts: RunJobOptions,
+  spec: StartResponse,
+  client: AgentClient,
+  logs: LogUploader,
+): Promise<FinishRequest> {
   return new Promise((resolve) => {
     const [file, ...args] = spec.command;
     let stopping: 'timeout' | 'cancelled' | undefined;
@@ -96,7 +101,9 @@ function execute(opts: RunJobOptions, spec: StartResponse, client: AgentClient, 
 
     child.on('error', (err: NodeJS.ErrnoException) => {
       const message =
-        err.code === 'ENOENT' ? `cannot run ${JSON.stringify(file)}: command not found` : `cannot run ${JSON.stringify(file)}: ${err.message}`;
+        err.code === 'ENOENT'
+          ? `cannot run ${JSON.stringify(file)}: command not found`
+          : `cannot run ${JSON.stringify(file)}: ${err.message}`;
       logs.write(`berth: ${message}\n`);
       finish({ outcome: 'start-failed', exitCode: 127, signal: null, message });
     });
@@ -104,7 +111,12 @@ function execute(opts: RunJobOptions, spec: StartResponse, client: AgentClient, 
     child.on('spawn', () => {
       if (child.pid) opts.onSpawn?.(child.pid);
       if (spec.timeoutSeconds !== null) {
-        timers.push(setTimeout(() => stop('timeout', `timed out after ${spec.timeoutSeconds}s`), spec.timeoutSeconds * 1000));
+        timers.push(
+          setTimeout(
+            () => stop('timeout', `timed out after ${spec.timeoutSeconds}s`),
+            spec.timeoutSeconds * 1000,
+          ),
+        );
       }
       void heartbeat();
     });
@@ -138,7 +150,8 @@ function execute(opts: RunJobOptions, spec: StartResponse, client: AgentClient, 
           if (r?.cancel) stop('cancelled', r.reason ?? 'cancelled');
         } catch (e) {
           // The server no longer knows this job (token revoked): stop it, nobody will collect it.
-          if (e instanceof AgentHttpError && e.status < 500) stop('cancelled', `server refused heartbeat: ${e.message}`);
+          if (e instanceof AgentHttpError && e.status < 500)
+            stop('cancelled', `server refused heartbeat: ${e.message}`);
           return;
         }
       }

@@ -3,7 +3,12 @@
  */
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Principal } from '../domain/user.js';
 import { authenticate } from '../service/authenticate.js';
 import type { ServiceContext } from '../service/context.js';
@@ -43,6 +48,14 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
     logController: new LogController({ disableRequestLogging: true }),
+    // Names may be up to 253 characters; the schema, not the router, should refuse longer ones.
+    routerOptions: { maxParamLength: 512 },
+    // Errors the router raises before any route runs (e.g. bad percent-encoding), in our shape.
+    frameworkErrors: (error, _request, reply) => {
+      void (reply as FastifyReply)
+        .status(400)
+        .send({ error: { code: 'bad_request', message: `malformed request: ${error.message}` } });
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandlers(app);
@@ -58,7 +71,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public || !request.routeOptions.url) return;
     const header = request.headers.authorization;
-    const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+    const token = /^bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]; // the scheme is case-insensitive (RFC 7235)
     request.principal = await authenticate(ctx, token);
   });
 

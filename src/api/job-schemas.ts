@@ -4,11 +4,14 @@ import { JOB_STATES } from '../domain/job.js';
 import { WORKER_STATES } from '../store/queries/workers.js';
 import { Quantity } from './schemas.js';
 
-const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) => Type.Object(props, { additionalProperties: false });
+const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
+  Type.Object(props, { additionalProperties: false });
 
 export const SubmitBody = strict({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
-  command: Type.Optional(Type.Array(Type.String({ maxLength: 65536 }), { minItems: 1, maxItems: 4096, description: 'argv' })),
+  command: Type.Optional(
+    Type.Array(Type.String({ maxLength: 65536 }), { minItems: 1, maxItems: 4096, description: 'argv' }),
+  ),
   script: Type.Optional(Type.String({ maxLength: 262144, description: 'run with /bin/sh -c' })),
   target: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
   requests: Type.Optional(Type.Record(Type.String({ maxLength: 316 }), Quantity)),
@@ -16,7 +19,11 @@ export const SubmitBody = strict({
   priority: Type.Optional(Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 })),
   env: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 65536 }))),
   timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
-  dependsOn: Type.Optional(Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]+$' })]), { maxItems: 256 })),
+  dependsOn: Type.Optional(
+    Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]+$' })]), {
+      maxItems: 256,
+    }),
+  ),
   idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 });
 
@@ -33,7 +40,12 @@ export const LogsQuery = strict({ follow: Type.Optional(Type.Boolean()) });
 export const HeartbeatQuery = strict({ wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })) });
 
 export const FinishBody = strict({
-  outcome: Type.Union([Type.Literal('exited'), Type.Literal('timeout'), Type.Literal('cancelled'), Type.Literal('start-failed')]),
+  outcome: Type.Union([
+    Type.Literal('exited'),
+    Type.Literal('timeout'),
+    Type.Literal('cancelled'),
+    Type.Literal('start-failed'),
+  ]),
   exitCode: Type.Union([Type.Integer(), Type.Null()]),
   signal: Type.Union([Type.String({ maxLength: 32 }), Type.Null()]),
   message: Type.Optional(Type.String({ maxLength: 4096 })),

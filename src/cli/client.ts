@@ -153,7 +153,7 @@ export class ApiClient {
     const reader = res.body.getReader();
     try {
       for (;;) {
-        let next: ReadableStreamReadResult<Uint8Array>;
+        let next: Awaited<ReturnType<typeof reader.read>>;
         try {
           next = await reader.read();
         } catch (err) {

@@ -121,7 +121,8 @@ export class Controller implements FactoryListener {
       jobsWithLostWorkers.add(record.jobId);
     }
 
-    for (const row of await loadActiveJobRows(db)) await this.restore(row, jobsWithLostWorkers.has(Number(row.id)));
+    for (const row of await loadActiveJobRows(db))
+      await this.restore(row, jobsWithLostWorkers.has(Number(row.id)));
     for (const w of [...this.workers.values()]) void this.destroyWorker(w);
     this.resyncTimer = setInterval(() => this.resync(), this.o.resyncMs ?? 1000);
     this.resyncTimer.unref();
@@ -183,7 +184,10 @@ export class Controller implements FactoryListener {
       cancelRequested: row.cancel_requested === 1,
       admittedAt: row.admitted_at === null ? null : Number(row.admitted_at),
       startedAt: row.started_at === null ? null : Number(row.started_at),
-      borrowed: row.borrowed === null ? null : parseAmounts(JSON.parse(row.borrowed) as Record<string, string>, 'borrowed'),
+      borrowed:
+        row.borrowed === null
+          ? null
+          : parseAmounts(JSON.parse(row.borrowed) as Record<string, string>, 'borrowed'),
       workerId: null,
       lastHeartbeat: this.o.now(),
       stopping: null,
@@ -210,7 +214,8 @@ export class Controller implements FactoryListener {
     for (const dep of job.dependsOn) {
       const active = this.jobs.get(dep);
       let state: JobState | undefined = active && !this.finishedJobs.has(dep) ? active.state : undefined;
-      if (state === undefined) state = (await findJobRow(this.o.store.db, dep))?.state as JobState | undefined;
+      if (state === undefined)
+        state = (await findJobRow(this.o.store.db, dep))?.state as JobState | undefined;
       if (state === 'succeeded') continue;
       if (state === undefined || isTerminal(state)) {
         await this.finishJob(job, 'cancelled', `dependency job ${dep} ${state ?? 'does not exist'}`, null);
@@ -321,7 +326,13 @@ export class Controller implements FactoryListener {
               .map(([r, q]) => `${r} ${q}`)
               .join(', ')}`
           : '';
-        await this.event(db, job, 'admitted', `admitted by cluster queue ${d.queue}${borrowText}`, borrowed ?? undefined);
+        await this.event(
+          db,
+          job,
+          'admitted',
+          `admitted by cluster queue ${d.queue}${borrowText}`,
+          borrowed ?? undefined,
+        );
         job.state = 'admitted';
         job.admittedAt = now;
         job.borrowed = d.borrowed;
@@ -364,7 +375,9 @@ export class Controller implements FactoryListener {
       while (waitlist.size > 0 && (this.inUse.get(name) ?? 0) < factory.capacity) {
         const job = waitlist.shift()!;
         this.inUse.set(name, (this.inUse.get(name) ?? 0) + 1);
-        void this.createWorker(factory, job).catch((e: unknown) => this.o.onError?.(e, `worker for job ${job.id}`));
+        void this.createWorker(factory, job).catch((e: unknown) =>
+          this.o.onError?.(e, `worker for job ${job.id}`),
+        );
       }
     }
   }
@@ -374,24 +387,54 @@ export class Controller implements FactoryListener {
     const token = newToken('job');
     const workerId = await this.o.store.transaction(async (db) => {
       const id = await insertWorker(db, { jobId: job.id, factory: factory.name, target: job.target }, now);
-      await insertToken(db, { hash: hashToken(token), userId: null, jobId: job.id, label: `job ${job.id}`, expiresAt: null }, now);
+      await insertToken(
+        db,
+        { hash: hashToken(token), userId: null, jobId: job.id, label: `job ${job.id}`, expiresAt: null },
+        now,
+      );
       await updateJob(db, job.id, { reason: `starting on worker ${id} (factory ${factory.name})` });
       await this.event(db, job, 'worker-creating', `worker ${id} requested from factory ${factory.name}`);
       return id;
     });
-    const record: WorkerRecord = { id: workerId, jobId: job.id, factory: factory.name, handle: null, destroying: false, destroyAttempts: 0, nextDestroyAt: 0 };
+    const record: WorkerRecord = {
+      id: workerId,
+      jobId: job.id,
+      factory: factory.name,
+      handle: null,
+      destroying: false,
+      destroyAttempts: 0,
+      nextDestroyAt: 0,
+    };
     this.workers.set(workerId, record);
     job.workerId = workerId;
     job.lastHeartbeat = this.o.now();
     try {
-      record.handle = await factory.create({ workerId, jobId: job.id, target: job.target, url: this.o.serverUrl(), token });
+      record.handle = await factory.create({
+        workerId,
+        jobId: job.id,
+        target: job.target,
+        url: this.o.serverUrl(),
+        token,
+      });
       await this.o.store.transaction(async (db) => {
-        await updateWorker(db, workerId, { state: 'ready', handle: JSON.stringify(record.handle) }, this.o.now());
+        await updateWorker(
+          db,
+          workerId,
+          { state: 'ready', handle: JSON.stringify(record.handle) },
+          this.o.now(),
+        );
       });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      await this.o.store.transaction((db) => updateWorker(db, workerId, { state: 'failed', error: message }, this.o.now()));
-      await this.endRun(job, { outcome: 'start-failed', exitCode: null, signal: null, message: `cannot create worker: ${message}` });
+      await this.o.store.transaction((db) =>
+        updateWorker(db, workerId, { state: 'failed', error: message }, this.o.now()),
+      );
+      await this.endRun(job, {
+        outcome: 'start-failed',
+        exitCode: null,
+        signal: null,
+        message: `cannot create worker: ${message}`,
+      });
     }
   }
 
@@ -399,7 +442,8 @@ export class Controller implements FactoryListener {
 
   private jobForAgent(jobId: number): Tracked {
     const job = this.jobs.get(jobId);
-    if (!job || this.finishedJobs.has(jobId) || job.workerId === null) throw new UnauthorizedError('this job is not running');
+    if (!job || this.finishedJobs.has(jobId) || job.workerId === null)
+      throw new UnauthorizedError('this job is not running');
     return job;
   }
 
@@ -411,7 +455,11 @@ export class Controller implements FactoryListener {
     if (job.state !== 'running') {
       const now = this.o.now();
       await this.o.store.transaction(async (db) => {
-        await updateJob(db, jobId, { state: 'running', started_at: now, reason: `running on worker ${job.workerId}` });
+        await updateJob(db, jobId, {
+          state: 'running',
+          started_at: now,
+          reason: `running on worker ${job.workerId}`,
+        });
         await this.event(db, job, 'started', `started on worker ${job.workerId}`);
       });
       job.state = 'running';
@@ -492,7 +540,9 @@ export class Controller implements FactoryListener {
       reason = 'exited with code 0';
     } else {
       state = 'failed';
-      reason = r.signal ? `killed by ${r.signal} (exit code ${r.exitCode})` : `exited with code ${r.exitCode}`;
+      reason = r.signal
+        ? `killed by ${r.signal} (exit code ${r.exitCode})`
+        : `exited with code ${r.exitCode}`;
     }
     this.o.scheduler.release(job.id);
     await this.finishJob(job, state, reason, r.exitCode);
@@ -529,7 +579,12 @@ export class Controller implements FactoryListener {
   }
 
   /** Records the terminal state, revokes the job's token, and starts cleanup. */
-  private async finishJob(job: Tracked, state: JobState, reason: string, exitCode: number | null): Promise<void> {
+  private async finishJob(
+    job: Tracked,
+    state: JobState,
+    reason: string,
+    exitCode: number | null,
+  ): Promise<void> {
     const now = this.o.now();
     const worker = job.workerId === null ? undefined : this.workers.get(job.workerId);
     const update: JobUpdate = { state, reason, exit_code: exitCode, finished_at: now };
@@ -617,9 +672,12 @@ export class Controller implements FactoryListener {
     const w = this.workers.get(workerId);
     const job = w && this.jobs.get(w.jobId);
     if (!job || this.finishedJobs.has(job.id) || job.workerId !== workerId) return;
-    void this.endRun(job, { outcome: 'start-failed', exitCode: null, signal: null, message: `worker lost: ${message}` }).catch(
-      (e: unknown) => this.o.onError?.(e, `job ${job.id}`),
-    );
+    void this.endRun(job, {
+      outcome: 'start-failed',
+      exitCode: null,
+      signal: null,
+      message: `worker lost: ${message}`,
+    }).catch((e: unknown) => this.o.onError?.(e, `job ${job.id}`));
   }
 
   // ---------------------------------------------------------------- resync
@@ -631,7 +689,10 @@ export class Controller implements FactoryListener {
     for (const job of this.jobs.values()) {
       if (this.finishedJobs.has(job.id) || job.workerId === null) continue;
       if (job.stopping && now - job.stopRequestedAt > graceMs + heartbeatMs) {
-        this.workerLost(job.workerId, `did not stop within ${this.o.graceSeconds + this.o.heartbeatSeconds}s`);
+        this.workerLost(
+          job.workerId,
+          `did not stop within ${this.o.graceSeconds + this.o.heartbeatSeconds}s`,
+        );
       } else if (job.state === 'running' && now - job.lastHeartbeat > heartbeatMs) {
         this.workerLost(job.workerId, `no heartbeat for ${Math.round((now - job.lastHeartbeat) / 1000)}s`);
       } else if (
@@ -657,7 +718,10 @@ export class Controller implements FactoryListener {
     if (!job || this.finishedJobs.has(id)) return undefined;
     if (job.state === 'queued') {
       if (job.waitingFor.length > 0) {
-        return { reason: `waiting for job${job.waitingFor.length > 1 ? 's' : ''} ${job.waitingFor.join(', ')} to succeed`, position: null };
+        return {
+          reason: `waiting for job${job.waitingFor.length > 1 ? 's' : ''} ${job.waitingFor.join(', ')} to succeed`,
+          position: null,
+        };
       }
       const e: Explanation | undefined = this.o.scheduler.explain(id);
       return e ? { reason: e.reason, position: e.position } : undefined;
@@ -702,7 +766,19 @@ export class Controller implements FactoryListener {
   }
 
   private async event(db: Db, job: Tracked, type: string, message: string, data?: unknown): Promise<void> {
-    await appendEvent(db, { subjectKind: 'job', subject: String(job.id), project: job.project, jobId: job.id, type, message, data }, this.o.now());
+    await appendEvent(
+      db,
+      {
+        subjectKind: 'job',
+        subject: String(job.id),
+        project: job.project,
+        jobId: job.id,
+        type,
+        message,
+        data,
+      },
+      this.o.now(),
+    );
   }
 }
 

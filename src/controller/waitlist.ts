@@ -10,7 +10,11 @@ export interface Waiter {
 }
 
 const before = (a: Waiter, b: Waiter): boolean =>
-  a.priority !== b.priority ? a.priority > b.priority : a.createdAt !== b.createdAt ? a.createdAt < b.createdAt : a.id < b.id;
+  a.priority !== b.priority
+    ? a.priority > b.priority
+    : a.createdAt !== b.createdAt
+      ? a.createdAt < b.createdAt
+      : a.id < b.id;
 
 export class Waitlist<T extends Waiter> {
   private items: T[] = [];

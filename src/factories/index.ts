@@ -3,7 +3,11 @@ import type { Config } from '../server/config.js';
 import type { Factory, FactoryListener } from './factory.js';
 import { LocalFactory } from './local.js';
 
-export function createFactories(config: Config, dataDir: string, listener: FactoryListener): Map<string, Factory> {
+export function createFactories(
+  config: Config,
+  dataDir: string,
+  listener: FactoryListener,
+): Map<string, Factory> {
   const factories = new Map<string, Factory>();
   for (const [name, f] of Object.entries(config.factories)) {
     switch (f.kind) {

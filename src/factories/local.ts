@@ -11,7 +11,9 @@ import { groupAlive, killGroup } from '../agent/process-group.js';
 import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
 
 /** The host's entry point, as .ts under tsx (tests) or .js when built. */
-const HOST_MAIN = fileURLToPath(new URL(`../agent/host-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+const HOST_MAIN = fileURLToPath(
+  new URL(`../agent/host-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
 
 export interface LocalFactoryOptions {
   name: string;
@@ -41,7 +43,10 @@ export class LocalFactory implements Factory {
 
   private startHost(): Promise<ChildProcess> {
     return (this.hostReady ??= new Promise((resolve, reject) => {
-      const child = fork(HOST_MAIN, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.execArgv });
+      const child = fork(HOST_MAIN, [], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        execArgv: process.execArgv,
+      });
       child.on('message', (e: HostEvent) => {
         if (e.type === 'ready') resolve(child);
         else this.onHostEvent(e);
@@ -53,7 +58,8 @@ export class LocalFactory implements Factory {
         reject(new Error(`agent host exited (${signal ?? code})`));
         if (this.closing) return;
         // Every worker the host ran is gone with it.
-        for (const id of this.live) this.opts.listener.workerLost(id, `agent host exited (${signal ?? `code ${code}`})`);
+        for (const id of this.live)
+          this.opts.listener.workerLost(id, `agent host exited (${signal ?? `code ${code}`})`);
         this.live.clear();
       });
       this.host = child;
@@ -66,7 +72,8 @@ export class LocalFactory implements Factory {
         this.opts.listener.handleChanged(e.workerId, { workdir: this.workdir(e.workerId), pid: e.pid });
         break;
       case 'failed':
-        if (this.live.has(e.workerId)) this.opts.listener.workerLost(e.workerId, `agent failed: ${e.message}`);
+        if (this.live.has(e.workerId))
+          this.opts.listener.workerLost(e.workerId, `agent failed: ${e.message}`);
         break;
       case 'killed':
         this.killWaiters.get(e.workerId)?.();

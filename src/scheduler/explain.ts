@@ -1,6 +1,6 @@
 /** Why a pending workload waits, in one line a user understands plus structured blockers. */
 import { formatAmount } from '../domain/quantity.js';
-import type { PendingNode } from './lane-tree.js';
+import type { WorkloadNode } from './workload-node.js';
 import { room } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import type { Blocker, Explanation } from './types.js';
@@ -8,7 +8,7 @@ import type { Blocker, Explanation } from './types.js';
 const jobs = (n: number): string => (n === 1 ? '1 job' : `${n} jobs`);
 
 /** What is short for `n` in `q` right now, resource by resource. */
-export function quotaBlockers(q: QueueState, n: PendingNode): Blocker[] {
+export function quotaBlockers(q: QueueState, n: WorkloadNode): Blocker[] {
   const out: Blocker[] = [];
   const l = q.limits;
   for (let j = 0; j < l.idx.length; j++) {
@@ -52,7 +52,7 @@ function quotaReason(q: QueueState, blockers: Blocker[], position: number): stri
 
 export function explainPending(
   q: QueueState,
-  n: PendingNode,
+  n: WorkloadNode,
   position: number,
   projectPosition: number,
 ): Explanation {

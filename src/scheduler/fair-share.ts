@@ -11,11 +11,12 @@
  * pending work in the queue, never a scan of the backlog.
  */
 import { IndexedHeap, type HeapItem } from './heap.js';
-import { Cursor, prefixSum, sumOf, type PendingNode } from './lane-tree.js';
+import { Cursor, prefixSum, sumOf } from './lane-tree.js';
 import type { Lane } from './lane.js';
 import { compareKeys } from './ordering.js';
 import type { Limits } from './quota.js';
 import type { Vec } from './resources.js';
+import type { WorkloadNode } from './workload-node.js';
 
 /** max_j (usage + acc + extra) / nominal, divided by weight; `acc` is indexed like limits.idx. */
 export function dominantShare(
@@ -40,21 +41,21 @@ export function dominantShare(
 }
 
 /** The simulated share at which `n` would be admitted. */
-export function tagOf(lane: Lane, n: PendingNode, l: Limits, weight: number): number {
+export function tagOf(lane: Lane, n: WorkloadNode, l: Limits, weight: number): number {
   const acc: number[] = [];
   prefixSum(lane.root, n, l.idx, acc);
   return dominantShare(l, lane.usage, weight, acc);
 }
 
 /** Whether a node of another lane, with its simulated tag, is admitted before `x` (tag `tx`). */
-function before(n: PendingNode, tag: number, x: PendingNode, tx: number): boolean {
+function before(n: WorkloadNode, tag: number, x: WorkloadNode, tx: number): boolean {
   if (n.priority !== x.priority) return n.priority > x.priority;
   if (tag !== tx) return tag < tx;
   return compareKeys(n, x) < 0;
 }
 
 /** How many workloads of `lane` (not x's own) come before `x` in the simulated admission order. */
-export function countAhead(lane: Lane, l: Limits, weight: number, x: PendingNode, tx: number): number {
+export function countAhead(lane: Lane, l: Limits, weight: number, x: WorkloadNode, tx: number): number {
   const acc = new Array<number>(l.idx.length).fill(0);
   const addAcc = (v: Vec): void => {
     for (let j = 0; j < l.idx.length; j++) acc[j] = (acc[j] ?? 0) + (v[l.idx[j] ?? 0] ?? 0);
@@ -76,7 +77,7 @@ export function countAhead(lane: Lane, l: Limits, weight: number, x: PendingNode
 
 class LaneCursor implements HeapItem {
   heapIndex = -1;
-  current: PendingNode | null;
+  current: WorkloadNode | null;
   tag = 0;
   private readonly it: Cursor;
   private readonly acc: number[];
@@ -111,8 +112,8 @@ export function mergedOrder(
   weightOf: (project: string) => number,
   offset: number,
   limit: number,
-): PendingNode[] {
-  const out: PendingNode[] = [];
+): WorkloadNode[] {
+  const out: WorkloadNode[] = [];
   if (limit <= 0) return out;
   const live = lanes.filter((lane) => lane.root !== null);
   if (live.length === 1) {

@@ -1,9 +1,8 @@
 /**
  * The pending workloads of one project in one queue, as a treap in admission order.
  *
- * Each node is the pending workload itself (few objects per job keep the heap small, and tree walks
- * compare keys without another pointer to follow) and carries
- * subtree aggregates, which is what makes every question the scheduler asks O(log n):
+ * Each node is the workload itself (see workload-node.ts) and carries subtree aggregates, which
+ * is what makes every question the scheduler asks O(log n):
  * - `size`: order statistics (positions, offsets);
  * - `minParked`: skip whole subtrees of workloads already found inadmissible in this capacity epoch;
  * - `min`: per resource, the smallest request below, to skip subtrees in which nothing can fit;
@@ -13,43 +12,7 @@
  */
 import { compareKeys, type OrderKey } from './ordering.js';
 import type { Vec } from './resources.js';
-import type { JobId, Workload } from './types.js';
-
-export class PendingNode implements OrderKey {
-  readonly id: JobId;
-  readonly queue: string;
-  readonly project: string;
-  readonly priority: number;
-  readonly createdAt: number;
-  left: PendingNode | null = null;
-  right: PendingNode | null = null;
-  size = 1;
-  /** Capacity epoch in which this workload was last found inadmissible (0: never). */
-  parkedAt = 0;
-  minParked = 0;
-  first: PendingNode = this;
-  /** Leaves share `req` for both aggregates; inner nodes get their own arrays. */
-  min: Vec;
-  sum: Vec;
-  sumStale = false;
-  /** Set while this workload waits for the victims it preempted to stop. */
-  waitingFor: Set<JobId> | null = null;
-
-  /** The workload's fields are copied, so that a caller changing its object cannot corrupt the order. */
-  constructor(
-    w: Workload,
-    readonly req: Vec,
-    readonly pri: number,
-  ) {
-    this.id = w.id;
-    this.queue = w.queue;
-    this.project = w.project;
-    this.priority = w.priority;
-    this.createdAt = w.createdAt;
-    this.min = req;
-    this.sum = req;
-  }
-}
+import type { WorkloadNode } from './workload-node.js';
 
 /** Deterministic xorshift32 for treap priorities. */
 export class TreapRandom {
@@ -67,12 +30,10 @@ export class TreapRandom {
   }
 }
 
-const sizeOf = (t: PendingNode | null): number => (t === null ? 0 : t.size);
+const sizeOf = (t: WorkloadNode | null): number => (t === null ? 0 : t.size);
 
-export const C: Record<string, number> = { pull: 0, fe: 0, feNodes: 0, ins: 0, rem: 0, touch: 0 };
-(globalThis as unknown as { C: unknown }).C = C;
-function pull(n: PendingNode): void {
-  C.pull!++;
+/** Recomputes `n`'s aggregates from its children. */
+export function pull(n: WorkloadNode): void {
   const l = n.left;
   const r = n.right;
   if (l === null && r === null) {
@@ -105,7 +66,7 @@ function pull(n: PendingNode): void {
 }
 
 /** The per-resource request total of `t`'s subtree, recomputing stale sums on the way. */
-export function sumOf(t: PendingNode): Vec {
+export function sumOf(t: WorkloadNode): Vec {
   if (!t.sumStale) return t.sum;
   const l = t.left === null ? null : sumOf(t.left);
   const r = t.right === null ? null : sumOf(t.right);
@@ -118,7 +79,7 @@ export function sumOf(t: PendingNode): Vec {
   return sum;
 }
 
-function split(t: PendingNode | null, key: OrderKey): [PendingNode | null, PendingNode | null] {
+function split(t: WorkloadNode | null, key: OrderKey): [WorkloadNode | null, WorkloadNode | null] {
   if (t === null) return [null, null];
   if (compareKeys(t, key) < 0) {
     const [l, r] = split(t.right, key);
@@ -132,7 +93,7 @@ function split(t: PendingNode | null, key: OrderKey): [PendingNode | null, Pendi
   return [l, t];
 }
 
-function merge(a: PendingNode | null, b: PendingNode | null): PendingNode | null {
+function merge(a: WorkloadNode | null, b: WorkloadNode | null): WorkloadNode | null {
   if (a === null) return b;
   if (b === null) return a;
   if (a.pri > b.pri) {
@@ -145,8 +106,7 @@ function merge(a: PendingNode | null, b: PendingNode | null): PendingNode | null
   return b;
 }
 
-export function insert(t: PendingNode | null, n: PendingNode): PendingNode {
-  C.ins!++;
+export function insert(t: WorkloadNode | null, n: WorkloadNode): WorkloadNode {
   if (t === null) {
     pull(n);
     return n;
@@ -164,8 +124,7 @@ export function insert(t: PendingNode | null, n: PendingNode): PendingNode {
   return t;
 }
 
-export function remove(t: PendingNode | null, n: PendingNode): PendingNode | null {
-  C.rem!++;
+export function remove(t: WorkloadNode | null, n: WorkloadNode): WorkloadNode | null {
   if (t === null) return null;
   if (t === n) {
     const rest = merge(n.left, n.right);
@@ -182,15 +141,14 @@ export function remove(t: PendingNode | null, n: PendingNode): PendingNode | nul
 }
 
 /** Recomputes the aggregates on the path to `n` after one of its own fields changed. */
-export function touch(t: PendingNode | null, n: PendingNode): void {
-  C.touch!++;
+export function touch(t: WorkloadNode | null, n: WorkloadNode): void {
   if (t === null) return;
   if (t !== n) touch(compareKeys(n, t) < 0 ? t.left : t.right, n);
   pull(t);
 }
 
 /** How many nodes come before `n`. */
-export function rank(t: PendingNode | null, n: PendingNode): number {
+export function rank(t: WorkloadNode | null, n: WorkloadNode): number {
   let before = 0;
   while (t !== null) {
     if (t === n) return before + sizeOf(t.left);
@@ -204,7 +162,7 @@ export function rank(t: PendingNode | null, n: PendingNode): number {
 }
 
 /** out[j] = total request, for resource idx[j], of the nodes before `n`. */
-export function prefixSum(t: PendingNode | null, n: PendingNode, idx: readonly number[], out: number[]): void {
+export function prefixSum(t: WorkloadNode | null, n: WorkloadNode, idx: readonly number[], out: number[]): void {
   out.length = idx.length;
   out.fill(0);
   const add = (v: Vec): void => {
@@ -255,8 +213,7 @@ export function mayPreempt(w: OrderKey, e: Eligibility): boolean {
  * are parked, or when none of them may preempt and some resource's smallest request is already
  * more than there is room for; so the cost is O(log n) unless many workloads individually fail.
  */
-export function firstEligible(t: PendingNode | null, e: Eligibility): PendingNode | null {
-  C.feNodes!++;
+export function firstEligible(t: WorkloadNode | null, e: Eligibility): WorkloadNode | null {
   if (t === null || t.minParked >= e.epoch) return null;
   if (!mayPreempt(t.first, e) && exceeds(t.min, e)) return null;
   const l = firstEligible(t.left, e);
@@ -267,9 +224,9 @@ export function firstEligible(t: PendingNode | null, e: Eligibility): PendingNod
 
 /** In-order iteration starting at the `skip`-th node, O(log n + k) for k nodes. */
 export class Cursor {
-  private readonly stack: PendingNode[] = [];
+  private readonly stack: WorkloadNode[] = [];
 
-  constructor(root: PendingNode | null, skip = 0) {
+  constructor(root: WorkloadNode | null, skip = 0) {
     let t = root;
     while (t !== null) {
       const ls = sizeOf(t.left);
@@ -286,7 +243,7 @@ export class Cursor {
     }
   }
 
-  next(): PendingNode | null {
+  next(): WorkloadNode | null {
     const n = this.stack.pop();
     if (n === undefined) return null;
     for (let t = n.right; t !== null; t = t.left) this.stack.push(t);

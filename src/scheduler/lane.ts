@@ -4,13 +4,13 @@
  * workload it offers to the queue's project heap.
  */
 import type { HeapItem } from './heap.js';
-import type { PendingNode } from './lane-tree.js';
 import { compareKeys } from './ordering.js';
 import type { Vec } from './resources.js';
+import type { WorkloadNode } from './workload-node.js';
 
 export class Lane implements HeapItem {
-  root: PendingNode | null = null;
-  candidate: PendingNode | null = null;
+  root: WorkloadNode | null = null;
+  candidate: WorkloadNode | null = null;
   /** False while `candidate` is only a lower bound of the lane's candidate (see queue-state.ts). */
   exact = false;
   heapIndex = -1;

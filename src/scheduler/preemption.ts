@@ -11,12 +11,11 @@
  * workload fits, then put back, in reverse, each one (but the last) whose return still leaves
  * room. Nothing is evicted unless the result fits.
  */
-import type { AdmittedRec } from './admitted.js';
-import type { PendingNode } from './lane-tree.js';
 import { compareKeys, laterKey, type OrderKey } from './ordering.js';
 import { applyUsage, fits, isBorrowing, room } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import type { Vec } from './resources.js';
+import type { AdmittedNode, WorkloadNode } from './workload-node.js';
 
 function lowestPriority(q: QueueState): number | undefined {
   let low: number | undefined;
@@ -58,19 +57,19 @@ export function preemptionReach(q: QueueState): OrderKey | null {
 const usesAny = (req: Vec, need: readonly number[]): boolean => need.some((i) => (req[i] ?? 0) > 0);
 
 /** Candidate order: other queues first, then lower priority, then most recently admitted. */
-function candidateOrder(q: QueueState): (a: AdmittedRec, b: AdmittedRec) => number {
+function candidateOrder(q: QueueState): (a: AdmittedNode, b: AdmittedNode) => number {
   return (a, b) => {
-    const ao = a.q === q ? 1 : 0;
-    const bo = b.q === q ? 1 : 0;
+    const ao = a.holder === q ? 1 : 0;
+    const bo = b.holder === q ? 1 : 0;
     if (ao !== bo) return ao - bo;
-    if (a.w.priority !== b.w.priority) return a.w.priority - b.w.priority;
+    if (a.priority !== b.priority) return a.priority - b.priority;
     if (a.admittedAt !== b.admittedAt) return b.admittedAt - a.admittedAt;
     return b.seq - a.seq;
   };
 }
 
 /** The victims `n` needs in `q`, or null when preemption cannot make it fit. */
-export function selectVictims(q: QueueState, n: PendingNode): AdmittedRec[] | null {
+export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | null {
   const m = q.model;
   if (m === null) return null;
   const within = m.preemption.withinClusterQueue;
@@ -90,11 +89,11 @@ export function selectVictims(q: QueueState, n: PendingNode): AdmittedRec[] | nu
   if (need.length === 0) return null;
 
   const p = n.priority;
-  const candidates: AdmittedRec[] = [];
+  const candidates: AdmittedNode[] = [];
   if (within !== 'Never') {
     for (const rec of q.admitted.values()) {
-      if (rec.evicting !== null || rec.w.priority > p) continue;
-      if (rec.w.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec.w, n) > 0)) continue;
+      if (rec.evicting !== null || rec.priority > p) continue;
+      if (rec.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec, n) > 0)) continue;
       if (usesAny(rec.req, need)) candidates.push(rec);
     }
   }
@@ -103,7 +102,7 @@ export function selectVictims(q: QueueState, n: PendingNode): AdmittedRec[] | nu
       if (other === q || !isBorrowing(other, need)) continue;
       for (const rec of other.admitted.values()) {
         if (rec.evicting !== null) continue;
-        if (reclaim === 'LowerPriority' && rec.w.priority >= p) continue;
+        if (reclaim === 'LowerPriority' && rec.priority >= p) continue;
         if (usesAny(rec.req, need)) candidates.push(rec);
       }
     }
@@ -111,7 +110,7 @@ export function selectVictims(q: QueueState, n: PendingNode): AdmittedRec[] | nu
   if (candidates.length === 0) return null;
   candidates.sort(candidateOrder(q));
 
-  const own = candidates.filter((c) => c.q === q);
+  const own = candidates.filter((c) => c.holder === q);
   if (own.length === candidates.length) return minimal(q, n.req, need, candidates, true);
   // Reclaiming from others only while this queue stays within its nominal.
   const underNominal = need.every((i) => {
@@ -130,15 +129,15 @@ function minimal(
   q: QueueState,
   req: Vec,
   need: readonly number[],
-  candidates: AdmittedRec[],
+  candidates: AdmittedNode[],
   allowBorrowing: boolean,
-): AdmittedRec[] | null {
-  const removed: AdmittedRec[] = [];
+): AdmittedNode[] | null {
+  const removed: AdmittedNode[] = [];
   let fit = false;
   for (const c of candidates) {
     // Another queue's workload is taken only while that queue still borrows.
-    if (c.q !== q && !isBorrowing(c.q, need)) continue;
-    applyUsage(c.q, c.req, -1);
+    if (c.holder !== q && !isBorrowing(c.holder, need)) continue;
+    applyUsage(c.holder, c.req, -1);
     removed.push(c);
     if (fits(q, req, !allowBorrowing)) {
       fit = true;
@@ -147,19 +146,19 @@ function minimal(
   }
   if (!fit) {
     for (let i = removed.length - 1; i >= 0; i--) {
-      const c = removed[i] as AdmittedRec;
-      applyUsage(c.q, c.req, 1);
+      const c = removed[i] as AdmittedNode;
+      applyUsage(c.holder, c.req, 1);
     }
     return null;
   }
-  const keep = new Set<AdmittedRec>();
+  const keep = new Set<AdmittedNode>();
   for (let i = removed.length - 2; i >= 0; i--) {
-    const c = removed[i] as AdmittedRec;
-    applyUsage(c.q, c.req, 1);
+    const c = removed[i] as AdmittedNode;
+    applyUsage(c.holder, c.req, 1);
     if (fits(q, req, !allowBorrowing)) keep.add(c);
-    else applyUsage(c.q, c.req, -1);
+    else applyUsage(c.holder, c.req, -1);
   }
   const targets = removed.filter((c) => !keep.has(c));
-  for (const c of targets) applyUsage(c.q, c.req, 1);
+  for (const c of targets) applyUsage(c.holder, c.req, 1);
   return targets;
 }

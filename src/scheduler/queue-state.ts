@@ -10,16 +10,16 @@
  * queue or its cohort, or a definition changes: that is one counter bump, after which every parked
  * workload is eligible again without being touched (O(P) for P lanes, at the next look).
  */
-import type { AdmittedRec } from './admitted.js';
 import type { CohortState } from './cohort.js';
 import { IndexedHeap } from './heap.js';
 import { Lane, laneBefore } from './lane.js';
-import { canFit, firstEligible, insert, mayPreempt, remove, touch, type Eligibility, type PendingNode } from './lane-tree.js';
+import { canFit, firstEligible, insert, mayPreempt, remove, touch, type Eligibility } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { NO_LIMITS, room as roomOf, type Holder, type Limits } from './quota.js';
 import { minInto, type Vec } from './resources.js';
 import type { JobId, QueueModel } from './types.js';
 import { dominantShare } from './fair-share.js';
+import type { AdmittedNode, WorkloadNode } from './workload-node.js';
 
 export class QueueState implements Holder {
   model: QueueModel | null = null;
@@ -31,7 +31,7 @@ export class QueueState implements Holder {
   readonly heap = new IndexedHeap<Lane>(laneBefore);
   pendingCount = 0;
 
-  readonly admitted = new Map<JobId, AdmittedRec>();
+  readonly admitted = new Map<JobId, AdmittedNode>();
   /** Priorities of admitted workloads that are not being evicted (count per priority). */
   readonly activePriorities = new Map<number, number>();
   /**
@@ -53,7 +53,7 @@ export class QueueState implements Holder {
   blockedHead: JobId | null = null;
   blockedEpoch = -1;
   /** A workload waiting for its preemption victims to stop: the queue admits nothing meanwhile. */
-  preemptor: PendingNode | null = null;
+  preemptor: WorkloadNode | null = null;
   private readonly elig: Eligibility & { room: number[] } = { epoch: 0, idx: [], room: [], reach: null };
 
   /** HoldAndDrain: admitted workloads still to be sent a drain decision. */
@@ -122,7 +122,7 @@ export class QueueState implements Holder {
   }
 
   /** `n` is the lane's candidate (exact) or a lower bound of it in queue order (not exact). */
-  private setCandidate(lane: Lane, n: PendingNode | null, exact: boolean): void {
+  private setCandidate(lane: Lane, n: WorkloadNode | null, exact: boolean): void {
     lane.candidate = n;
     lane.exact = exact || this.strict;
     if (n === null) this.heap.remove(lane);
@@ -143,7 +143,7 @@ export class QueueState implements Holder {
     this.setCandidate(lane, eligible ? first : firstEligible(lane.root, e), true);
   }
 
-  addPending(n: PendingNode): void {
+  addPending(n: WorkloadNode): void {
     const lane = this.lane(n.project);
     lane.root = insert(lane.root, n);
     this.pendingCount++;
@@ -155,7 +155,7 @@ export class QueueState implements Holder {
     if (c === null || compareKeys(n, c) < 0) this.setCandidate(lane, n, false);
   }
 
-  removePending(n: PendingNode): void {
+  removePending(n: WorkloadNode): void {
     const lane = this.lanes.get(n.project);
     if (lane === undefined) return;
     lane.root = remove(lane.root, n);
@@ -174,7 +174,7 @@ export class QueueState implements Holder {
    * shrinks within an epoch, so a search by size skips it anyway; only a workload the search would
    * offer regardless of size (one that may preempt) needs marking, which costs a path update.
    */
-  park(n: PendingNode): void {
+  park(n: WorkloadNode): void {
     const lane = this.lanes.get(n.project);
     if (lane === undefined) return;
     const e = this.eligibility();
@@ -199,7 +199,7 @@ export class QueueState implements Holder {
   }
 
   /** The workload the queue would admit next, or null if it has none to offer now. */
-  head(): PendingNode | null {
+  head(): WorkloadNode | null {
     if (this.model === null || this.holds || this.preemptor !== null) return null;
     if (!this.fresh() && !this.refresh()) return null;
     // Lanes keyed by a lower bound are made exact only when they reach the top (as in A*): the

@@ -11,16 +11,16 @@
  * looks at. Queues with nothing to do are not looked at again until an event concerns them.
  */
 import type { Amounts } from '../domain/quantity.js';
-import { plainWorkload, type AdmittedRec } from './admitted.js';
 import { CohortState } from './cohort.js';
 import { explainPending } from './explain.js';
 import { countAhead, mergedOrder, tagOf } from './fair-share.js';
-import { PendingNode, rank, TreapRandom } from './lane-tree.js';
+import { rank, TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';
 import { applyUsage, borrowedFor, borrowedNow, fits, limitsOf, NO_LIMITS, wouldBorrow } from './quota.js';
 import { QueueState } from './queue-state.js';
 import { addTo, ResourceIndex, type Vec } from './resources.js';
+import { markAdmitted, WorkloadNode, type AdmittedNode } from './workload-node.js';
 import type {
   AdmittedWorkload,
   Decision,
@@ -34,22 +34,21 @@ import type {
 
 interface Entry {
   q: QueueState;
-  n: PendingNode;
+  n: WorkloadNode;
   borrows: boolean;
 }
 
 const entryOrder = (a: Entry, b: Entry): number =>
   a.borrows !== b.borrows ? (a.borrows ? 1 : -1) : compareKeys(a.n, b.n);
 
-const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 export class Scheduler implements SchedulerApi {
   private readonly res = new ResourceIndex();
   private readonly random = new TreapRandom();
   private readonly queues = new Map<string, QueueState>();
   private readonly cohorts = new Map<string, CohortState>();
-  private readonly pending = new Map<JobId, PendingNode>();
-  private readonly admitted = new Map<JobId, AdmittedRec>();
+  private readonly pending = new Map<JobId, WorkloadNode>();
+  private readonly admitted = new Map<JobId, AdmittedNode>();
   private readonly weights = new Map<string, number>();
   /** Queues that may be able to do something in the next pass. */
   private readonly ready = new Set<QueueState>();
@@ -134,11 +133,7 @@ export class Scheduler implements SchedulerApi {
 
   enqueue(w: Workload): void {
     this.forget(w.id);
-    const n = new PendingNode(w, this.res.vec(w.requests), this.random.next());
-    this.pending.set(w.id, n);
-    const q = this.queue(w.queue);
-    q.addPending(n);
-    if (q.model !== null) this.ready.add(q);
+    this.addPending(new WorkloadNode(w, this.res.vec(w.requests), this.random.next()));
   }
 
   withdraw(id: JobId): boolean {
@@ -151,7 +146,8 @@ export class Scheduler implements SchedulerApi {
   restoreAdmitted(w: AdmittedWorkload): void {
     this.forget(w.id);
     const q = this.queue(w.queue);
-    this.hold(q, plainWorkload(w), this.res.vec(w.requests), w.admittedAt, { ...w.borrowed });
+    const n = new WorkloadNode(w, this.res.vec(w.requests), this.random.next());
+    this.hold(q, n, w.admittedAt, { ...w.borrowed });
     if (q.model?.stopPolicy === 'HoldAndDrain') {
       q.drain.push(w.id);
       this.draining.add(q);
@@ -162,15 +158,16 @@ export class Scheduler implements SchedulerApi {
     const rec = this.admitted.get(id);
     if (rec === undefined) return;
     this.unhold(rec);
-    this.bump(rec.q);
+    this.bump(rec.holder);
   }
 
   requeue(id: JobId): void {
     const rec = this.admitted.get(id);
     if (rec === undefined) return;
     this.unhold(rec);
-    this.bump(rec.q);
-    this.enqueue(rec.w);
+    this.bump(rec.holder);
+    rec.resetAdmission();
+    this.addPending(rec);
   }
 
   // ---- scheduling --------------------------------------------------------------------------
@@ -196,11 +193,11 @@ export class Scheduler implements SchedulerApi {
     return out;
   }
 
-  private attempt(q: QueueState, n: PendingNode, now: number, out: Decision[]): void {
+  private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
     if (fits(q, n.req)) return this.admit(q, n, now, out);
     const victims = selectVictims(q, n);
     if (victims !== null && victims.length > 0) {
-      const ids = victims.map((v) => v.w.id);
+      const ids = victims.map((v) => v.id);
       for (const v of victims) {
         this.deactivate(v);
         v.evicting = 'preempted';
@@ -209,7 +206,7 @@ export class Scheduler implements SchedulerApi {
       n.waitingFor = new Set(ids);
       q.preemptor = n;
       this.ready.delete(q);
-      const others = victims.some((v) => v.q !== q) ? ', reclaiming quota lent to the cohort' : '';
+      const others = victims.some((v) => v.holder !== q) ? ', reclaiming quota lent to the cohort' : '';
       out.push({
         kind: 'preempt',
         preemptor: n.id,
@@ -227,10 +224,10 @@ export class Scheduler implements SchedulerApi {
     }
   }
 
-  private admit(q: QueueState, n: PendingNode, now: number, out: Decision[]): void {
+  private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
     const borrowed = borrowedFor(q, n.req);
     this.pending.delete(n.id);
-    this.hold(q, this.workloadOf(n), n.req, now, borrowed);
+    this.hold(q, n, now, borrowed);
     q.removePending(n);
     out.push({ kind: 'admit', id: n.id, queue: q.name, borrowed });
   }
@@ -240,7 +237,7 @@ export class Scheduler implements SchedulerApi {
       while (q.drainNext < q.drain.length && out.length < max) {
         const id = q.drain[q.drainNext++] as JobId;
         const rec = this.admitted.get(id);
-        if (rec === undefined || rec.q !== q || rec.evicting !== null) continue;
+        if (rec === undefined || rec.holder !== q || rec.evicting !== null) continue;
         this.deactivate(rec);
         rec.evicting = 'drained';
         out.push({ kind: 'drain', id, queue: q.name, reason: `queue ${q.name} is being drained (HoldAndDrain)` });
@@ -345,7 +342,7 @@ export class Scheduler implements SchedulerApi {
       q.drain = [...q.admitted.values()]
         .filter((r) => r.evicting === null)
         .sort((a, b) => a.seq - b.seq)
-        .map((r) => r.w.id);
+        .map((r) => r.id);
       if (q.drain.length > 0) this.draining.add(q);
     } else {
       q.drain = [];
@@ -361,12 +358,14 @@ export class Scheduler implements SchedulerApi {
     if (this.admitted.has(id)) this.release(id);
   }
 
-  private workloadOf(n: PendingNode): Workload {
-    const { id, queue, project, priority, createdAt } = n;
-    return { id, queue, project, priority, createdAt, requests: this.res.amounts(n.req) };
+  private addPending(n: WorkloadNode): void {
+    this.pending.set(n.id, n);
+    const q = this.queue(n.queue);
+    q.addPending(n);
+    if (q.model !== null) this.ready.add(q);
   }
 
-  private dropPending(n: PendingNode): void {
+  private dropPending(n: WorkloadNode): void {
     this.pending.delete(n.id);
     const q = this.queues.get(n.queue);
     if (q === undefined) return;
@@ -375,57 +374,57 @@ export class Scheduler implements SchedulerApi {
     else if (q.forgettable) this.queues.delete(q.name);
   }
 
-  private hold(q: QueueState, w: Workload, req: Vec, admittedAt: number, borrowed: Amounts): AdmittedRec {
-    applyUsage(q, req, 1);
-    const lane = q.lane(w.project);
-    addTo(lane.usage, req, 1);
+  /** `n` now holds quota in `q`. */
+  private hold(q: QueueState, n: WorkloadNode, admittedAt: number, borrowed: Amounts): void {
+    applyUsage(q, n.req, 1);
+    const lane = q.lane(n.project);
+    addTo(lane.usage, n.req, 1);
     lane.admitted++;
     q.updateShare(lane);
-    const rec: AdmittedRec = { w, req, q, admittedAt, seq: ++this.seq, borrowed, evicting: null, preemptor: null };
-    q.admitted.set(w.id, rec);
-    q.activePriorities.set(w.priority, (q.activePriorities.get(w.priority) ?? 0) + 1);
-    const newest = q.newestAdmitted.get(w.priority);
-    if (newest === undefined || compareKeys(w, newest) > 0) q.newestAdmitted.set(w.priority, w);
+    const rec = markAdmitted(n, q, admittedAt, ++this.seq, borrowed);
+    q.admitted.set(n.id, rec);
+    q.activePriorities.set(n.priority, (q.activePriorities.get(n.priority) ?? 0) + 1);
+    const newest = q.newestAdmitted.get(n.priority);
+    if (newest === undefined || compareKeys(n, newest) > 0) q.newestAdmitted.set(n.priority, n);
     this.version++;
-    this.admitted.set(w.id, rec);
-    return rec;
+    this.admitted.set(n.id, rec);
   }
 
-  private unhold(rec: AdmittedRec): void {
-    const q = rec.q;
+  private unhold(rec: AdmittedNode): void {
+    const q = rec.holder;
     this.deactivate(rec);
     applyUsage(q, rec.req, -1);
-    const lane = q.lane(rec.w.project);
+    const lane = q.lane(rec.project);
     addTo(lane.usage, rec.req, -1);
     lane.admitted--;
     q.updateShare(lane);
     q.dropLaneIfEmpty(lane);
-    q.admitted.delete(rec.w.id);
-    this.admitted.delete(rec.w.id);
+    q.admitted.delete(rec.id);
+    this.admitted.delete(rec.id);
     this.version++;
     this.victimDone(rec);
     if (q.forgettable) this.queues.delete(q.name);
   }
 
   /** `rec` no longer counts as a possible victim (it is being evicted or gone). */
-  private deactivate(rec: AdmittedRec): void {
+  private deactivate(rec: AdmittedNode): void {
     if (rec.evicting !== null) return;
-    const p = rec.w.priority;
-    const left = (rec.q.activePriorities.get(p) ?? 0) - 1;
-    if (left > 0) rec.q.activePriorities.set(p, left);
+    const p = rec.priority;
+    const left = (rec.holder.activePriorities.get(p) ?? 0) - 1;
+    if (left > 0) rec.holder.activePriorities.set(p, left);
     else {
-      rec.q.activePriorities.delete(p);
-      rec.q.newestAdmitted.delete(p);
+      rec.holder.activePriorities.delete(p);
+      rec.holder.newestAdmitted.delete(p);
     }
     this.version++;
   }
 
   /** A victim stopped: once all of its preemptor's victims have, the preemptor's queue resumes. */
-  private victimDone(rec: AdmittedRec): void {
+  private victimDone(rec: AdmittedNode): void {
     if (rec.preemptor === null) return;
     const p = this.pending.get(rec.preemptor);
     if (p === undefined || p.waitingFor === null) return;
-    p.waitingFor.delete(rec.w.id);
+    p.waitingFor.delete(rec.id);
     if (p.waitingFor.size > 0) return;
     p.waitingFor = null;
     const pq = this.queues.get(p.queue);

@@ -13,6 +13,7 @@ import { LogStore } from '../controller/log-store.js';
 import { createFactories } from '../factories/index.js';
 import { Scheduler } from '../scheduler/index.js';
 import { TokenCache } from '../service/token-cache.js';
+import { GroupCommit } from '../store/group-commit.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfigFile, parseListen, resolveConfig, type Config, type RawConfig } from './config.js';
 import { announceServer, withdrawServer } from './discovery.js';
@@ -29,6 +30,8 @@ export interface RunningServer {
   url: string;
   config: Config;
   controller: Controller;
+  /** The services' context, for in-process benchmarks and tests. */
+  context: ServiceContext;
   close(): Promise<void>;
 }
 
@@ -54,7 +57,12 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore(config);
-  const ctx: ServiceContext = { store, now: Date.now, tokenCache: new TokenCache() };
+  const ctx: ServiceContext = {
+    store,
+    now: Date.now,
+    tokenCache: new TokenCache(),
+    groupCommit: new GroupCommit(store),
+  };
   let app: FastifyInstance | undefined;
   let controller: Controller | undefined;
   let url = '';
@@ -113,6 +121,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       url,
       config,
       controller: runningController,
+      context: ctx,
       close: () =>
         (closing ??= (async () => {
           withdrawServer(dataDir);

@@ -3,6 +3,7 @@ import type { Amounts } from '../domain/quantity.js';
 import type { Controller } from '../controller/controller.js';
 import type { LogStore } from '../controller/log-store.js';
 import type { TargetConfig } from '../server/config.js';
+import type { GroupCommit } from '../store/group-commit.js';
 import type { Store } from '../store/store.js';
 import type { TokenCache } from './token-cache.js';
 
@@ -38,4 +39,6 @@ export interface ServiceContext {
   listener?: ChangeListener;
   runtime?: JobRuntime;
   tokenCache?: TokenCache;
+  /** Shares transactions between concurrent writers (job submissions). */
+  groupCommit?: GroupCommit;
 }

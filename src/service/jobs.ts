@@ -47,23 +47,29 @@ function runtime(ctx: ServiceContext): JobRuntime {
 }
 
 function buildSpec(input: SubmitInput): JobSpec {
-  if (input.command && input.script !== undefined) throw new BadRequestError('give either command or script, not both');
+  if (input.command && input.script !== undefined)
+    throw new BadRequestError('give either command or script, not both');
   const command = input.command ?? (input.script !== undefined ? ['/bin/sh', '-c', input.script] : undefined);
-  if (!command || command.length === 0 || !command[0]) throw new BadRequestError('a job needs a command (argv list) or a script');
+  if (!command || command.length === 0 || !command[0])
+    throw new BadRequestError('a job needs a command (argv list) or a script');
   const requests: Record<string, string> = {};
   for (const [resource, value] of Object.entries(input.requests ?? {})) {
     checkName(RESOURCE_NAME, RESOURCE_NAME_HELP, 'requests: resource', resource);
-    if (resource === JOBS_RESOURCE) throw new BadRequestError('requests.jobs: every job implicitly requests jobs: 1; leave it out');
+    if (resource === JOBS_RESOURCE)
+      throw new BadRequestError('requests.jobs: every job implicitly requests jobs: 1; leave it out');
     parseAmount(resource, value, `requests.${resource}`);
     requests[resource] = typeof value === 'number' ? String(value) : value.trim();
   }
   for (const k of Object.keys(input.env ?? {})) {
-    if (!ENV_NAME.test(k)) throw new BadRequestError(`env: ${JSON.stringify(k)} is not a valid variable name`);
-    if (k.startsWith('BERTH_')) throw new BadRequestError(`env: ${k}: variables starting with BERTH_ are set by berth`);
+    if (!ENV_NAME.test(k))
+      throw new BadRequestError(`env: ${JSON.stringify(k)} is not a valid variable name`);
+    if (k.startsWith('BERTH_'))
+      throw new BadRequestError(`env: ${k}: variables starting with BERTH_ are set by berth`);
   }
   const dependsOn = (input.dependsOn ?? []).map((d) => {
     const n = typeof d === 'number' ? d : Number(d);
-    if (!Number.isSafeInteger(n) || n <= 0) throw new BadRequestError(`dependsOn: ${JSON.stringify(d)} is not a job id`);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      throw new BadRequestError(`dependsOn: ${JSON.stringify(d)} is not a job id`);
     return n;
   });
   return {
@@ -77,25 +83,46 @@ function buildSpec(input: SubmitInput): JobSpec {
 }
 
 /** Refuses with 422 anything that could never run: unknown target or resource, missing privilege, too big. */
-async function checkRunnable(db: Db, rt: JobRuntime, project: string, queueName: string, target: string, spec: JobSpec): Promise<void> {
+async function checkRunnable(
+  db: Db,
+  rt: JobRuntime,
+  project: string,
+  queueName: string,
+  target: string,
+  spec: JobSpec,
+): Promise<void> {
   const targetConfig = rt.targets[target];
   if (!targetConfig) {
-    throw new UnprocessableError(`unknown target "${target}" (known: ${Object.keys(rt.targets).join(', ') || 'none'})`);
+    throw new UnprocessableError(
+      `unknown target "${target}" (known: ${Object.keys(rt.targets).join(', ') || 'none'})`,
+    );
   }
   const privileges = new Set(await listPrivileges(db, project));
   if (targetConfig.privilege && !privileges.has(targetConfig.privilege)) {
-    throw new UnprocessableError(`target "${target}" requires privilege ${targetConfig.privilege}, which project "${project}" does not have`);
+    throw new UnprocessableError(
+      `target "${target}" requires privilege ${targetConfig.privilege}, which project "${project}" does not have`,
+    );
   }
   for (const type of spec.resources) {
     const rtype = rt.resourceTypes[type];
-    if (!rtype) throw new UnprocessableError(`unknown resource type "${type}" (known: ${Object.keys(rt.resourceTypes).join(', ') || 'none'})`);
+    if (!rtype)
+      throw new UnprocessableError(
+        `unknown resource type "${type}" (known: ${Object.keys(rt.resourceTypes).join(', ') || 'none'})`,
+      );
     if (rtype.privilege && !privileges.has(rtype.privilege)) {
-      throw new UnprocessableError(`resource type "${type}" requires privilege ${rtype.privilege}, which project "${project}" does not have`);
+      throw new UnprocessableError(
+        `resource type "${type}" requires privilege ${rtype.privilege}, which project "${project}" does not have`,
+      );
     }
   }
-  const queues = (await listClusterQueues(db)).map((q) => ({ name: q.name, cohort: q.cohort, ...queueAmounts(q) }));
+  const queues = (await listClusterQueues(db)).map((q) => ({
+    name: q.name,
+    cohort: q.cohort,
+    ...queueAmounts(q),
+  }));
   const queue = queues.find((q) => q.name === queueName);
-  if (!queue) throw new ConflictError(`project "${project}" uses cluster queue "${queueName}", which does not exist`);
+  if (!queue)
+    throw new ConflictError(`project "${project}" uses cluster queue "${queueName}", which does not exist`);
   for (const [resource, text] of Object.entries(spec.requests)) {
     const amount = parseAmount(resource, text);
     const max = maxReachable(queue, queues, resource);
@@ -106,26 +133,37 @@ async function checkRunnable(db: Db, rt: JobRuntime, project: string, queueName:
     }
   }
   if (maxReachable(queue, queues, JOBS_RESOURCE) < 1) {
-    throw new UnprocessableError(`cluster queue "${queueName}" has a jobs quota of 0: it can never admit a job`);
+    throw new UnprocessableError(
+      `cluster queue "${queueName}" has a jobs quota of 0: it can never admit a job`,
+    );
   }
 }
 
-export async function submitJob(ctx: ServiceContext, p: Principal, projectName: string, input: SubmitInput): Promise<{ job: Job; created: boolean }> {
+export async function submitJob(
+  ctx: ServiceContext,
+  p: Principal,
+  projectName: string,
+  input: SubmitInput,
+): Promise<{ job: Job; created: boolean }> {
   const user = requireUser(p);
   const rt = runtime(ctx);
   const spec = buildSpec(input);
   const target = input.target ?? rt.defaultTarget;
-  const outcome = await ctx.store.transaction(async (db) => {
+  const write = <T>(fn: (db: Db) => Promise<T>) =>
+    ctx.groupCommit ? ctx.groupCommit.run(fn) : ctx.store.transaction(fn);
+  const outcome = await write(async (db) => {
     const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs');
     if (input.idempotencyKey) {
       const existing = await findJobByKey(db, project.name, input.idempotencyKey);
       if (existing) return { row: existing, created: false };
     }
-    if (!project.active) throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
+    if (!project.active)
+      throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
     await checkRunnable(db, rt, project.name, project.clusterQueue, target, spec);
     const known = await existingJobIds(db, project.name, spec.dependsOn);
     const missing = spec.dependsOn.filter((d) => !known.has(d));
-    if (missing.length > 0) throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
+    if (missing.length > 0)
+      throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
     const now = ctx.now();
     const row = await insertJob(
       db,
@@ -144,7 +182,14 @@ export async function submitJob(ctx: ServiceContext, p: Principal, projectName: 
     );
     await appendEvent(
       db,
-      { subjectKind: 'job', subject: String(row.id), project: project.name, jobId: Number(row.id), type: 'submitted', message: `submitted by ${user.name} to cluster queue ${project.clusterQueue}` },
+      {
+        subjectKind: 'job',
+        subject: String(row.id),
+        project: project.name,
+        jobId: Number(row.id),
+        type: 'submitted',
+        message: `submitted by ${user.name} to cluster queue ${project.clusterQueue}`,
+      },
       now,
     );
     return { row, created: true };
@@ -173,7 +218,12 @@ async function view(ctx: ServiceContext, row: JobRow, fresh = false): Promise<Jo
 }
 
 /** Loads a job the caller may see (404 otherwise, so ids of other projects reveal nothing). */
-async function visibleJob(ctx: ServiceContext, p: Principal, id: number, needed: 'viewer' | 'member' = 'viewer'): Promise<JobRow> {
+async function visibleJob(
+  ctx: ServiceContext,
+  p: Principal,
+  id: number,
+  needed: 'viewer' | 'member' = 'viewer',
+): Promise<JobRow> {
   const row = await findJobRow(ctx.store.db, id);
   const notFound = new NotFoundError(`job ${id} not found`);
   if (!row) throw notFound;
@@ -182,7 +232,13 @@ async function visibleJob(ctx: ServiceContext, p: Principal, id: number, needed:
     return row;
   }
   try {
-    await requireProject(ctx.store.db, p, row.project, needed, needed === 'member' ? 'changing jobs' : 'reading jobs');
+    await requireProject(
+      ctx.store.db,
+      p,
+      row.project,
+      needed,
+      needed === 'member' ? 'changing jobs' : 'reading jobs',
+    );
   } catch (e) {
     if (e instanceof NotFoundError) throw notFound;
     throw e;
@@ -201,7 +257,12 @@ export async function listJobs(
   q: { states?: JobState[]; before?: number; limit?: number },
 ): Promise<Job[]> {
   await requireProject(ctx.store.db, p, project, 'viewer', 'reading jobs');
-  const rows = await listJobRows(ctx.store.db, { project, states: q.states, before: q.before, limit: q.limit ?? 100 });
+  const rows = await listJobRows(ctx.store.db, {
+    project,
+    states: q.states,
+    before: q.before,
+    limit: q.limit ?? 100,
+  });
   return Promise.all(rows.map((r) => view(ctx, r)));
 }
 
@@ -215,11 +276,21 @@ export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): 
 
 export async function jobEvents(ctx: ServiceContext, p: Principal, id: number): Promise<EventView[]> {
   await visibleJob(ctx, p, id);
-  const rows = await ctx.store.db.selectFrom('events').selectAll().where('job_id', '=', id).orderBy('id').execute();
+  const rows = await ctx.store.db
+    .selectFrom('events')
+    .selectAll()
+    .where('job_id', '=', id)
+    .orderBy('id')
+    .execute();
   return rows.map(toEventView);
 }
 
-export async function jobLogs(ctx: ServiceContext, p: Principal, id: number, follow: boolean): Promise<Readable> {
+export async function jobLogs(
+  ctx: ServiceContext,
+  p: Principal,
+  id: number,
+  follow: boolean,
+): Promise<Readable> {
   await visibleJob(ctx, p, id);
   const rt = runtime(ctx);
   if (!follow) return rt.logs.read(id);

@@ -134,7 +134,6 @@ void describe('unauthenticated requests', () => {
 
   void test(
     'the scheme name is case-insensitive (RFC 7235)',
-    { todo: 'the Authorization header is parsed in src/api/app.ts' },
     async () => {
       const res = await api(undefined, 'GET', '/whoami', undefined, {
         authorization: `bearer ${server.adminToken}`,

@@ -22,7 +22,12 @@ export interface EventItem {
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 
-export async function submit(api: string, token: string, project: string, body: Record<string, unknown>): Promise<JobView> {
+export async function submit(
+  api: string,
+  token: string,
+  project: string,
+  body: Record<string, unknown>,
+): Promise<JobView> {
   const r = await call<JobView>(api, token, 'POST', `/projects/${project}/jobs`, body);
   if (r.status !== 201 && r.status !== 200) throw new Error(`submit failed: ${r.status} ${r.text}`);
   return r.body;

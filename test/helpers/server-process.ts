@@ -15,13 +15,31 @@ export interface ServerProcess {
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 
 export async function spawnServer(dataDir: string, configFile = '/dev/null'): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'server', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--config', configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      MAIN,
+      'server',
+      '--data-dir',
+      dataDir,
+      '--listen',
+      '127.0.0.1:0',
+      '--config',
+      configFile,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await waitFor(`server to listen (output so far: ${out})`, () => /listening on (http:\S+)/.exec(out)?.[1]);
+  const url = await waitFor(
+    `server to listen (output so far: ${out})`,
+    () => /listening on (http:\S+)/.exec(out)?.[1],
+  );
   const token = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
   return { child, url, api: `${url}/api/v1`, token, output: () => out };
 }

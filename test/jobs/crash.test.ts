@@ -3,7 +3,15 @@
  * terminal state, none runs twice, and no worker process or directory is left behind.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -40,9 +48,13 @@ it('survives kill -9 with jobs queued and running', async () => {
   // Each run appends "<name> <pid>" to the marks file, so a second run would show.
   const run = (name: string, rest: string) => `echo "${name} $$" >> ${marks}; ${rest}`;
   const running = await submit(api, token, 'crash', { script: run('running', 'sleep 300') });
-  await waitFor('the first job to run', async () => (await getJob(api, token, running.id)).state === 'running');
+  await waitFor(
+    'the first job to run',
+    async () => (await getJob(api, token, running.id)).state === 'running',
+  );
   const queued = [];
-  for (let i = 0; i < 3; i++) queued.push(await submit(api, token, 'crash', { script: run(`queued${i}`, 'true') }));
+  for (let i = 0; i < 3; i++)
+    queued.push(await submit(api, token, 'crash', { script: run(`queued${i}`, 'true') }));
   await waitFor('the first job to record its pid', () => readFileSync(marks, 'utf8').includes('running '));
   const pid = Number(/running (\d+)/.exec(readFileSync(marks, 'utf8'))![1]);
 
@@ -60,9 +72,15 @@ it('survives kill -9 with jobs queued and running', async () => {
   const lines = readFileSync(marks, 'utf8').trim().split('\n');
   const names = lines.map((l) => l.split(' ')[0]).sort();
   assert.deepEqual(names, ['queued0', 'queued1', 'queued2', 'running'], 'every job ran exactly once');
-  await waitFor('no worker directory left', () => !existsSync(join(dataDir, 'workers')) || readdirSync(join(dataDir, 'workers')).length === 0);
+  await waitFor(
+    'no worker directory left',
+    () => !existsSync(join(dataDir, 'workers')) || readdirSync(join(dataDir, 'workers')).length === 0,
+  );
   const workers = (await call<{ state: string }[]>(server.api, server.token, 'GET', '/workers')).body;
   assert.ok(workers.length >= 4);
-  assert.ok(workers.every((w) => w.state === 'destroyed'), JSON.stringify(workers));
+  assert.ok(
+    workers.every((w) => w.state === 'destroyed'),
+    JSON.stringify(workers),
+  );
   writeFileSync(join(dir, 'done'), '');
 });

@@ -44,7 +44,9 @@ after(async () => s.close());
 
 describe('a job', () => {
   it('runs, keeps its output, reports its exit code and is cleaned up', async () => {
-    const job = await submit(s.api, s.adminToken, 'default', { command: ['sh', '-c', 'echo hello; echo oops >&2; exit 3'] });
+    const job = await submit(s.api, s.adminToken, 'default', {
+      command: ['sh', '-c', 'echo hello; echo oops >&2; exit 3'],
+    });
     assert.equal(job.state, 'queued');
     const done = await waitDone(s.api, s.adminToken, job.id);
     assert.equal(done.state, 'failed');
@@ -62,7 +64,10 @@ describe('a job', () => {
   });
 
   it('succeeds with exit code 0 and gets the environment it asked for', async () => {
-    const job = await submit(s.api, s.adminToken, 'default', { command: ['sh', '-c', 'echo "$GREETING $BERTH_JOB_ID"'], env: { GREETING: 'hi' } });
+    const job = await submit(s.api, s.adminToken, 'default', {
+      command: ['sh', '-c', 'echo "$GREETING $BERTH_JOB_ID"'],
+      env: { GREETING: 'hi' },
+    });
     const done = await waitDone(s.api, s.adminToken, job.id);
     assert.equal(done.state, 'succeeded');
     assert.equal(done.exitCode, 0);
@@ -82,7 +87,9 @@ describe('a job', () => {
     const job = await submit(s.api, s.adminToken, 'default', {
       script: `echo first; while [ ! -e ${gate} ]; do sleep 0.05; done; echo second`,
     });
-    const res = await fetch(`${s.api}/jobs/${job.id}/logs?follow=true`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    const res = await fetch(`${s.api}/jobs/${job.id}/logs?follow=true`, {
+      headers: { authorization: `Bearer ${s.adminToken}` },
+    });
     assert.equal(res.status, 200);
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
@@ -105,20 +112,31 @@ describe('a job', () => {
 
   it('returns the same job for the same idempotency key', async () => {
     const a = await submit(s.api, s.adminToken, 'default', { command: ['true'], idempotencyKey: 'k-1' });
-    const r = await call<{ id: number }>(s.api, s.adminToken, 'POST', '/projects/default/jobs', { command: ['true'], idempotencyKey: 'k-1' });
+    const r = await call<{ id: number }>(s.api, s.adminToken, 'POST', '/projects/default/jobs', {
+      command: ['true'],
+      idempotencyKey: 'k-1',
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.id, a.id);
   });
 
   it('waits for the jobs it depends on, and is cancelled when one fails', async () => {
     const gate = join(scratch, 'gate-dep');
-    const first = await submit(s.api, s.adminToken, 'default', { script: `while [ ! -e ${gate} ]; do sleep 0.05; done` });
+    const first = await submit(s.api, s.adminToken, 'default', {
+      script: `while [ ! -e ${gate} ]; do sleep 0.05; done`,
+    });
     const second = await submit(s.api, s.adminToken, 'default', { command: ['true'], dependsOn: [first.id] });
-    assert.match((await getJob(s.api, s.adminToken, second.id)).reason, new RegExp(`waiting for job ${first.id} to succeed`));
+    assert.match(
+      (await getJob(s.api, s.adminToken, second.id)).reason,
+      new RegExp(`waiting for job ${first.id} to succeed`),
+    );
     writeFileSync(gate, '');
     assert.equal((await waitDone(s.api, s.adminToken, second.id)).state, 'succeeded');
     const failing = await submit(s.api, s.adminToken, 'default', { command: ['false'] });
-    const dependent = await submit(s.api, s.adminToken, 'default', { command: ['true'], dependsOn: [failing.id] });
+    const dependent = await submit(s.api, s.adminToken, 'default', {
+      command: ['true'],
+      dependsOn: [failing.id],
+    });
     const d = await waitDone(s.api, s.adminToken, dependent.id);
     assert.equal(d.state, 'cancelled');
     assert.match(d.reason, new RegExp(`dependency job ${failing.id} failed`));
@@ -133,7 +151,9 @@ describe('stopping a job', () => {
   async function pidsOf(dir: string): Promise<number[]> {
     return waitFor('the job to write its pids', () =>
       existsSync(join(dir, 'child')) && existsSync(join(dir, 'parent'))
-        ? ['child', 'parent'].map((f) => Number(readFileSync(join(dir, f), 'utf8').trim())).filter((n) => n > 0)
+        ? ['child', 'parent']
+            .map((f) => Number(readFileSync(join(dir, f), 'utf8').trim()))
+            .filter((n) => n > 0)
         : undefined,
     );
   }
@@ -163,7 +183,11 @@ describe('stopping a job', () => {
   });
 
   it('cancelling a queued job never runs it', async () => {
-    await call(s.api, s.adminToken, 'POST', '/cluster-queues', { name: 'held', quota: { cpu: '1' }, stopPolicy: 'Hold' });
+    await call(s.api, s.adminToken, 'POST', '/cluster-queues', {
+      name: 'held',
+      quota: { cpu: '1' },
+      stopPolicy: 'Hold',
+    });
     await call(s.api, s.adminToken, 'POST', '/projects', { name: 'held', clusterQueue: 'held' });
     const marker = join(scratch, 'never-ran');
     const job = await submit(s.api, s.adminToken, 'held', { command: ['touch', marker] });
@@ -181,7 +205,8 @@ describe('quota', () => {
     await call(s.api, s.adminToken, 'POST', '/cluster-queues', { name: 'two', quota: { jobs: 2 } });
     await call(s.api, s.adminToken, 'POST', '/projects', { name: 'two', clusterQueue: 'two' });
     const ids: number[] = [];
-    for (let i = 0; i < 10; i++) ids.push((await submit(s.api, s.adminToken, 'two', { command: ['sleep', '1'] })).id);
+    for (let i = 0; i < 10; i++)
+      ids.push((await submit(s.api, s.adminToken, 'two', { command: ['sleep', '1'] })).id);
     const done = await Promise.all(ids.map((id) => waitDone(s.api, s.adminToken, id, 60_000)));
     assert.ok(done.every((j) => j.state === 'succeeded'));
     // From the timeline: an admission holds quota until the job ends; count overlaps.
@@ -205,8 +230,13 @@ describe('quota', () => {
     await call(s.api, s.adminToken, 'POST', '/cluster-queues', { name: 'one', quota: { jobs: 1 } });
     await call(s.api, s.adminToken, 'POST', '/projects', { name: 'one', clusterQueue: 'one' });
     const gate = join(scratch, 'gate-one');
-    const first = await submit(s.api, s.adminToken, 'one', { script: `while [ ! -e ${gate} ]; do sleep 0.05; done` });
-    await waitFor('first to run', async () => (await getJob(s.api, s.adminToken, first.id)).state === 'running');
+    const first = await submit(s.api, s.adminToken, 'one', {
+      script: `while [ ! -e ${gate} ]; do sleep 0.05; done`,
+    });
+    await waitFor(
+      'first to run',
+      async () => (await getJob(s.api, s.adminToken, first.id)).state === 'running',
+    );
     const second = await submit(s.api, s.adminToken, 'one', { command: ['true'] });
     const third = await submit(s.api, s.adminToken, 'one', { command: ['true'] });
     const w2 = await getJob(s.api, s.adminToken, second.id);
@@ -215,35 +245,76 @@ describe('quota', () => {
     assert.equal(w3.position, 2);
     assert.match(w2.reason, /one/);
     writeFileSync(gate, '');
-    for (const j of [first, second, third]) assert.equal((await waitDone(s.api, s.adminToken, j.id)).state, 'succeeded');
+    for (const j of [first, second, third])
+      assert.equal((await waitDone(s.api, s.adminToken, j.id)).state, 'succeeded');
   });
 });
 
 describe('submission is refused', () => {
   const cases: [string, string, Record<string, unknown>, number, RegExp][] = [
     ['unknown target', 'default', { command: ['true'], target: 'mars' }, 422, /unknown target "mars"/],
-    ['missing privilege', 'default', { command: ['true'], target: 'gpu' }, 422, /requires privilege target.gpu/],
-    ['request larger than the queue', 'default', { command: ['true'], requests: { cpu: '100000' } }, 422, /more than cluster queue "default" can ever grant/],
-    ['unknown resource type', 'default', { command: ['true'], resources: ['licence'] }, 422, /unknown resource type "licence"/],
+    [
+      'missing privilege',
+      'default',
+      { command: ['true'], target: 'gpu' },
+      422,
+      /requires privilege target.gpu/,
+    ],
+    [
+      'request larger than the queue',
+      'default',
+      { command: ['true'], requests: { cpu: '100000' } },
+      422,
+      /more than cluster queue "default" can ever grant/,
+    ],
+    [
+      'unknown resource type',
+      'default',
+      { command: ['true'], resources: ['licence'] },
+      422,
+      /unknown resource type "licence"/,
+    ],
     ['no command', 'default', { name: 'x' }, 400, /needs a command/],
     ['command and script', 'default', { command: ['true'], script: 'true' }, 400, /either command or script/],
     ['bad quantity', 'default', { command: ['true'], requests: { cpu: 'lots' } }, 400, /not a quantity/],
-    ['implicit jobs request', 'default', { command: ['true'], requests: { jobs: 2 } }, 400, /implicitly requests jobs: 1/],
+    [
+      'implicit jobs request',
+      'default',
+      { command: ['true'], requests: { jobs: 2 } },
+      400,
+      /implicitly requests jobs: 1/,
+    ],
     ['unknown dependency', 'default', { command: ['true'], dependsOn: [999999] }, 422, /no job 999999/],
     ['reserved variable', 'default', { command: ['true'], env: { BERTH_TOKEN: 'x' } }, 400, /set by berth/],
     ['unknown field', 'default', { command: ['true'], colour: 'red' }, 400, /unknown field "colour"/],
   ];
   for (const [what, project, body, status, message] of cases) {
     it(what, async () => {
-      const r = await call<{ error: { message: string } }>(s.api, s.adminToken, 'POST', `/projects/${project}/jobs`, body);
+      const r = await call<{ error: { message: string } }>(
+        s.api,
+        s.adminToken,
+        'POST',
+        `/projects/${project}/jobs`,
+        body,
+      );
       assert.equal(r.status, status, r.text);
       assert.match(r.body.error.message, message);
     });
   }
 
   it('when the project is inactive', async () => {
-    await call(s.api, s.adminToken, 'POST', '/projects', { name: 'sleepy', clusterQueue: 'default', active: false });
-    const r = await call<{ error: { message: string } }>(s.api, s.adminToken, 'POST', '/projects/sleepy/jobs', { command: ['true'] });
+    await call(s.api, s.adminToken, 'POST', '/projects', {
+      name: 'sleepy',
+      clusterQueue: 'default',
+      active: false,
+    });
+    const r = await call<{ error: { message: string } }>(
+      s.api,
+      s.adminToken,
+      'POST',
+      '/projects/sleepy/jobs',
+      { command: ['true'] },
+    );
     assert.equal(r.status, 409);
     assert.match(r.body.error.message, /inactive/);
   });
@@ -253,6 +324,9 @@ describe('submission is refused', () => {
       const workers = (await call<{ state: string }[]>(s.api, s.adminToken, 'GET', '/workers')).body;
       return workers.every((w) => w.state === 'destroyed' || w.state === 'failed');
     });
-    await waitFor('every worker directory removed', () => readdirSync(join(s.dataDir, 'workers')).length === 0);
+    await waitFor(
+      'every worker directory removed',
+      () => readdirSync(join(s.dataDir, 'workers')).length === 0,
+    );
   });
 });

@@ -7,7 +7,8 @@ import { FinishBody, HeartbeatQuery } from '../job-schemas.js';
 import type { Router } from './types.js';
 
 function jobId(p: Principal): number {
-  if (p.kind !== 'job') throw new ForbiddenError('this endpoint needs a job token (BERTH_TOKEN inside a job)');
+  if (p.kind !== 'job')
+    throw new ForbiddenError('this endpoint needs a job token (BERTH_TOKEN inside a job)');
   return p.jobId;
 }
 
@@ -17,8 +18,10 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   api.get('/job/self', { schema: { tags, summary: 'The running job (job token)' } }, async (req) =>
     getJob(ctx, req.principal, jobId(req.principal)),
   );
-  api.post('/job/self/start', { schema: { tags, summary: 'Agent: the job starts; returns what to run' } }, async (req) =>
-    controller().agentStart(jobId(req.principal)),
+  api.post(
+    '/job/self/start',
+    { schema: { tags, summary: 'Agent: the job starts; returns what to run' } },
+    async (req) => controller().agentStart(jobId(req.principal)),
   );
   api.post(
     '/job/self/logs',
@@ -31,11 +34,21 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   );
   api.post(
     '/job/self/heartbeat',
-    { schema: { tags, summary: 'Agent: heartbeat, long-polled; answers early when the job must stop', querystring: HeartbeatQuery } },
+    {
+      schema: {
+        tags,
+        summary: 'Agent: heartbeat, long-polled; answers early when the job must stop',
+        querystring: HeartbeatQuery,
+      },
+    },
     async (req) => controller().agentHeartbeat(jobId(req.principal), (req.query.wait ?? 0) * 1000),
   );
-  api.post('/job/self/finish', { schema: { tags, summary: 'Agent: how the job ended', body: FinishBody } }, async (req, reply) => {
-    await controller().agentFinish(jobId(req.principal), req.body);
-    return reply.status(204).send();
-  });
+  api.post(
+    '/job/self/finish',
+    { schema: { tags, summary: 'Agent: how the job ended', body: FinishBody } },
+    async (req, reply) => {
+      await controller().agentFinish(jobId(req.principal), req.body);
+      return reply.status(204).send();
+    },
+  );
 }

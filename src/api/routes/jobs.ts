@@ -9,7 +9,8 @@ function parseStates(text: string | undefined): JobState[] | undefined {
   if (!text) return undefined;
   return text.split(',').map((s) => {
     const state = s.trim() as JobState;
-    if (!JOB_STATES.includes(state)) throw new BadRequestError(`state: "${s}" is not one of ${JOB_STATES.join(', ')}`);
+    if (!JOB_STATES.includes(state))
+      throw new BadRequestError(`state: "${s}" is not one of ${JOB_STATES.join(', ')}`);
     return state;
   });
 }
@@ -18,7 +19,14 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
   const tags = ['jobs'];
   api.post(
     '/projects/:name/jobs',
-    { schema: { tags, summary: 'Submit a job (member); the same idempotencyKey returns the same job', params: ProjectJobsParams, body: SubmitBody } },
+    {
+      schema: {
+        tags,
+        summary: 'Submit a job (member); the same idempotencyKey returns the same job',
+        params: ProjectJobsParams,
+        body: SubmitBody,
+      },
+    },
     async (req, reply) => {
       const { job, created } = await submitJob(ctx, req.principal, req.params.name, req.body);
       return reply.status(created ? 201 : 200).send(job);
@@ -26,25 +34,52 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
   );
   api.get(
     '/projects/:name/jobs',
-    { schema: { tags, summary: "A project's jobs, newest first", params: ProjectJobsParams, querystring: JobListQuery } },
+    {
+      schema: {
+        tags,
+        summary: "A project's jobs, newest first",
+        params: ProjectJobsParams,
+        querystring: JobListQuery,
+      },
+    },
     async (req) =>
-      listJobs(ctx, req.principal, req.params.name, { states: parseStates(req.query.state), before: req.query.before, limit: req.query.limit }),
+      listJobs(ctx, req.principal, req.params.name, {
+        states: parseStates(req.query.state),
+        before: req.query.before,
+        limit: req.query.limit,
+      }),
   );
-  api.get('/jobs/:id', { schema: { tags, summary: 'A job, with why it waits', params: JobParams } }, async (req) =>
-    getJob(ctx, req.principal, req.params.id),
+  api.get(
+    '/jobs/:id',
+    { schema: { tags, summary: 'A job, with why it waits', params: JobParams } },
+    async (req) => getJob(ctx, req.principal, req.params.id),
   );
-  api.post('/jobs/:id/cancel', { schema: { tags, summary: 'Cancel a job (member)', params: JobParams } }, async (req) =>
-    cancelJob(ctx, req.principal, req.params.id),
+  api.post(
+    '/jobs/:id/cancel',
+    { schema: { tags, summary: 'Cancel a job (member)', params: JobParams } },
+    async (req) => cancelJob(ctx, req.principal, req.params.id),
   );
-  api.get('/jobs/:id/events', { schema: { tags, summary: "A job's timeline", params: JobParams } }, async (req) =>
-    jobEvents(ctx, req.principal, req.params.id),
+  api.get(
+    '/jobs/:id/events',
+    { schema: { tags, summary: "A job's timeline", params: JobParams } },
+    async (req) => jobEvents(ctx, req.principal, req.params.id),
   );
   api.get(
     '/jobs/:id/logs',
-    { schema: { tags, summary: 'Output; with follow=true, streamed until the job ends', params: JobParams, querystring: LogsQuery } },
+    {
+      schema: {
+        tags,
+        summary: 'Output; with follow=true, streamed until the job ends',
+        params: JobParams,
+        querystring: LogsQuery,
+      },
+    },
     async (req, reply) => {
       const stream = await jobLogs(ctx, req.principal, req.params.id, req.query.follow ?? false);
-      return reply.header('content-type', 'text/plain; charset=utf-8').header('cache-control', 'no-cache').send(stream);
+      return reply
+        .header('content-type', 'text/plain; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .send(stream);
     },
   );
 }

@@ -77,8 +77,8 @@ const submittedLine = (job: Job): string => `submitted job ${job.id} (${job.stat
  */
 async function watchSubmitted(s: Session, job: Job, follow: boolean): Promise<void> {
   const note = (line: string) => (follow ? process.stderr : process.stdout).write(`${line}\n`);
-  if (!s.json) note(submittedLine(job));
   const done = await watching(job.id, async () => {
+    if (!s.json) note(submittedLine(job));
     if (follow) await copyLog(s.client, job.id, true, s.json ? process.stderr : process.stdout);
     return waitForJob(s.client, job.id);
   });

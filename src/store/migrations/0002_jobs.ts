@@ -31,7 +31,11 @@ export const jobs: BerthMigration = {
     // Every index costs page writes on every insert, so each one here serves a real query, and
     // the ones that only concern a few rows are partial.
     await db.schema.createIndex('jobs_project').on('jobs').columns(['project', 'id']).execute();
-    await db.schema.createIndex('jobs_project_state').on('jobs').columns(['project', 'state', 'id']).execute();
+    await db.schema
+      .createIndex('jobs_project_state')
+      .on('jobs')
+      .columns(['project', 'state', 'id'])
+      .execute();
     // The controller rebuilds its model from unfinished or not-yet-cleaned jobs on start.
     await db.schema
       .createIndex('jobs_unfinished')

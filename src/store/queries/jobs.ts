@@ -53,7 +53,12 @@ export async function findJobByKey(db: Db, project: string, key: string): Promis
 
 export async function existingJobIds(db: Db, project: string, ids: number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('jobs').select('id').where('project', '=', project).where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('project', '=', project)
+    .where('id', 'in', ids)
+    .execute();
   return new Set(rows.map((r) => Number(r.id)));
 }
 

@@ -40,7 +40,11 @@ export async function findToken(
     row.id === null || row.name === null || row.admin === null || row.created_at === null
       ? null
       : { id: row.id, name: row.name, admin: row.admin === 1, createdAt: iso(row.created_at) };
-  return { user, jobId: row.job_id === null ? null : Number(row.job_id), expiresAt: row.expires_at === null ? null : Number(row.expires_at) };
+  return {
+    user,
+    jobId: row.job_id === null ? null : Number(row.job_id),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+  };
 }
 
 export async function deleteJobTokens(db: Db, jobId: number): Promise<void> {

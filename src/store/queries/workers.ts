@@ -70,9 +70,18 @@ export async function listWorkerRows(db: Db, state?: WorkerState): Promise<Worke
 
 /** Workers whose destruction is not confirmed: reconciled with their factory on start. */
 export async function loadLiveWorkerRows(db: Db): Promise<WorkerRow[]> {
-  return db.selectFrom('workers').selectAll().where('state', 'in', ['creating', 'ready', 'destroying']).execute();
+  return db
+    .selectFrom('workers')
+    .selectAll()
+    .where('state', 'in', ['creating', 'ready', 'destroying'])
+    .execute();
 }
 
 export async function findWorkerForJob(db: Db, jobId: number): Promise<WorkerRow | undefined> {
-  return db.selectFrom('workers').selectAll().where('job_id', '=', jobId).orderBy('id', 'desc').executeTakeFirst();
+  return db
+    .selectFrom('workers')
+    .selectAll()
+    .where('job_id', '=', jobId)
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
 }

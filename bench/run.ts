@@ -1,0 +1,41 @@
+/**
+ * All benchmarks, one command: `npm run bench`. Prints figures; asserts nothing (targets are
+ * compared in docs/PERFORMANCE.md, not enforced as timed tests).
+ *
+ *   (a) scheduler alone  — bench/scheduler.ts
+ *   (b) API submissions  — bench/api.ts
+ *   (c) end to end       — bench/e2e.ts (against a process-spawn baseline measured in the same run)
+ */
+import { runApiBench } from './api.js';
+import { runE2eBench } from './e2e.js';
+import { fmt } from './lib.js';
+import { runSchedulerBench } from './scheduler.js';
+
+const only = process.argv.slice(2);
+const want = (name: string) => only.length === 0 || only.includes(name);
+
+if (want('scheduler')) {
+  console.log('== (a) scheduler (pure, in memory)');
+  const figures = await runSchedulerBench();
+  const width = Math.max(...Object.keys(figures).map((k) => k.length));
+  for (const [k, v] of Object.entries(figures))
+    console.log(`  ${k.padEnd(width)}  ${typeof v === 'number' ? fmt(v, 2) : v}`);
+}
+if (want('api')) {
+  console.log('== (b) API: submissions over HTTP (server in its own process)');
+  const r = await runApiBench();
+  console.log(
+    `  ${fmt(r.submissions)} submissions, ${r.concurrency} in flight: ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s`,
+  );
+}
+if (want('e2e')) {
+  console.log('== (c) end to end: no-op jobs through the local factory');
+  const r = await runE2eBench();
+  console.log(
+    `  ${fmt(r.jobs)} jobs, factory capacity ${r.capacity}: ${fmt(r.seconds, 2)} s = ${fmt(r.jobsPerSecond, 1)} jobs/s`,
+  );
+  console.log(
+    `  baseline, spawning the same no-op process directly at the same concurrency: ${fmt(r.spawnBaselinePerSecond)}/s`,
+  );
+  console.log(`  ratio berth / baseline: ${fmt(r.ratioToSpawn, 3)}`);
+}

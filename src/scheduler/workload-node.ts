@@ -1,0 +1,95 @@
+/**
+ * One workload, pending or admitted, as a single object: while pending it is a node of its lane's
+ * treap (lane-tree.ts); once admitted, the same object is the record of the quota it holds, and a
+ * requeue puts it back in its lane. One object per job keeps the heap small and spares the
+ * garbage collector, and tree walks compare keys without another pointer to follow.
+ */
+import type { Amounts } from '../domain/quantity.js';
+import type { OrderKey } from './ordering.js';
+import type { QueueState } from './queue-state.js';
+import type { Vec } from './resources.js';
+import type { JobId, Workload } from './types.js';
+
+const NOTHING: Amounts = Object.freeze({});
+
+export class WorkloadNode implements OrderKey {
+  readonly id: JobId;
+  readonly queue: string;
+  readonly project: string;
+  readonly priority: number;
+  readonly createdAt: number;
+
+  // ---- while pending: treap node and its subtree aggregates (see lane-tree.ts)
+  left: WorkloadNode | null = null;
+  right: WorkloadNode | null = null;
+  size = 1;
+  /** Capacity epoch in which this workload was last found inadmissible (0: never). */
+  parkedAt = 0;
+  minParked = 0;
+  first: WorkloadNode = this;
+  /** Leaves share `req` for both aggregates; inner nodes get their own arrays. */
+  min: Vec;
+  sum: Vec;
+  sumStale = false;
+  /** Set while this workload waits for the victims it preempted to stop. */
+  waitingFor: Set<JobId> | null = null;
+
+  // ---- while admitted
+  /** The queue whose quota it holds; null while pending. */
+  holder: QueueState | null = null;
+  admittedAt = 0;
+  /** Admission sequence, to order equal `admittedAt`s ("most recently admitted" for victims). */
+  seq = 0;
+  borrowed: Amounts = NOTHING;
+  /** Being stopped: it keeps its quota, but is no candidate for further preemption or draining. */
+  evicting: 'preempted' | 'drained' | null = null;
+  /** For a victim: the workload it was preempted for. */
+  preemptor: JobId | null = null;
+
+  /** The workload's fields are copied, so that a caller changing its object cannot corrupt the order. */
+  constructor(
+    w: Workload,
+    readonly req: Vec,
+    readonly pri: number,
+  ) {
+    this.id = w.id;
+    this.queue = w.queue;
+    this.project = w.project;
+    this.priority = w.priority;
+    this.createdAt = w.createdAt;
+    this.min = req;
+    this.sum = req;
+  }
+
+  /** Back to the pending state, e.g. after an eviction. */
+  resetAdmission(): void {
+    this.holder = null;
+    this.admittedAt = 0;
+    this.seq = 0;
+    this.borrowed = NOTHING;
+    this.evicting = null;
+    this.preemptor = null;
+    this.parkedAt = 0;
+    this.waitingFor = null;
+  }
+}
+
+/** A workload that holds quota. */
+export type AdmittedNode = WorkloadNode & { holder: QueueState };
+
+export function markAdmitted(
+  n: WorkloadNode,
+  holder: QueueState,
+  admittedAt: number,
+  seq: number,
+  borrowed: Amounts,
+): AdmittedNode {
+  n.holder = holder;
+  n.admittedAt = admittedAt;
+  n.seq = seq;
+  n.borrowed = borrowed;
+  n.evicting = null;
+  n.preemptor = null;
+  n.waitingFor = null;
+  return n as AdmittedNode;
+}
