@@ -29,7 +29,7 @@ export interface E2eBenchResult {
 }
 
 export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
-  const capacity = Math.max(2, availableParallelism());
+  const capacity = Number(process.env.BENCH_CAPACITY) || Math.max(2, availableParallelism());
   const s = await startBenchServer(`factories:\n  local: { kind: local, capacity: ${capacity} }\n`);
   try {
     await post(s.api, s.token, '/cluster-queues', { name: 'bench', quota: { jobs: 1_000_000 } });

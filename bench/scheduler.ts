@@ -65,7 +65,12 @@ function queue(name: string, cohort: string | null, cpu: number): QueueModel {
 }
 
 /** Workload generator: project p is bound to queue `queueOf(p)`. */
-function workloads(n: number, firstId: number, rnd: () => number, queueOf: (p: number) => number): Workload[] {
+function workloads(
+  n: number,
+  firstId: number,
+  rnd: () => number,
+  queueOf: (p: number) => number,
+): Workload[] {
   const out: Workload[] = [];
   for (let k = 0; k < n; k++) {
     const id = firstId + k;
@@ -83,8 +88,36 @@ function workloads(n: number, firstId: number, rnd: () => number, queueOf: (p: n
   return out;
 }
 
+/** Wall-clock and CPU time of a measured phase (CPU time holds up better on a busy machine). */
+class Stopwatch {
+  private wall = 0;
+  private cpu = 0;
+  private wall0 = 0;
+  private cpu0: NodeJS.CpuUsage = { user: 0, system: 0 };
+
+  start(): void {
+    this.wall0 = performance.now();
+    this.cpu0 = process.cpuUsage();
+  }
+
+  stop(): void {
+    this.wall += performance.now() - this.wall0;
+    const d = process.cpuUsage(this.cpu0);
+    this.cpu += (d.user + d.system) / 1000;
+  }
+
+  /** Rates per second of wall-clock and of CPU time. */
+  rates(count: number): { wall: number; cpu: number; seconds: number } {
+    return {
+      wall: Math.round(count / (this.wall / 1000)),
+      cpu: Math.round(count / (this.cpu / 1000)),
+      seconds: this.wall / 1000,
+    };
+  }
+}
+
 interface DrainResult {
-  seconds: number;
+  watch: Stopwatch;
   admissions: number;
   borrowing: number;
   passes: number;
@@ -92,14 +125,15 @@ interface DrainResult {
 
 /**
  * Admits everything: each pass admits what fits, then the older half of what runs finishes.
- * The clock is the pass number.
+ * The clock is the pass number. Timed: the passes and the releases.
  */
 function drainAll(s: Scheduler, total: number): DrainResult {
   let running: number[] = [];
   let admissions = 0;
   let borrowing = 0;
   let passes = 0;
-  const t0 = performance.now();
+  const watch = new Stopwatch();
+  watch.start();
   while (admissions < total) {
     const decisions = s.schedule(++passes);
     for (const d of decisions) {
@@ -113,99 +147,105 @@ function drainAll(s: Scheduler, total: number): DrainResult {
     running = running.slice(done);
     if (passes > 10 * total) throw new Error('no progress');
   }
-  return { seconds: (performance.now() - t0) / 1000, admissions, borrowing, passes };
+  watch.stop();
+  return { watch, admissions, borrowing, passes };
+}
+
+function plainQueues(s: Scheduler): void {
+  for (let q = 0; q < QUEUES; q++) s.upsertQueue(queue(`q${q}`, null, 64));
 }
 
 function plain(n = 100_000): Figures {
-  const rnd = random(1);
-  const ws = workloads(n, 1, rnd, (p) => p % QUEUES);
-  const before = heapUsed();
+  let ws: Workload[] = workloads(n, 1, random(1), (p) => p % QUEUES);
   const s = new Scheduler();
-  for (let q = 0; q < QUEUES; q++) s.upsertQueue(queue(`q${q}`, null, 64));
+  plainQueues(s);
+  const before = heapUsed();
   for (const w of ws) s.enqueue(w);
+  ws = []; // the scheduler keeps its own compact copy of each workload
   const after = heapUsed();
-  const withoutWorkloads = before;
-  ws.length = 0;
   const r = drainAll(s, n);
+  const rates = r.watch.rates(r.admissions);
   return {
     'plain.workloads': n,
-    'plain.admissionsPerSecond': Math.round(r.admissions / r.seconds),
-    'plain.seconds': round(r.seconds, 3),
-    'plain.passes': r.passes,
-    // Scheduler only: the workload objects existed before and are not counted.
-    'plain.heapBytesPerQueued': Math.round((after - withoutWorkloads) / n),
+    'plain.admissionsPerSecond': rates.wall,
+    'plain.admissionsPerCpuSecond': rates.cpu,
+    'plain.seconds': round(rates.seconds, 3),
+    'plain.heapBytesPerQueued': Math.round((after - before) / n),
   };
 }
 
-function plainWithWorkloads(n = 100_000): Figures {
-  const rnd = random(1);
-  const before = heapUsed();
-  const s = new Scheduler();
-  for (let q = 0; q < QUEUES; q++) s.upsertQueue(queue(`q${q}`, null, 64));
-  for (const w of workloads(n, 1, rnd, (p) => p % QUEUES)) s.enqueue(w);
-  const after = heapUsed();
-  const figures = { 'plain.heapBytesPerQueuedInclWorkload': Math.round((after - before) / n) };
-  s.pendingIds('q0', 0, 1); // keep `s` alive until measured
-  return figures;
-}
-
-function cohorts(n = 100_000): Figures {
-  const rnd = random(2);
-  // Uneven load: in each cohort of 10 queues, the first 3 get most projects and borrow from the rest.
-  const busy = (p: number): number => {
-    const cohort = p % 5;
-    const member = p % 10 < 8 ? p % 3 : 3 + (p % 7);
-    return cohort * 10 + member;
-  };
-  const ws = workloads(n, 1, rnd, busy);
+function cohorts(n = 100_000, busyShare = 0.4): Figures {
+  // Uneven load: in each cohort of 10 queues, 3 busy queues get `busyShare` of the cohort's
+  // projects and borrow what the other 7 leave unused.
+  const place = random(4);
+  const queueOfProject = Array.from({ length: PROJECTS }, (_, p) => {
+    const member = place() < busyShare ? Math.floor(place() * 3) : 3 + Math.floor(place() * 7);
+    return (p % 5) * 10 + member;
+  });
+  const ws = workloads(n, 1, random(2), (p) => queueOfProject[p] ?? 0);
   const s = new Scheduler();
   for (let q = 0; q < QUEUES; q++) s.upsertQueue(queue(`q${q}`, `c${Math.floor(q / 10)}`, 64));
   for (const w of ws) s.enqueue(w);
   ws.length = 0;
   const r = drainAll(s, n);
+  const rates = r.watch.rates(r.admissions);
   return {
     'cohort.workloads': n,
-    'cohort.admissionsPerSecond': Math.round(r.admissions / r.seconds),
+    'cohort.admissionsPerSecond': rates.wall,
+    'cohort.admissionsPerCpuSecond': rates.cpu,
     'cohort.borrowingShare': round(r.borrowing / r.admissions, 3),
-    'cohort.seconds': round(r.seconds, 3),
+    'cohort.seconds': round(rates.seconds, 3),
   };
 }
 
-/** Steady state: `pending` queued; each step 500 running jobs finish and 500 new ones arrive. */
-function steady(pending: number, steps = 200, batch = 500): Figures {
+/**
+ * Steady state with `pending` queued: each step, 500 running jobs finish, 500 new ones arrive
+ * and a pass admits about as many. After a warm-up, the passes are timed (decisions/s), and so
+ * is the whole step with its releases and submissions.
+ */
+function steady(pending: number, steps = 600, warmup = 100, batch = 500): Figures {
   const rnd = random(3);
   const s = new Scheduler();
-  for (let q = 0; q < QUEUES; q++) s.upsertQueue(queue(`q${q}`, null, 64));
+  plainQueues(s);
   let nextId = 1;
-  const setup0 = performance.now();
+  const setup = new Stopwatch();
+  const heap0 = heapUsed();
+  setup.start();
   for (const w of workloads(pending, nextId, rnd, (p) => p % QUEUES)) s.enqueue(w);
+  setup.stop();
+  const heapPerPending = (heapUsed() - heap0) / pending;
   nextId += pending;
-  const setupSeconds = (performance.now() - setup0) / 1000;
   const running: number[] = [];
   for (const d of s.schedule(0)) if (d.kind === 'admit') running.push(d.id);
   let decisions = 0;
-  let scheduleMs = 0;
-  let totalMs = 0;
   let head = 0;
-  for (let step = 1; step <= steps; step++) {
-    const t0 = performance.now();
+  const passes = new Stopwatch();
+  const whole = new Stopwatch();
+  for (let step = 1; step <= warmup + steps; step++) {
+    const measured = step > warmup;
+    if (measured) whole.start();
     const done = Math.min(batch, running.length - head);
     for (let i = 0; i < done; i++) s.release(running[head++] as number);
     for (const w of workloads(done, nextId, rnd, (p) => p % QUEUES)) s.enqueue(w);
     nextId += done;
-    const t1 = performance.now();
+    if (measured) passes.start();
     const ds = s.schedule(step);
-    const t2 = performance.now();
+    if (measured) {
+      passes.stop();
+      whole.stop();
+      decisions += ds.length;
+    }
     for (const d of ds) if (d.kind === 'admit') running.push(d.id);
-    decisions += ds.length;
-    scheduleMs += t2 - t1;
-    totalMs += t2 - t0;
   }
   const label = pending >= 1_000_000 ? `${pending / 1_000_000}M` : `${pending / 1000}k`;
+  const p = passes.rates(decisions);
+  const w = whole.rates(decisions);
   return {
-    [`steady.${label}.decisionsPerSecond`]: Math.round(decisions / (scheduleMs / 1000)),
-    [`steady.${label}.withReleaseAndEnqueuePerSecond`]: Math.round(decisions / (totalMs / 1000)),
-    [`steady.${label}.setupEnqueuePerSecond`]: Math.round(pending / setupSeconds),
+    [`steady.${label}.decisionsPerSecond`]: p.wall,
+    [`steady.${label}.decisionsPerCpuSecond`]: p.cpu,
+    [`steady.${label}.withReleaseAndSubmitPerSecond`]: w.wall,
+    [`steady.${label}.enqueuePerSecond`]: setup.rates(pending).wall,
+    [`steady.${label}.heapBytesPerPending`]: Math.round(heapPerPending),
   };
 }
 
@@ -214,7 +254,6 @@ const round = (x: number, digits: number): number => Math.round(x * 10 ** digits
 export async function runSchedulerBench(): Promise<Record<string, number | string>> {
   const figures: Figures = { node: process.version };
   Object.assign(figures, plain());
-  Object.assign(figures, plainWithWorkloads());
   Object.assign(figures, cohorts());
   for (const n of [10_000, 100_000, 1_000_000]) Object.assign(figures, steady(n));
   return figures;

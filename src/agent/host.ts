@@ -14,7 +14,9 @@ import { runJob } from './run-job.js';
 const pids = new Map<number, number>();
 
 function send(e: HostEvent): void {
-  if (process.connected) process.send?.(e);
+  // With a callback, a failed send (the server just went away) is not an 'error' event that
+  // would crash the host before its disconnect handler stops the jobs.
+  if (process.connected) process.send?.(e, undefined, {}, () => {});
 }
 
 function start(cmd: Extract<HostCommand, { type: 'start' }>): void {

@@ -3,7 +3,7 @@
  * `{"error": {"code", "message"}}`. User mistakes get a 4xx and a sentence; only bugs get a 500,
  * and those are logged with their stack but answered without it.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { BerthError, type ErrorCode } from '../domain/errors.js';
 
 interface AjvError {
@@ -21,7 +21,6 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   405: 'method_not_allowed',
   409: 'conflict',
   413: 'payload_too_large',
-  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'unprocessable',
 };
@@ -111,25 +110,6 @@ function bodyNotJson(
     };
   }
   return undefined;
-}
-
-/**
- * For Fastify's `frameworkErrors` option: router failures (a bad percent-encoding, an over-long
- * path segment) in the contract's shape instead of Fastify's own.
- */
-export function frameworkErrorHandler(
-  err: FastifyError,
-  _request: FastifyRequest,
-  reply: FastifyReply,
-): void {
-  const status = err.statusCode ?? 400;
-  const messages: Record<string, string> = {
-    FST_ERR_BAD_URL: 'the request path is not valid percent-encoded UTF-8',
-    FST_ERR_MAX_PARAM_LENGTH: 'a name in the request path is too long',
-  };
-  void reply.status(status).send({
-    error: { code: CODE_BY_STATUS[status] ?? 'bad_request', message: messages[err.code] ?? err.message },
-  });
 }
 
 export function installErrorHandlers(app: FastifyInstance): void {

@@ -11,7 +11,6 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
-  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'unprocessable'
   | 'internal';

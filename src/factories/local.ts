@@ -3,7 +3,8 @@
  * group on this machine, run by one shared agent host process (see agent/host.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HostCommand, HostEvent } from '../agent/host-protocol.js';
@@ -51,7 +52,8 @@ export class LocalFactory implements Factory {
         if (e.type === 'ready') resolve(child);
         else this.onHostEvent(e);
       });
-      child.once('error', reject);
+      // Sending to a host that is going away fails with EPIPE; its exit handler cleans up.
+      child.on('error', (err) => reject(err));
       child.once('exit', (code, signal) => {
         this.host = undefined;
         this.hostReady = undefined;
@@ -85,7 +87,11 @@ export class LocalFactory implements Factory {
   }
 
   private send(host: ChildProcess, cmd: HostCommand): void {
-    host.send(cmd);
+    if (!host.connected) return;
+    host.send(cmd, (err) => {
+      if (err && cmd.type === 'start')
+        this.opts.listener.workerLost(cmd.workerId, `agent host unreachable: ${err.message}`);
+    });
   }
 
   async create(req: WorkerRequest): Promise<WorkerHandle> {
@@ -113,7 +119,8 @@ export class LocalFactory implements Factory {
       // A worker from before a restart: its process group may have outlived the old host.
       killGroup(handle.pid, 'SIGKILL');
     }
-    rmSync(handle?.workdir ?? this.workdir(workerId), { recursive: true, force: true });
+    // Asynchronous: removing a tree costs milliseconds here, and the server's loop has other work.
+    await rm(handle?.workdir ?? this.workdir(workerId), { recursive: true, force: true });
   }
 
   async close(): Promise<void> {

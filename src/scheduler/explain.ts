@@ -20,9 +20,23 @@ export function quotaBlockers(q: QueueState, n: WorkloadNode): Blocker[] {
     const used = q.usage[i] ?? 0;
     const limit = l.cap[j] ?? 0;
     if (q.cohort === null || x > limit - used) {
-      out.push({ kind: 'quota', queue: q.name, resource, requested: x, available: Math.max(0, available), used, limit });
+      out.push({
+        kind: 'quota',
+        queue: q.name,
+        resource,
+        requested: x,
+        available: Math.max(0, available),
+        used,
+        limit,
+      });
     } else {
-      out.push({ kind: 'cohort', cohort: q.cohort.name, resource, requested: x, available: Math.max(0, available) });
+      out.push({
+        kind: 'cohort',
+        cohort: q.cohort.name,
+        resource,
+        requested: x,
+        available: Math.max(0, available),
+      });
     }
   }
   return out;
@@ -46,7 +60,8 @@ function quotaReason(q: QueueState, blockers: Blocker[], position: number): stri
   if (shared.length === 1) {
     return `waiting for cohort ${cohort} to free ${shared[0] ?? ''}; position ${position}`;
   }
-  if (shared.length > 1) return `waiting for cohort ${cohort} to free ${shared.join('; ')}; position ${position}`;
+  if (shared.length > 1)
+    return `waiting for cohort ${cohort} to free ${shared.join('; ')}; position ${position}`;
   return null;
 }
 
@@ -59,10 +74,15 @@ export function explainPending(
   const base = { queue: q.name, position, projectPosition };
   const m = q.model;
   if (m === null) {
-    return { ...base, reason: `queue ${q.name} does not exist`, blockers: [{ kind: 'queue-missing', queue: q.name }] };
+    return {
+      ...base,
+      reason: `queue ${q.name} does not exist`,
+      blockers: [{ kind: 'queue-missing', queue: q.name }],
+    };
   }
   if (m.stopPolicy !== 'None') {
-    const reason = m.stopPolicy === 'Hold' ? `queue ${q.name} is on hold` : `queue ${q.name} is on hold and draining`;
+    const reason =
+      m.stopPolicy === 'Hold' ? `queue ${q.name} is on hold` : `queue ${q.name} is on hold and draining`;
     return { ...base, reason, blockers: [{ kind: 'hold', queue: q.name, stopPolicy: m.stopPolicy }] };
   }
   if (n.waitingFor !== null && n.waitingFor.size > 0) {

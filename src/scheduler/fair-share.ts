@@ -96,7 +96,8 @@ class LaneCursor implements HeapItem {
   advance(): void {
     const c = this.current;
     if (c === null) return;
-    for (let j = 0; j < this.l.idx.length; j++) this.acc[j] = (this.acc[j] ?? 0) + (c.req[this.l.idx[j] ?? 0] ?? 0);
+    for (let j = 0; j < this.l.idx.length; j++)
+      this.acc[j] = (this.acc[j] ?? 0) + (c.req[this.l.idx[j] ?? 0] ?? 0);
     this.current = this.it.next();
     this.tag = dominantShare(this.l, this.lane.usage, this.weight, this.acc);
   }

@@ -47,7 +47,11 @@ export function pull(n: WorkloadNode): void {
   }
   n.sumStale = true;
   n.size = 1 + sizeOf(l) + sizeOf(r);
-  n.minParked = Math.min(n.parkedAt, l === null ? Infinity : l.minParked, r === null ? Infinity : r.minParked);
+  n.minParked = Math.min(
+    n.parkedAt,
+    l === null ? Infinity : l.minParked,
+    r === null ? Infinity : r.minParked,
+  );
   n.first = l === null ? n : l.first;
   const req = n.req;
   const len = Math.max(req.length, l === null ? 0 : l.min.length, r === null ? 0 : r.min.length);
@@ -74,7 +78,8 @@ export function sumOf(t: WorkloadNode): Vec {
   const len = Math.max(req.length, l === null ? 0 : l.length, r === null ? 0 : r.length);
   let sum = t.sum;
   if (sum === req || sum.length !== len) sum = t.sum = new Array<number>(len).fill(0);
-  for (let i = 0; i < len; i++) sum[i] = (req[i] ?? 0) + (l === null ? 0 : (l[i] ?? 0)) + (r === null ? 0 : (r[i] ?? 0));
+  for (let i = 0; i < len; i++)
+    sum[i] = (req[i] ?? 0) + (l === null ? 0 : (l[i] ?? 0)) + (r === null ? 0 : (r[i] ?? 0));
   t.sumStale = false;
   return sum;
 }
@@ -162,7 +167,12 @@ export function rank(t: WorkloadNode | null, n: WorkloadNode): number {
 }
 
 /** out[j] = total request, for resource idx[j], of the nodes before `n`. */
-export function prefixSum(t: WorkloadNode | null, n: WorkloadNode, idx: readonly number[], out: number[]): void {
+export function prefixSum(
+  t: WorkloadNode | null,
+  n: WorkloadNode,
+  idx: readonly number[],
+  out: number[],
+): void {
   out.length = idx.length;
   out.fill(0);
   const add = (v: Vec): void => {

@@ -93,7 +93,8 @@ export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | 
   if (within !== 'Never') {
     for (const rec of q.admitted.values()) {
       if (rec.evicting !== null || rec.priority > p) continue;
-      if (rec.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec, n) > 0)) continue;
+      if (rec.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec, n) > 0))
+        continue;
       if (usesAny(rec.req, need)) candidates.push(rec);
     }
   }

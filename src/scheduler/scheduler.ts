@@ -19,7 +19,7 @@ import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';
 import { applyUsage, borrowedFor, borrowedNow, fits, limitsOf, NO_LIMITS, wouldBorrow } from './quota.js';
 import { QueueState } from './queue-state.js';
-import { addTo, ResourceIndex, type Vec } from './resources.js';
+import { addTo, ResourceIndex } from './resources.js';
 import { markAdmitted, WorkloadNode, type AdmittedNode } from './workload-node.js';
 import type {
   AdmittedWorkload,
@@ -40,7 +40,6 @@ interface Entry {
 
 const entryOrder = (a: Entry, b: Entry): number =>
   a.borrows !== b.borrows ? (a.borrows ? 1 : -1) : compareKeys(a.n, b.n);
-
 
 export class Scheduler implements SchedulerApi {
   private readonly res = new ResourceIndex();
@@ -240,7 +239,12 @@ export class Scheduler implements SchedulerApi {
         if (rec === undefined || rec.holder !== q || rec.evicting !== null) continue;
         this.deactivate(rec);
         rec.evicting = 'drained';
-        out.push({ kind: 'drain', id, queue: q.name, reason: `queue ${q.name} is being drained (HoldAndDrain)` });
+        out.push({
+          kind: 'drain',
+          id,
+          queue: q.name,
+          reason: `queue ${q.name} is being drained (HoldAndDrain)`,
+        });
       }
       if (q.drainNext >= q.drain.length) {
         q.drain = [];

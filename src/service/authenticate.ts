@@ -16,7 +16,8 @@ export async function authenticate(ctx: ServiceContext, token: string | undefine
     throw new UnauthorizedError('token has expired');
   if (found.user) {
     const principal: Principal = { kind: 'user', user: found.user };
-    ctx.tokenCache?.set(hash, principal, ctx.now());
+    // A cached token is not checked against its expiry again: cache only tokens that never expire.
+    if (found.expiresAt === null) ctx.tokenCache?.set(hash, principal, ctx.now());
     return principal;
   }
   if (found.jobId !== null) return { kind: 'job', jobId: found.jobId };

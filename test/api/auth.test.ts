@@ -35,16 +35,23 @@ function validBody(method: string, path: string): unknown {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** Puts a token straight into the store, the way the job runner will mint job tokens. */
-function plantToken(token: string, row: { userId?: number; jobId?: number; expiresAt?: number }) {
+/** Runs `fn` on a connection of its own to the server's SQLite file. */
+function withStore<T>(fn: (db: Database.Database) => T): T {
   const db = new Database(join(server.dataDir, 'berth.db'));
   try {
-    db.prepare(
-      'INSERT INTO api_tokens (hash, user_id, job_id, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
-    ).run(sha256(token), row.userId ?? null, row.jobId ?? null, 'planted', Date.now(), row.expiresAt ?? null);
+    return fn(db);
   } finally {
     db.close();
   }
+}
+
+/** Puts a token straight into the store, the way the job runner will mint job tokens. */
+function plantToken(token: string, row: { userId?: number; jobId?: number; expiresAt?: number }) {
+  withStore((db) => {
+    db.prepare(
+      'INSERT INTO api_tokens (hash, user_id, job_id, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(sha256(token), row.userId ?? null, row.jobId ?? null, 'planted', Date.now(), row.expiresAt ?? null);
+  });
 }
 
 /** The endpoint families under test here (job endpoints have their own tests). */
@@ -132,15 +139,12 @@ void describe('unauthenticated requests', () => {
     assert.equal(ok.headers.get('www-authenticate'), null);
   });
 
-  void test(
-    'the scheme name is case-insensitive (RFC 7235)',
-    async () => {
-      const res = await api(undefined, 'GET', '/whoami', undefined, {
-        authorization: `bearer ${server.adminToken}`,
-      });
-      assertStatus(res, 200);
-    },
-  );
+  void test('the scheme name is case-insensitive (RFC 7235)', async () => {
+    const res = await api(undefined, 'GET', '/whoami', undefined, {
+      authorization: `bearer ${server.adminToken}`,
+    });
+    assertStatus(res, 200);
+  });
 
   void test('the admin token with a wrong scheme is refused', async () => {
     const res = await api(undefined, 'GET', '/whoami', undefined, {
@@ -154,6 +158,17 @@ void describe('unauthenticated requests', () => {
     const changed = t.slice(0, -1) + (t.endsWith('A') ? 'B' : 'A');
     assertError(await api(changed, 'GET', '/whoami'), 401, 'unauthorized', /invalid token/);
     assertStatus(await api(t, 'GET', '/whoami'), 200);
+  });
+
+  void test('a token is refused from the moment it expires, even right after it was used', async () => {
+    const token = 'berth_expiring-token';
+    plantToken(token, { userId: 1, expiresAt: Date.now() + 3_600_000 });
+    for (let i = 0; i < 2; i++) assertStatus(await api(token, 'GET', '/whoami'), 200);
+    // Its hour is up (moved in the store rather than waited for).
+    withStore((db) =>
+      db.prepare('UPDATE api_tokens SET expires_at = ? WHERE hash = ?').run(Date.now() - 1, sha256(token)),
+    );
+    assertError(await api(token, 'GET', '/whoami'), 401, 'unauthorized', /expired/);
   });
 
   void test('an expired token is refused with a reason; an unexpired one works', async () => {

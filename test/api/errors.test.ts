@@ -1,16 +1,8 @@
-/**
- * The error mapping in src/api/errors.ts, on a bare Fastify instance: validation messages for
- * unions, and router failures in the contract's shape once `frameworkErrors` is wired in.
- */
+/** The error mapping in src/api/errors.ts, on a bare Fastify instance: validation messages. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Fastify from 'fastify';
-import {
-  describeValidationError,
-  frameworkErrorHandler,
-  installErrorHandlers,
-  pickValidationError,
-} from '../../src/api/errors.js';
+import { describeValidationError, installErrorHandlers, pickValidationError } from '../../src/api/errors.js';
 import { validatorCompiler } from '../../src/api/validation.js';
 import { Quantity } from '../../src/api/schemas.js';
 
@@ -114,37 +106,5 @@ void describe('validation messages', () => {
       200,
     );
     await app.close();
-  });
-});
-
-void describe('router failures with frameworkErrors', () => {
-  async function app() {
-    const a = Fastify({ frameworkErrors: frameworkErrorHandler, routerOptions: { maxParamLength: 256 } });
-    installErrorHandlers(a);
-    a.get('/things/:name', async (req) => ({ name: (req.params as { name: string }).name }));
-    await a.ready();
-    return a;
-  }
-
-  void test('bad percent-encoding is a 400 in the contract shape', async () => {
-    const a = await app();
-    const res = await a.inject({ method: 'GET', url: '/things/%zz' });
-    assert.equal(res.statusCode, 400);
-    assert.deepEqual(res.json(), {
-      error: { code: 'bad_request', message: 'the request path is not valid percent-encoded UTF-8' },
-    });
-    await a.close();
-  });
-
-  void test('an over-long path segment is a 414 in the contract shape; 253 characters pass', async () => {
-    const a = await app();
-    const res = await a.inject({ method: 'GET', url: `/things/${'a'.repeat(300)}` });
-    assert.equal(res.statusCode, 414);
-    assert.deepEqual(res.json(), {
-      error: { code: 'uri_too_long', message: 'a name in the request path is too long' },
-    });
-    const ok = await a.inject({ method: 'GET', url: `/things/${'a'.repeat(253)}` });
-    assert.equal(ok.statusCode, 200);
-    await a.close();
   });
 });

@@ -18,23 +18,20 @@ const cpuIf = (v: number | undefined): Quantities => (v === undefined ? {} : { c
 
 const RESOURCES = ['cpu', 'jobs'] as const;
 type Res = (typeof RESOURCES)[number];
+type Strategy = QueueModel['queueingStrategy'];
+type Within = QueueModel['preemption']['withinClusterQueue'];
+type Reclaim = QueueModel['preemption']['reclaimWithinCohort'];
+type Stop = QueueModel['stopPolicy'];
 
 const queueArb = fc.record({
   cpu: fc.integer({ min: 0, max: 8 }),
   jobs: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
-  cohort: fc.option(fc.constantFrom('c1', 'c2'), { nil: undefined, freq: 4 }),
+  cohort: fc.option(fc.constantFrom<string>('c1', 'c2'), { nil: undefined, freq: 4 }),
   borrow: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
   lend: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
-  strategy: fc.constantFrom('StrictFIFO', 'BestEffortFIFO') as fc.Arbitrary<QueueModel['queueingStrategy']>,
-  within: fc.constantFrom(
-    'Never',
-    'LowerPriority',
-    'LowerPriority',
-    'LowerOrNewerEqualPriority',
-  ) as fc.Arbitrary<QueueModel['preemption']['withinClusterQueue']>,
-  reclaim: fc.constantFrom('Never', 'LowerPriority', 'Any', 'Any') as fc.Arbitrary<
-    QueueModel['preemption']['reclaimWithinCohort']
-  >,
+  strategy: fc.constantFrom<Strategy>('StrictFIFO', 'BestEffortFIFO'),
+  within: fc.constantFrom<Within>('Never', 'LowerPriority', 'LowerPriority', 'LowerOrNewerEqualPriority'),
+  reclaim: fc.constantFrom<Reclaim>('Never', 'LowerPriority', 'Any', 'Any'),
 });
 
 const opArb = fc.oneof(
@@ -68,10 +65,8 @@ const opArb = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('policy' as const),
       queue: fc.nat(4),
-      stop: fc.constantFrom('None', 'None', 'Hold', 'HoldAndDrain') as fc.Arbitrary<QueueModel['stopPolicy']>,
-      strategy: fc.constantFrom('StrictFIFO', 'BestEffortFIFO') as fc.Arbitrary<
-        QueueModel['queueingStrategy']
-      >,
+      stop: fc.constantFrom<Stop>('None', 'None', 'Hold', 'HoldAndDrain'),
+      strategy: fc.constantFrom<Strategy>('StrictFIFO', 'BestEffortFIFO'),
     }),
   },
   {
@@ -382,12 +377,10 @@ test('the same, with preemption everywhere, small quotas and many priorities', (
   const preempting = queueArb.chain((q) =>
     fc
       .record({
-        within: fc.constantFrom('LowerPriority', 'LowerOrNewerEqualPriority') as fc.Arbitrary<
-          QueueGen['within']
-        >,
-        reclaim: fc.constantFrom('LowerPriority', 'Any') as fc.Arbitrary<QueueGen['reclaim']>,
+        within: fc.constantFrom<Within>('LowerPriority', 'LowerOrNewerEqualPriority'),
+        reclaim: fc.constantFrom<Reclaim>('LowerPriority', 'Any'),
         cpu: fc.integer({ min: 2, max: 5 }),
-        cohort: fc.constantFrom('c1', 'c2') as fc.Arbitrary<QueueGen['cohort']>,
+        cohort: fc.constantFrom<string>('c1', 'c2'),
       })
       .map((p) => ({ ...q, ...p })),
   );

@@ -1,0 +1,45 @@
+/**
+ * A worker whose agent stops heartbeating is declared lost, and its job fails with that reason.
+ * The agent is frozen for real (SIGSTOP to the agent host process), not simulated.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { getJob, submit, waitDone } from '../helpers/jobs.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+
+let s: TestServer;
+let hostPid: number | undefined;
+
+before(async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'berth-lost-'));
+  writeFileSync(join(dir, 'berth.yaml'), 'heartbeatSeconds: 2\ngraceSeconds: 1\n');
+  s = await startTestServer({ configFile: join(dir, 'berth.yaml') });
+});
+after(async () => {
+  if (hostPid) process.kill(hostPid, 'SIGCONT');
+  await s.close();
+});
+
+it('fails the job of a worker that stopped heartbeating', async () => {
+  const job = await submit(s.api, s.adminToken, 'default', { command: ['sleep', '300'] });
+  await waitFor(
+    'the job to run',
+    async () => (await getJob(s.api, s.adminToken, job.id)).state === 'running',
+  );
+  const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'host-main'], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
+  assert.equal(pids.length, 1, 'one agent host');
+  hostPid = Number(pids[0]);
+  process.kill(hostPid, 'SIGSTOP');
+  const done = await waitDone(s.api, s.adminToken, job.id, 30_000);
+  assert.equal(done.state, 'failed');
+  assert.match(done.reason, /worker lost: no heartbeat for \d+s/);
+  process.kill(hostPid, 'SIGCONT');
+  hostPid = undefined;
+});
