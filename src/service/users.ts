@@ -101,15 +101,17 @@ export async function getUser(ctx: ServiceContext, p: Principal, name: string): 
 export async function removeUser(ctx: ServiceContext, p: Principal, name: string): Promise<void> {
   const me = requireAdmin(p, 'delete users');
   if (me.name === name) throw new ConflictError('you cannot delete yourself');
-  await ctx.store.transaction(async (db) => {
+  const id = await ctx.store.transaction(async (db) => {
     const user = await findUserByName(db, name);
     if (!user) throw new NotFoundError(`user "${name}" not found`);
     await deleteUser(db, user.id);
-    ctx.tokenCache?.forgetUser(user.id);
     await appendEvent(
       db,
       { subjectKind: 'user', subject: name, type: 'deleted', message: `user ${name} deleted` },
       ctx.now(),
     );
+    return user.id;
   });
+  // After the commit, so that no request can cache the token again in between.
+  ctx.tokenCache?.forgetUser(id);
 }

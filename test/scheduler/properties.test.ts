@@ -391,7 +391,7 @@ test('the same, with preemption everywhere, small quotas and many priorities', (
   fc.assert(fc.property(fc.array(preempting, { minLength: 2, maxLength: 4 }), ops, run), { numRuns: 300 });
 });
 
-test('when nothing else happens, a pass leaves nothing admissible behind', () => {
+test('BestEffortFIFO: after every pass nothing admissible is left behind, also after releases', () => {
   fc.assert(
     fc.property(
       fc.array(queueArb, { minLength: 1, maxLength: 4 }),
@@ -400,10 +400,12 @@ test('when nothing else happens, a pass leaves nothing admissible behind', () =>
           queue: fc.nat(3),
           cpu: fc.integer({ min: 1, max: 4 }),
           priority: fc.integer({ min: 0, max: 2 }),
+          project: fc.constantFrom('x', 'y'),
         }),
         { maxLength: 40 },
       ),
-      (queueSpecs, subs) => {
+      fc.array(fc.array(fc.nat(), { maxLength: 4 }), { maxLength: 6 }),
+      (queueSpecs, subs, releases) => {
         const s = new Scheduler();
         const models = new Map<string, QueueModel>();
         queueSpecs.forEach((q, i) => {
@@ -422,7 +424,7 @@ test('when nothing else happens, a pass leaves nothing admissible behind', () =>
           const w: Workload = {
             id: i + 1,
             queue: `q${sub.queue % queueSpecs.length}`,
-            project: 'p',
+            project: sub.project,
             priority: sub.priority,
             createdAt: i,
             requests: { jobs: 1, cpu: sub.cpu * 1000 },
@@ -430,10 +432,24 @@ test('when nothing else happens, a pass leaves nothing admissible behind', () =>
           ledger.pending.set(w.id, w);
           s.enqueue(w);
         });
-        for (const d of s.schedule(1)) ledger.apply(d);
-        // BestEffortFIFO without preemption: whatever still fits would have been admitted.
-        for (const w of ledger.pending.values())
-          assert.ok(!ledger.fits(w), `${w.id} fits but was left pending`);
+        const pass = (now: number): void => {
+          for (const d of s.schedule(now)) ledger.apply(d);
+          // Without preemption, whatever still fits would have been admitted: parked workloads
+          // came back once quota was released in their queue or cohort.
+          for (const w of ledger.pending.values())
+            assert.ok(!ledger.fits(w), `${w.id} fits but was left pending`);
+        };
+        pass(1);
+        releases.forEach((picks, i) => {
+          for (const pick of picks) {
+            const ids = [...ledger.admitted.keys()];
+            const id = ids[pick % Math.max(1, ids.length)];
+            if (id === undefined) continue;
+            ledger.stopped(id);
+            s.release(id);
+          }
+          pass(i + 2);
+        });
       },
     ),
     { numRuns: 300 },
