@@ -4,16 +4,46 @@
  * the cost of submission itself (validation, auth, one transaction with its event), not of
  * running jobs.
  */
+import { spawn } from 'node:child_process';
 import { fmt, pool, post, startBenchServer } from './lib.js';
+
+/** Submissions per second against the bare node:http baseline (bench/echo-server.ts). */
+async function baseline(n: number, concurrency: number): Promise<number> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('./echo-server.ts', import.meta.url).pathname],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        const m = /listening on (\S+)/.exec(d.toString());
+        if (m?.[1]) resolve(m[1]);
+      });
+      child.once('exit', () => reject(new Error('baseline server exited')));
+    });
+    const body = { command: ['true'], requests: { cpu: '1' } };
+    await pool(500, concurrency, () => post(url, '', '/jobs', body));
+    const t0 = performance.now();
+    await pool(n, concurrency, () => post(url, '', '/jobs', body));
+    return n / ((performance.now() - t0) / 1000);
+  } finally {
+    child.kill();
+  }
+}
 
 export interface ApiBenchResult {
   submissions: number;
   concurrency: number;
   seconds: number;
   submissionsPerSecond: number;
+  baselinePerSecond: number;
 }
 
 export async function runApiBench(n = 20_000, concurrency = 64): Promise<ApiBenchResult> {
+  const baselinePerSecond = await baseline(n, concurrency);
   const s = await startBenchServer('factories:\n  local: { kind: local, capacity: 1 }\n');
   try {
     await post(s.api, s.token, '/cluster-queues', {
@@ -27,7 +57,7 @@ export async function runApiBench(n = 20_000, concurrency = 64): Promise<ApiBenc
     const t0 = performance.now();
     await pool(n, concurrency, () => post(s.api, s.token, '/projects/bench/jobs', body));
     const seconds = (performance.now() - t0) / 1000;
-    return { submissions: n, concurrency, seconds, submissionsPerSecond: n / seconds };
+    return { submissions: n, concurrency, seconds, submissionsPerSecond: n / seconds, baselinePerSecond };
   } finally {
     await s.stop();
   }
@@ -36,6 +66,7 @@ export async function runApiBench(n = 20_000, concurrency = 64): Promise<ApiBenc
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await runApiBench();
   console.log(
-    `api: ${fmt(r.submissions)} submissions over HTTP (${r.concurrency} in flight) in ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s`,
+    `api: ${fmt(r.submissions)} submissions over HTTP (${r.concurrency} in flight) in ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s; ` +
+      `bare node:http baseline ${fmt(r.baselinePerSecond)}/s; ratio ${fmt(r.submissionsPerSecond / r.baselinePerSecond, 2)}`,
   );
 }

@@ -1,60 +1,28 @@
 /** Shared bench helpers: a berth server in a child process, and HTTP calls. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
+import { spawnServer } from '../test/helpers/server-process.js';
 
 export interface BenchServer {
   api: string;
   token: string;
-  dataDir: string;
-  child: ChildProcess;
   stop(): Promise<void>;
 }
-
-const MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 
 /** Starts `berth server` as its own process (so it has a core to itself) with `config` YAML. */
 export async function startBenchServer(config: string): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
   const configFile = join(dir, 'berth.yaml');
   writeFileSync(configFile, config);
-  const dataDir = join(dir, 'data');
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      MAIN,
-      'server',
-      '--data-dir',
-      dataDir,
-      '--listen',
-      '127.0.0.1:0',
-      '--config',
-      configFile,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 30_000;
-  let url: string | undefined;
-  while (!(url = /listening on (http:\S+)/.exec(out)?.[1])) {
-    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
-    await delay(20);
-  }
-  const token = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
+  const server = await spawnServer(join(dir, 'data'), configFile);
   return {
-    api: `${url}/api/v1`,
-    token,
-    dataDir,
-    child,
+    api: server.api,
+    token: server.token,
     async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
+      const exited = new Promise((r) => server.child.once('exit', r));
+      server.child.kill('SIGTERM');
       await exited;
       rmSync(dir, { recursive: true, force: true });
     },

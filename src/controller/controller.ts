@@ -18,7 +18,7 @@ import { isTerminal, type ActiveJob, type JobSpec, type JobState } from '../doma
 import { formatAmounts, parseAmounts, type Amounts } from '../domain/quantity.js';
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import type { Factory, FactoryListener, WorkerHandle } from '../factories/factory.js';
-import type { Decision, Explanation, QueueFigures, SchedulerApi } from '../scheduler/types.js';
+import type { Decision, Explanation, QueueFigures, QueueModel, SchedulerApi } from '../scheduler/types.js';
 import type { TargetConfig } from '../server/config.js';
 import { newToken, hashToken } from '../service/tokens.js';
 import { listClusterQueues } from '../store/queries/cluster-queues.js';
@@ -80,6 +80,8 @@ export class Controller implements FactoryListener {
   private readonly stopWaiters = new Map<number, Set<() => void>>();
   private readonly dependents = new Map<number, Set<number>>();
   private readonly finishedJobs = new Set<number>();
+  /** The queues as the scheduler knows them, for submission checks without a store read. */
+  private readonly queues = new Map<string, QueueModel>();
   private wakeScheduled = false;
   private ticking = false;
   private tickAgain = false;
@@ -99,7 +101,7 @@ export class Controller implements FactoryListener {
   /** Rebuilds the model from the store, reconciles leftover workers, and starts the loop. */
   async start(): Promise<void> {
     const db = this.o.store.db;
-    for (const q of await listClusterQueues(db)) this.o.scheduler.upsertQueue(toQueueModel(q));
+    for (const q of await listClusterQueues(db)) this.upsertQueue(toQueueModel(q));
 
     // Every worker not confirmed destroyed belongs to a previous run: its agent died with that
     // server, so destroy it. Jobs that had started on one cannot be resumed (and must not run
@@ -266,9 +268,22 @@ export class Controller implements FactoryListener {
   }
 
   queueChanged(name: string, queue: Parameters<typeof toQueueModel>[0] | undefined): void {
-    if (queue) this.o.scheduler.upsertQueue(toQueueModel(queue));
-    else this.o.scheduler.removeQueue(name);
+    if (queue) this.upsertQueue(toQueueModel(queue));
+    else {
+      this.queues.delete(name);
+      this.o.scheduler.removeQueue(name);
+    }
     this.wake();
+  }
+
+  private upsertQueue(model: QueueModel): void {
+    this.queues.set(model.name, model);
+    this.o.scheduler.upsertQueue(model);
+  }
+
+  /** Every cluster queue's model, as of the last committed change. */
+  queueModels(): Iterable<QueueModel> {
+    return this.queues.values();
   }
 
   // ---------------------------------------------------------------- the loop

@@ -1,6 +1,5 @@
 /** Job submission and the read side of jobs: checks, persistence, and the live overlay. */
 import type { Readable } from 'node:stream';
-import { queueAmounts } from '../domain/cluster-queue-spec.js';
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import { maxReachable } from '../domain/capacity.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../domain/errors.js';
@@ -8,7 +7,6 @@ import { isTerminal, type Job, type JobSpec, type JobState } from '../domain/job
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
 import type { Principal } from '../domain/user.js';
-import { listClusterQueues } from '../store/queries/cluster-queues.js';
 import { appendEvent, toEventView, type EventView } from '../store/queries/events.js';
 import {
   existingJobIds,
@@ -115,11 +113,7 @@ async function checkRunnable(
       );
     }
   }
-  const queues = (await listClusterQueues(db)).map((q) => ({
-    name: q.name,
-    cohort: q.cohort,
-    ...queueAmounts(q),
-  }));
+  const queues = [...rt.controller.queueModels()];
   const queue = queues.find((q) => q.name === queueName);
   if (!queue)
     throw new ConflictError(`project "${project}" uses cluster queue "${queueName}", which does not exist`);

@@ -227,6 +227,16 @@ const scenarios: Scenario[] = [
     ],
   },
   {
+    name: 'BestEffortFIFO: when the head cannot preempt, a later workload that can does',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(4) }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(6), priority: 5 },
+      { id: 3, queue: 'a', requests: cpu(2), priority: 5 },
+    ],
+    want: { preempted: { 3: [1] }, pending: [2, 3] },
+  },
+  {
     name: 'LowerPriority never preempts equal priority',
     queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
     admitted: [
