@@ -10,9 +10,11 @@
  * (c) steady state at 10k, 100k and 1M pending: jobs finish, new ones arrive, the scheduler
  *     admits; decisions/s must stay flat as the backlog grows.
  *
- * Heap is measured after a full GC. Run with `node --expose-gc --import tsx bench/scheduler.ts`;
- * without --expose-gc the file turns the flag on at run time (v8.setFlagsFromString) and takes
- * `gc` from a fresh context, which works the same on Node 20.
+ * Rates are given per second of wall-clock time and per second of this process's CPU time (the
+ * latter holds up better on a busy machine). Heap is measured after a full GC: run with
+ * `node --expose-gc --import tsx bench/scheduler.ts`; without --expose-gc the file turns the flag
+ * on at run time (v8.setFlagsFromString) and takes `gc` from a fresh context, which works the
+ * same on Node 20. `node --import tsx bench/scheduler.ts` is therefore enough.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';

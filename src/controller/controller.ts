@@ -163,6 +163,7 @@ export class Controller implements FactoryListener {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.o.logs.close();
     clearInterval(this.resyncTimer);
     for (const waiters of this.stopWaiters.values()) for (const w of waiters) w();
     await Promise.all([...this.o.factories.values()].map((f) => f.close()));
@@ -244,7 +245,7 @@ export class Controller implements FactoryListener {
     });
   }
 
-  /** Cancels a job in whatever state it is. Returns false if it had already finished. */
+  /** Cancels a job in whatever state it is; 409 if it has already finished. */
   async cancel(id: number, by: string): Promise<void> {
     const job = this.jobs.get(id);
     if (!job || this.finishedJobs.has(id)) throw new ConflictError(`job ${id} has already finished`);

@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 
 export class LogStore {
   private readonly emitter = new EventEmitter();
+  private closed = false;
 
   constructor(private readonly dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -24,6 +25,12 @@ export class LogStore {
     if (!text) return;
     await appendFile(this.path(jobId), text);
     this.emitter.emit(String(jobId));
+  }
+
+  /** The server is shutting down: every follower finishes with what it has. */
+  close(): void {
+    this.closed = true;
+    for (const name of this.emitter.eventNames()) this.emitter.emit(name);
   }
 
   /** No more output will come for this job: followers finish. */
@@ -52,6 +59,7 @@ export class LogStore {
     const emitter = this.emitter;
     const path = this.path(jobId);
     const sizeOf = () => this.size(jobId);
+    const closed = () => this.closed;
     async function* stream(): AsyncGenerator<Buffer> {
       let pos = 0;
       let wake: (() => void) | undefined;
@@ -68,7 +76,7 @@ export class LogStore {
             pos = size;
             continue;
           }
-          if (done) return;
+          if (done || closed()) return;
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, 1000);
             wake = () => {

@@ -5,7 +5,8 @@
  * is what makes every question the scheduler asks O(log n):
  * - `size`: order statistics (positions, offsets);
  * - `minParked`: skip whole subtrees of workloads already found inadmissible in this capacity epoch;
- * - `min`: per resource, the smallest request below, to skip subtrees in which nothing can fit;
+ * - `m0`…`m3`, `minRest`: per resource, the smallest request below, to skip subtrees in which
+ *   nothing can fit;
  * - `sum`: per resource, the total request below, to compute fair-share positions without a scan.
  *   Only positions need it, so it is recomputed lazily (`sumOf`): updates merely mark the path.
  * Treap priorities come from a seeded generator, so the shape (and the cost) is deterministic.
@@ -33,39 +34,72 @@ export class TreapRandom {
 const sizeOf = (t: WorkloadNode | null): number => (t === null ? 0 : t.size);
 
 /** Recomputes `n`'s aggregates from its children. */
-export function pull(n: WorkloadNode): void {
+function pull(n: WorkloadNode): void {
   const l = n.left;
   const r = n.right;
-  if (l === null && r === null) {
-    n.size = 1;
-    n.minParked = n.parkedAt;
-    n.first = n;
-    n.min = n.req;
-    n.sum = n.req;
-    n.sumStale = false;
-    return;
-  }
-  n.sumStale = true;
-  n.size = 1 + sizeOf(l) + sizeOf(r);
-  n.minParked = Math.min(
-    n.parkedAt,
-    l === null ? Infinity : l.minParked,
-    r === null ? Infinity : r.minParked,
-  );
-  n.first = l === null ? n : l.first;
   const req = n.req;
-  const len = Math.max(req.length, l === null ? 0 : l.min.length, r === null ? 0 : r.min.length);
-  let min = n.min;
-  if (min === req || min.length !== len) min = n.min = new Array<number>(len).fill(0);
-  const lmin = l === null ? req : l.min;
-  const rmin = r === null ? req : r.min;
-  for (let i = 0; i < len; i++) {
-    let lo = req[i] ?? 0;
-    const a = lmin[i] ?? 0;
-    const b = rmin[i] ?? 0;
-    if (a < lo) lo = a;
-    if (b < lo) lo = b;
-    min[i] = lo;
+  n.sumStale = l !== null || r !== null;
+  if (!n.sumStale) n.sum = req;
+  n.size = 1 + sizeOf(l) + sizeOf(r);
+  let parked = n.parkedAt;
+  let m0 = req[0] ?? 0;
+  let m1 = req[1] ?? 0;
+  let m2 = req[2] ?? 0;
+  let m3 = req[3] ?? 0;
+  if (l !== null) {
+    if (l.minParked < parked) parked = l.minParked;
+    if (l.m0 < m0) m0 = l.m0;
+    if (l.m1 < m1) m1 = l.m1;
+    if (l.m2 < m2) m2 = l.m2;
+    if (l.m3 < m3) m3 = l.m3;
+  }
+  if (r !== null) {
+    if (r.minParked < parked) parked = r.minParked;
+    if (r.m0 < m0) m0 = r.m0;
+    if (r.m1 < m1) m1 = r.m1;
+    if (r.m2 < m2) m2 = r.m2;
+    if (r.m3 < m3) m3 = r.m3;
+  }
+  n.minParked = parked;
+  n.first = l === null ? n : l.first;
+  n.m0 = m0;
+  n.m1 = m1;
+  n.m2 = m2;
+  n.m3 = m3;
+  if (req.length > 4 || (l !== null && l.minRest !== null) || (r !== null && r.minRest !== null)) pullRest(n);
+  else n.minRest = null;
+}
+
+/** The rare case of more than four resource names: minimums of the others, in an array. */
+function pullRest(n: WorkloadNode): void {
+  const l = n.left === null ? null : n.left.minRest;
+  const r = n.right === null ? null : n.right.minRest;
+  const len = Math.max(n.req.length - 4, l === null ? 0 : l.length, r === null ? 0 : r.length);
+  const rest = new Array<number>(len).fill(0);
+  for (let k = 0; k < len; k++) {
+    // A resource missing from one side is a request of 0 there.
+    rest[k] = Math.min(
+      n.req[k + 4] ?? 0,
+      l === null ? Infinity : (l[k] ?? 0),
+      r === null ? Infinity : (r[k] ?? 0),
+    );
+  }
+  n.minRest = rest;
+}
+
+/** The smallest request of resource `i` in `t`'s subtree. */
+export function minOf(t: WorkloadNode, i: number): number {
+  switch (i) {
+    case 0:
+      return t.m0;
+    case 1:
+      return t.m1;
+    case 2:
+      return t.m2;
+    case 3:
+      return t.m3;
+    default:
+      return t.minRest === null ? 0 : (t.minRest[i - 4] ?? 0);
   }
 }
 
@@ -210,6 +244,15 @@ function exceeds(v: Vec, e: Eligibility): boolean {
   return false;
 }
 
+/** Whether some resource's smallest request in the subtree is more than there is room for. */
+function minExceeds(t: WorkloadNode, e: Eligibility): boolean {
+  for (let j = 0; j < e.idx.length; j++) {
+    const x = minOf(t, e.idx[j] ?? 0);
+    if (x > 0 && x > (e.room[j] ?? 0)) return true;
+  }
+  return false;
+}
+
 export function canFit(v: Vec, e: Eligibility): boolean {
   return !exceeds(v, e);
 }
@@ -221,11 +264,13 @@ export function mayPreempt(w: OrderKey, e: Eligibility): boolean {
 /**
  * The first node that is eligible under `e`. Subtrees are skipped whole when all of their nodes
  * are parked, or when none of them may preempt and some resource's smallest request is already
- * more than there is room for; so the cost is O(log n) unless many workloads individually fail.
+ * more than there is room for; so the cost is O(log n), unless the room is short of different
+ * resources for different workloads (per-resource minimums then overlap and the descent visits
+ * each such workload once).
  */
 export function firstEligible(t: WorkloadNode | null, e: Eligibility): WorkloadNode | null {
   if (t === null || t.minParked >= e.epoch) return null;
-  if (!mayPreempt(t.first, e) && exceeds(t.min, e)) return null;
+  if (!mayPreempt(t.first, e) && minExceeds(t, e)) return null;
   const l = firstEligible(t.left, e);
   if (l !== null) return l;
   if (t.parkedAt < e.epoch && (mayPreempt(t, e) || !exceeds(t.req, e))) return t;

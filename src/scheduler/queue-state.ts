@@ -13,7 +13,16 @@
 import type { CohortState } from './cohort.js';
 import { IndexedHeap } from './heap.js';
 import { Lane, laneBefore } from './lane.js';
-import { canFit, firstEligible, insert, mayPreempt, remove, touch, type Eligibility } from './lane-tree.js';
+import {
+  canFit,
+  firstEligible,
+  insert,
+  mayPreempt,
+  minOf,
+  remove,
+  touch,
+  type Eligibility,
+} from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { NO_LIMITS, room as roomOf, type Holder, type Limits } from './quota.js';
 import { minInto, type Vec } from './resources.js';
@@ -42,7 +51,7 @@ export class QueueState implements Holder {
 
   /** Capacity epoch, from the scheduler's global counter; parked workloads carry the one they failed in. */
   epoch = 1;
-  /** Epoch in which the lane candidates were last searched (BestEffortFIFO). */
+  /** Epoch in which every lane last offered its first workload again (BestEffortFIFO). */
   private lanesEpoch = -1;
   /** Set when the definition changed: every candidate and share must be recomputed. */
   private stale = true;
@@ -232,7 +241,10 @@ export class QueueState implements Holder {
       this.lanesEpoch = this.epoch;
     }
     this.stale = false;
-    let lower: Vec | null = null;
+    const idx = this.limits.idx;
+    // Exact again: per limited resource, the smallest request over all lanes (0 elsewhere).
+    const lower: Vec = new Array<number>(idx.length === 0 ? 0 : Math.max(...idx) + 1).fill(0);
+    idx.forEach((i) => (lower[i] = Infinity));
     const offered: Lane[] = [];
     for (const lane of this.lanes.values()) {
       const root = lane.root;
@@ -240,10 +252,9 @@ export class QueueState implements Holder {
       lane.exact = this.strict;
       if (root === null) continue;
       offered.push(lane);
-      if (lower === null) lower = root.min.slice();
-      else minInto(lower, root.min);
+      for (const i of idx) lower[i] = Math.min(lower[i] ?? 0, minOf(root, i));
     }
-    this.minRequest = lower;
+    this.minRequest = offered.length === 0 ? null : lower;
     this.heap.rebuild(offered);
     return true;
   }

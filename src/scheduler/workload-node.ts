@@ -27,8 +27,16 @@ export class WorkloadNode implements OrderKey {
   parkedAt = 0;
   minParked = 0;
   first: WorkloadNode = this;
-  /** Leaves share `req` for both aggregates; inner nodes get their own arrays. */
-  min: Vec;
+  /**
+   * Subtree minimum request of resources 0–3 inline (the hot path reads a child's fields rather
+   * than follow two more pointers), and of resources 4 and up in `minRest` (null: none).
+   */
+  m0 = 0;
+  m1 = 0;
+  m2 = 0;
+  m3 = 0;
+  minRest: Vec | null = null;
+  /** Subtree total request; leaves share `req`. */
   sum: Vec;
   sumStale = false;
   /** Set while this workload waits for the victims it preempted to stop. */
@@ -57,7 +65,11 @@ export class WorkloadNode implements OrderKey {
     this.project = w.project;
     this.priority = w.priority;
     this.createdAt = w.createdAt;
-    this.min = req;
+    this.m0 = req[0] ?? 0;
+    this.m1 = req[1] ?? 0;
+    this.m2 = req[2] ?? 0;
+    this.m3 = req[3] ?? 0;
+    this.minRest = req.length > 4 ? req.slice(4) : null;
     this.sum = req;
   }
 

@@ -262,7 +262,8 @@ export async function listJobs(
 
 export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
   const row = await visibleJob(ctx, p, id, 'member');
-  if (isTerminal(row.state as JobState)) throw new ConflictError(`job ${id} has already ${row.state}`);
+  if (isTerminal(row.state as JobState))
+    throw new ConflictError(`job ${id} has already finished (${row.state})`);
   const by = p.kind === 'user' ? p.user.name : `job ${p.jobId}`;
   await runtime(ctx).controller.cancel(id, by);
   return view(ctx, (await findJobRow(ctx.store.db, id))!);

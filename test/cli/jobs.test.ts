@@ -38,6 +38,9 @@ interface JobJson extends JobView {
   timeline?: { type: string; message: string; at: string }[];
 }
 
+/** A job that never ends fails its suite rather than hanging the run. */
+const SUITE_TIMEOUT_MS = 120_000;
+
 let server: TestServer;
 let sb: Sandbox;
 const children = new Set<ChildProcess>();
@@ -145,7 +148,7 @@ function timelineTypes(out: string): string[] {
   return lines.slice(header + 1).map((l) => l.trim().split(/ {2,}/)[1] ?? '');
 }
 
-describe('berth submit', () => {
+describe('berth submit', { timeout: SUITE_TIMEOUT_MS }, () => {
   let failedId: number;
 
   it('--follow prints the output and exits with the exit code; berth jobs shows the failure', async () => {
@@ -172,7 +175,7 @@ describe('berth submit', () => {
     const out = ok(await cli(['submit', '--', 'sh', '-c', 'exit 0']));
     assert.match(out, /^submitted job \d+ \(queued: [^\n]+\)\n$/);
     const id = submittedId(out);
-    assert.deepEqual((await finished(id)).exitCode, 0);
+    assert.equal((await finished(id)).exitCode, 0);
   });
 
   it('--wait prints the final state and exits with the exit code', async () => {
@@ -237,6 +240,10 @@ describe('berth submit', () => {
     assert.equal(waited.code, 5, waited.stderr);
     const done = JSON.parse(waited.stdout) as JobJson;
     assert.deepEqual([done.state, done.exitCode], ['failed', 5]);
+    const followed = await cli(['submit', '--follow', '-o', 'json', '--', 'echo', 'to stderr']);
+    assert.equal(followed.code, 0);
+    assert.equal(followed.stderr, 'to stderr\n');
+    assert.equal((JSON.parse(followed.stdout) as JobJson).state, 'succeeded');
     await finished(j.id);
   });
 
@@ -363,7 +370,7 @@ describe('berth submit', () => {
   });
 });
 
-describe('berth status and cancel', () => {
+describe('berth status and cancel', { timeout: SUITE_TIMEOUT_MS }, () => {
   it('shows state, reason, position and the timeline of a queued job', async () => {
     const gate = gated();
     const blocker = submittedId(ok(await cli(['submit', '--project', 'solo', '--script', gate.script])));
@@ -409,7 +416,11 @@ describe('berth status and cancel', () => {
 
   it('refuses to cancel a finished job with one line and a non-zero exit', async () => {
     const id = submittedId(ok(await cli(['submit', '--wait', '--', 'true'])));
-    fails(await cli(['cancel', String(id)]), 1, new RegExp(`^berth: job ${id} has already succeeded\\n$`));
+    fails(
+      await cli(['cancel', String(id)]),
+      1,
+      new RegExp(`^berth: job ${id} has already finished \\(succeeded\\)\\n$`),
+    );
   });
 
   it('cancels what it can of several jobs and fails for the rest', async () => {
@@ -419,12 +430,15 @@ describe('berth status and cancel', () => {
     const r = await cli(['cancel', String(done), String(running), '999999']);
     assert.equal(r.code, 1);
     assert.match(r.stdout, new RegExp(`^cancelled job ${running}( \\(stopping\\))?\\n$`));
-    assert.equal(r.stderr, `berth: job ${done} has already succeeded\nberth: job 999999 not found\n`);
+    assert.equal(
+      r.stderr,
+      `berth: job ${done} has already finished (succeeded)\nberth: job 999999 not found\n`,
+    );
     assert.equal((await finished(running)).state, 'cancelled');
   });
 });
 
-describe('berth jobs', () => {
+describe('berth jobs', { timeout: SUITE_TIMEOUT_MS }, () => {
   const ids: number[] = [];
   let gate: ReturnType<typeof gated>;
 
@@ -497,7 +511,7 @@ describe('berth jobs', () => {
   });
 });
 
-describe('bad input', () => {
+describe('bad input', { timeout: SUITE_TIMEOUT_MS }, () => {
   it('is refused with one line and a non-zero exit', async () => {
     await allFail([
       [

@@ -455,3 +455,48 @@ test('BestEffortFIFO: after every pass nothing admissible is left behind, also a
     { numRuns: 300 },
   );
 });
+
+test('deterministic: the same calls give the same decisions', () => {
+  fc.assert(
+    fc.property(
+      fc.array(queueArb, { minLength: 1, maxLength: 4 }),
+      fc.array(opArb, { minLength: 10, maxLength: 80 }),
+      (queueSpecs, ops) => {
+        const replay = (): string[] => {
+          const s = new Scheduler();
+          queueSpecs.forEach((q, i) =>
+            s.upsertQueue(
+              queueModel({ name: `q${i}`, nominal: { cpu: q.cpu }, cohort: q.cohort, within: q.within }),
+            ),
+          );
+          const log: string[] = [];
+          let admitted: number[] = [];
+          ops.forEach((op, i) => {
+            if (op.kind === 'enqueue') {
+              s.enqueue({
+                id: i,
+                queue: `q${op.queue % queueSpecs.length}`,
+                project: op.project,
+                priority: op.priority,
+                createdAt: i,
+                requests: { jobs: 1, cpu: op.cpu * 1000 },
+              });
+            } else if (op.kind === 'release' && admitted.length > 0) {
+              const id = admitted[op.pick % admitted.length] as number;
+              admitted = admitted.filter((a) => a !== id);
+              s.release(id);
+            } else if (op.kind === 'schedule') {
+              for (const d of s.schedule(i, op.max)) {
+                log.push(JSON.stringify(d));
+                if (d.kind === 'admit') admitted.push(d.id);
+              }
+            }
+          });
+          return log;
+        };
+        assert.deepEqual(replay(), replay());
+      },
+    ),
+    { numRuns: 100 },
+  );
+});

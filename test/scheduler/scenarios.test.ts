@@ -99,6 +99,23 @@ const scenarios: Scenario[] = [
     ],
   },
   {
+    name: 'BestEffortFIFO finds the one workload that fits among many, also in a sixth resource',
+    queues: [{ name: 'a', nominal: { cpu: 100, memory: '100Gi', gpu: 8, fpga: 4, licence: 10, tape: 3 } }],
+    admitted: [{ id: 1, queue: 'a', requests: { tape: 2 } }],
+    pending: [
+      ...Array.from({ length: 60 }, (_, i) => ({ id: i + 2, queue: 'a', requests: { cpu: 1, tape: 2 } })),
+      { id: 62, queue: 'a', requests: { cpu: 1, tape: 1 } },
+      ...Array.from({ length: 20 }, (_, i) => ({ id: i + 63, queue: 'a', requests: { cpu: 1, tape: 2 } })),
+    ],
+    want: {
+      admitted: { 62: {} },
+      pending: [
+        ...Array.from({ length: 60 }, (_, i) => i + 2),
+        ...Array.from({ length: 20 }, (_, i) => i + 63),
+      ],
+    },
+  },
+  {
     name: 'outside a cohort a queue has exactly its nominal (a borrowing limit is moot)',
     queues: [{ name: 'a', nominal: cpu(4), borrowingLimit: cpu(4) }],
     pending: [

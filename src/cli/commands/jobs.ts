@@ -17,7 +17,7 @@ import {
 } from '../flags.js';
 import { describeJob, jobTable } from '../job-format.js';
 import { copyLog, exitCodeOf, jobPath, stateLine, waitForJob, watching } from '../job-watch.js';
-import { outputWidth } from '../output.js';
+import { json, outputWidth } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags, type Session } from '../session.js';
 
 interface SubmitFlags extends CommonFlags {
@@ -82,7 +82,7 @@ async function watchSubmitted(s: Session, job: Job, follow: boolean): Promise<vo
     if (follow) await copyLog(s.client, job.id, true, s.json ? process.stderr : process.stdout);
     return waitForJob(s.client, job.id);
   });
-  if (s.json) s.show(done, () => '');
+  if (s.json) process.stdout.write(`${json(done)}\n`);
   else note(stateLine(done));
   process.exitCode = exitCodeOf(done);
 }
@@ -110,7 +110,7 @@ async function fetchJobs(
 
 function registerSubmit(program: Command): void {
   const cmd = clientCommand(program, 'submit', 'submit a job to the current project', { project: true })
-    .argument('[command...]', 'the command to run and its arguments, best after --')
+    .argument('[command...]', 'the command and its arguments; berth reads no options after it (or after --)')
     .option('--name <name>', 'a name for the job (default: the command)')
     .option('--target <target>', 'where to run it (default: the server default target)')
     .option('--request <quantities>', 'resources to reserve: cpu=2,memory=4Gi (repeatable)', quantityList)
@@ -121,9 +121,16 @@ function registerSubmit(program: Command): void {
     .option('--after <job>', 'run only after this job has succeeded (repeatable)', jobIds)
     .option('--idempotency-key <key>', 'submitting again with the same key returns the same job')
     .option('--script <code>', 'run this shell code with /bin/sh -c instead of a command')
-    .addOption(new Option('--wait', 'wait until it finishes; exit with its exit code').conflicts('follow'))
     .addOption(
-      new Option('--follow', 'print its output as it runs; exit with its exit code').conflicts('wait'),
+      new Option('--wait', 'wait until it finishes; exit with its exit code (1 if it has none)').conflicts(
+        'follow',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--follow',
+        'print its output as it runs (to stderr with -o json); exit as --wait',
+      ).conflicts('wait'),
     )
     .passThroughOptions();
   examples(cmd, [
@@ -195,38 +202,34 @@ function registerLogs(program: Command): void {
     .option('-f, --follow', 'keep printing output as it is written, until the job ends');
   examples(cmd, ['berth logs 12', 'berth logs -f 12']).action(async (id: number, f: { follow?: boolean }) => {
     const s = openSession({});
-    const follow = f.follow === true;
-    await (follow
-      ? watching(id, () => copyLog(s.client, id, true, process.stdout))
-      : copyLog(s.client, id, false, process.stdout));
+    const copy = () => copyLog(s.client, id, f.follow === true, process.stdout);
+    await (f.follow ? watching(id, copy) : copy());
   });
 }
 
 function registerCancel(program: Command): void {
   const cmd = clientCommand(program, 'cancel', 'cancel jobs: queued ones at once, running ones are stopped');
-  examples(
-    cmd.argument('<job...>', 'job ids', (v: string, prev: number[] | undefined) => [
-      ...(prev ?? []),
-      jobId(v),
-    ]),
-    ['berth cancel 12', 'berth cancel 12 13 14'],
-  ).action(async (ids: number[], f: CommonFlags) => {
-    const s = openSession(f);
-    const cancelled: Job[] = [];
-    for (const id of ids) {
-      try {
-        cancelled.push(await s.client.post<Job>(`${jobPath(id)}/cancel`));
-      } catch (err) {
-        // Only the API's refusal is about this one job; anything else (unreachable server) stops here.
-        if (!(err instanceof ApiError)) throw err;
-        process.stderr.write(`berth: ${oneLine(err.message)}\n`);
-        process.exitCode = EXIT_FAILURE;
+  examples(cmd.argument('<job...>', 'job ids', jobIds), ['berth cancel 12', 'berth cancel 12 13 14']).action(
+    async (ids: number[], f: CommonFlags) => {
+      const s = openSession(f);
+      const cancelled: Job[] = [];
+      for (const id of ids) {
+        try {
+          cancelled.push(await s.client.post<Job>(`${jobPath(id)}/cancel`));
+        } catch (err) {
+          // Only the API's refusal is about this one job; anything else (unreachable server) stops here.
+          if (!(err instanceof ApiError)) throw err;
+          process.stderr.write(`berth: ${oneLine(err.message)}\n`);
+          process.exitCode = EXIT_FAILURE;
+        }
       }
-    }
-    s.show(cancelled, () =>
-      cancelled.map((j) => `cancelled job ${j.id}${j.state === 'cancelled' ? '' : ' (stopping)'}`).join('\n'),
-    );
-  });
+      s.show(cancelled, () =>
+        cancelled
+          .map((j) => `cancelled job ${j.id}${j.state === 'cancelled' ? '' : ' (stopping)'}`)
+          .join('\n'),
+      );
+    },
+  );
 }
 
 export function registerJobCommands(program: Command): void {
