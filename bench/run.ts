@@ -3,7 +3,7 @@
  * compared in docs/PERFORMANCE.md, not enforced as timed tests).
  *
  *   (a) scheduler alone  — bench/scheduler.ts
- *   (b) API submissions  — bench/api.ts
+ *   (b) API submissions  — bench/api.ts (against a bare node:http server measured in the same run)
  *   (c) end to end       — bench/e2e.ts (against a process-spawn baseline measured in the same run)
  */
 import { runApiBench } from './api.js';
@@ -27,6 +27,10 @@ if (want('api')) {
   console.log(
     `  ${fmt(r.submissions)} submissions, ${r.concurrency} in flight: ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s`,
   );
+  console.log(
+    `  baseline, a bare node:http server answering the same requests: ${fmt(r.baselinePerSecond)}/s`,
+  );
+  console.log(`  ratio berth / baseline: ${fmt(r.submissionsPerSecond / r.baselinePerSecond, 2)}`);
 }
 if (want('e2e')) {
   console.log('== (c) end to end: no-op jobs through the local factory');
