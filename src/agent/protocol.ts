@@ -13,6 +13,8 @@ export interface StartResponse {
   project: string;
   command: string[];
   env: Record<string, string>;
+  /** Metadata of each managed resource the job holds, by resource type. */
+  resources: Record<string, Record<string, string>>;
   timeoutSeconds: number | null;
   /** Between SIGTERM and SIGKILL when the job is stopped. */
   graceSeconds: number;

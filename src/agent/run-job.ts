@@ -32,6 +32,7 @@ function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
   return {
     ...env,
     ...spec.env,
+    ...resourceEnv(spec.resources),
     ...opts.env,
     BERTH_URL: opts.url,
     BERTH_TOKEN: opts.token,
@@ -39,6 +40,18 @@ function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
     BERTH_PROJECT: spec.project,
     BERTH_WORKDIR: opts.workdir,
   };
+}
+
+/** `scratch-db` + `url` → BERTH_RESOURCE_SCRATCH_DB_URL */
+export const resourceVariable = (type: string, field: string): string =>
+  `BERTH_RESOURCE_${type}_${field}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+
+function resourceEnv(resources: StartResponse['resources']): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [type, metadata] of Object.entries(resources)) {
+    for (const [field, value] of Object.entries(metadata)) env[resourceVariable(type, field)] = value;
+  }
+  return env;
 }
 
 const signalNumber = (signal: NodeJS.Signals | null): number =>

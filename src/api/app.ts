@@ -21,6 +21,7 @@ import { userRoutes } from './routes/users.js';
 import { agentRoutes } from './routes/agent.js';
 import { infrastructureRoutes } from './routes/infrastructure.js';
 import { jobRoutes } from './routes/jobs.js';
+import { priorityClassRoutes } from './routes/priority-classes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -81,6 +82,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       await userRoutes(api, ctx);
       await queueRoutes(api, ctx);
       await projectRoutes(api, ctx);
+      await priorityClassRoutes(api, ctx);
       // Job routes reach the controller through ctx.runtime, set before the server listens.
       await jobRoutes(api, ctx);
       await agentRoutes(api, ctx);

@@ -1,6 +1,7 @@
 /** Request schemas of the job, agent and infrastructure endpoints. */
 import { Type } from '@sinclair/typebox';
 import { JOB_STATES } from '../domain/job.js';
+import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { WORKER_STATES } from '../store/queries/workers.js';
 import { Quantity } from './schemas.js';
 
@@ -16,7 +17,12 @@ export const SubmitBody = strict({
   target: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
   requests: Type.Optional(Type.Record(Type.String({ maxLength: 316 }), Quantity)),
   resources: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 63 }), { maxItems: 64 })),
-  priority: Type.Optional(Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 })),
+  priority: Type.Optional(
+    Type.Union([
+      Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX }),
+      Type.String({ minLength: 1, maxLength: 63, description: 'a priority class name' }),
+    ]),
+  ),
   env: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 65536 }))),
   timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
   dependsOn: Type.Optional(

@@ -10,6 +10,7 @@ import {
   STOP_POLICIES,
   WITHIN_CLUSTER_QUEUE,
 } from '../domain/cluster-queue.js';
+import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { ROLES } from '../domain/roles.js';
 
 const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T, description?: string) =>
@@ -57,19 +58,41 @@ export const CreateQueueBody = strict({ name: Name('cluster queue name (DNS labe
 export const PatchQueueBody = strict(queueFields);
 
 const Tags = Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 });
+const Weight = Type.Number({
+  exclusiveMinimum: 0,
+  maximum: 1_000_000,
+  description: 'fair-share weight in its cluster queue (admins only; default 1)',
+});
 export const CreateProjectBody = strict({
   name: Name('project name (DNS label)'),
   description: Type.Optional(Type.String({ maxLength: 4096 })),
   tags: Type.Optional(Tags),
   clusterQueue: Name('the cluster queue whose quota this project draws on'),
   active: Type.Optional(Type.Boolean()),
+  weight: Type.Optional(Weight),
 });
 export const PatchProjectBody = strict({
   description: Type.Optional(Type.String({ maxLength: 4096 })),
   tags: Type.Optional(Tags),
   clusterQueue: Type.Optional(Name('cluster queue (admins only)')),
   active: Type.Optional(Type.Boolean()),
+  weight: Type.Optional(Weight),
 });
+export const PendingQuery = strict({
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'entries to skip' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+});
+
+export const CreatePriorityClassBody = strict({
+  name: Name('priority class name (DNS label, not a number)'),
+  value: Type.Integer({
+    minimum: PRIORITY_MIN,
+    maximum: PRIORITY_MAX,
+    description: 'the priority jobs of this class get; higher is admitted first',
+  }),
+  description: Type.Optional(Type.String({ maxLength: 4096 })),
+});
+
 export const MemberBody = strict({ role: literals(ROLES) });
 
 export type Body<T extends TSchema> = Static<T>;

@@ -1,11 +1,12 @@
 /** The shapes the API answers with, as the CLI reads them (JSON: dates are ISO strings). */
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { Job } from '../domain/job.js';
+import type { PriorityClass } from '../domain/priority-class.js';
 import type { Project, ProjectDetail } from '../domain/project.js';
 import type { Role } from '../domain/roles.js';
 import type { User } from '../domain/user.js';
 
-export type { Job, Project, ProjectDetail, User };
+export type { Job, PriorityClass, Project, ProjectDetail, User };
 
 export type WhoAmI =
   { kind: 'user'; name: string; admin: boolean; createdAt: string } | { kind: 'job'; job: string };
@@ -21,6 +22,11 @@ export interface QueueView extends ClusterQueue {
   pending: number;
   admitted: number;
 }
+
+/** One entry of `GET /cluster-queues/{name}/pending`: a job, or its place when its project is not yours. */
+export type PendingEntry =
+  | { position: number; id: number; project: string; name: string; priority: number; createdAt: string }
+  | { position: number; hidden: true };
 
 export interface NewToken {
   name: string;

@@ -6,6 +6,7 @@ import { InvalidArgumentError } from 'commander';
 import { BerthError } from '../domain/errors.js';
 import { JOB_STATES, type JobState } from '../domain/job.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
+import { checkPriorityClassName } from '../domain/priority-class.js';
 import { parseAmount } from '../domain/quantity.js';
 import { parseDuration } from './duration.js';
 
@@ -57,6 +58,30 @@ export function integer(value: string): number {
   if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n)) {
     throw new InvalidArgumentError('must be a whole number');
   }
+  return n;
+}
+
+/** `--priority 1000`, `--priority -5`, or the name of a priority class (`--priority high`). */
+export function priority(value: string): number | string {
+  if (/^\s*-?\d+\s*$/.test(value)) return integer(value);
+  try {
+    return checkPriorityClassName(value.trim());
+  } catch (err) {
+    return rethrow(err);
+  }
+}
+
+/** A number greater than 0 (`--weight 2`, `--weight 0.5`). */
+export function positiveNumber(value: string): number {
+  const n = /^\s*(\d+\.?\d*|\.\d+)\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number greater than 0');
+  return n;
+}
+
+/** A whole number of at least 0 (`--offset 0`). */
+export function nonNegativeInteger(value: string): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a whole number of at least 0');
   return n;
 }
 

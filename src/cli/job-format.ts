@@ -1,4 +1,5 @@
 /** Jobs for people: the `berth jobs` table and the `berth status` block. */
+import { formatAmount } from '../domain/quantity.js';
 import type { Job, JobEvent } from './api-types.js';
 import { formatSpan, span } from './duration.js';
 import { fields, quantities, table } from './output.js';
@@ -33,6 +34,56 @@ export function jobTable(jobs: Job[], now: number, width?: number): string {
   );
 }
 
+type Blocker = Job['blockers'][number];
+
+const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** One blocker in words: what is short, where, and by how much. */
+export function describeBlocker(b: Blocker): string {
+  switch (b.kind) {
+    case 'quota': {
+      const f = (x: number) => formatAmount(b.resource, x);
+      return (
+        `${b.resource} in queue ${b.queue}: needs ${f(b.requested)}, ${f(b.available)} free ` +
+        `(${f(b.used)} of ${f(b.limit)} in use); short by ${f(b.requested - b.available)}`
+      );
+    }
+    case 'cohort': {
+      const f = (x: number) => formatAmount(b.resource, x);
+      return (
+        `${b.resource} in cohort ${b.cohort}: needs ${f(b.requested)}, ${f(b.available)} free to borrow; ` +
+        `short by ${f(b.requested - b.available)}`
+      );
+    }
+    case 'hold':
+      return b.stopPolicy === 'HoldAndDrain'
+        ? `queue ${b.queue} is on hold and draining: it admits nothing until resumed (berth queue resume ${b.queue})`
+        : `queue ${b.queue} is on hold: it admits nothing until resumed (berth queue resume ${b.queue})`;
+    case 'queue-missing':
+      return `cluster queue ${b.queue} does not exist`;
+    case 'ahead':
+      return `${count(b.jobsAhead, 'job')} ahead in queue ${b.queue}`;
+    case 'preemption':
+      return `waiting for preempted ${b.victims.length === 1 ? 'job' : 'jobs'} ${b.victims.join(', ')} to stop`;
+  }
+}
+
+/** The positions and blockers lines: only while the job waits in its queue. */
+function queueLines(job: Job): [string, string | number | null | string[]][] {
+  if (job.state !== 'queued') return [['position', job.position]];
+  return [
+    ['position', job.position === null ? null : `${job.position} in cluster queue ${job.clusterQueue}`],
+    [
+      'in project',
+      job.projectPosition === null || job.projectPosition === undefined
+        ? null
+        : `${job.projectPosition} among the pending jobs of project ${job.project}`,
+    ],
+    // An older server sends no blockers.
+    ['blocked by', (job.blockers ?? []).map(describeBlocker)],
+  ];
+}
+
 export function describeJob(job: Job, timeline: JobEvent[], now: number): string {
   const ran = runTime(job, now);
   return fields([
@@ -41,11 +92,11 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['project', job.project],
     ['state', job.state],
     ['reason', job.reason],
-    ['position', job.position],
+    ...queueLines(job),
     ['exit code', job.exitCode],
     ['cluster queue', job.clusterQueue],
     ['target', job.target],
-    ['priority', job.priority],
+    ['priority', job.priorityClass ? `${job.priority} (${job.priorityClass})` : job.priority],
     ['requests', quantities(job.requests)],
     ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],
     ['worker', job.worker && `#${job.worker.id} (${job.worker.state})`],

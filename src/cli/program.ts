@@ -4,6 +4,7 @@ import { VERSION } from '../version.js';
 import { registerContextCommands } from './commands/context.js';
 import { registerJobCommands } from './commands/jobs.js';
 import { registerLoginCommands } from './commands/login.js';
+import { registerPriorityCommands } from './commands/priority.js';
 import { registerProjectCommands } from './commands/project.js';
 import { registerQueueCommands } from './commands/queue.js';
 import { registerServerCommand } from './commands/server.js';
@@ -34,6 +35,7 @@ The current project is --project, else BERTH_PROJECT, else the context's, else "
   registerContextCommands(program);
   registerProjectCommands(program);
   registerQueueCommands(program);
+  registerPriorityCommands(program);
   registerUserCommands(program);
   registerJobCommands(program);
   return program;

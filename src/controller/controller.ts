@@ -8,9 +8,13 @@
  * wake it at once; a periodic resync catches anything missed (lost heartbeats, stuck stops,
  * failed destroys). On start it rebuilds the model from the store.
  *
- * Acquisition order (no deadlock): quota first (admission by the scheduler), then a worker.
- * A job holds its quota while it waits for a worker and never holds a worker while waiting for
- * anything else, so no cycle of waiting jobs can form.
+ * Acquisition order (no deadlock): quota first (admission by the scheduler), then each managed
+ * resource in lexicographic order of type, then a worker. A job keeps what it has while it waits
+ * for the next thing, and waits only for things ordered after everything it holds. A cycle of
+ * waiting jobs would need some job to wait for a thing ordered before one it holds, which never
+ * happens: so no deadlock can form. (The buildomat case: with capacity 1 for resource R and for
+ * the factory, a job holding the worker already holds R; nobody holds the worker while waiting
+ * for R.)
  */
 import type { FinishRequest, StartResponse } from '../agent/protocol.js';
 import { ConflictError, UnauthorizedError } from '../domain/errors.js';
@@ -18,6 +22,7 @@ import { isTerminal, type ActiveJob, type JobSpec, type JobState } from '../doma
 import { formatAmounts, parseAmounts, type Amounts } from '../domain/quantity.js';
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import type { Factory, FactoryListener, WorkerHandle } from '../factories/factory.js';
+import { WellError, type Metadata, type Well } from '../wells/well.js';
 import type { Decision, Explanation, QueueFigures, QueueModel, SchedulerApi } from '../scheduler/types.js';
 import type { TargetConfig } from '../server/config.js';
 import { newToken, hashToken } from '../service/tokens.js';
@@ -26,16 +31,24 @@ import { appendEvent } from '../store/queries/events.js';
 import { findJobRow, loadActiveJobRows, updateJob, type JobUpdate } from '../store/queries/jobs.js';
 import { deleteJobTokens, insertToken } from '../store/queries/tokens.js';
 import { insertWorker, loadLiveWorkerRows, updateWorker } from '../store/queries/workers.js';
+import {
+  insertInstance,
+  loadLiveInstanceRows,
+  parseMetadata,
+  updateInstance,
+} from '../store/queries/resource-instances.js';
 import type { JobRow } from '../store/schema.js';
 import type { Db, Store } from '../store/store.js';
 import type { LogStore } from './log-store.js';
 import { toQueueModel } from './queue-model.js';
-import { Waitlist } from './waitlist.js';
+import { holdingKey, newHolding, type Holding } from './holding.js';
+import { Pool, poolKey } from './pool.js';
 
 export interface ControllerOptions {
   store: Store;
   scheduler: SchedulerApi;
   factories: Map<string, Factory>;
+  wells: Map<string, Well>;
   targets: Record<string, TargetConfig>;
   logs: LogStore;
   /** Where agents reach the server (known once it listens). */
@@ -60,23 +73,33 @@ interface Tracked extends ActiveJob {
   stopRequestedAt: number;
   /** Set while the job waits for its dependencies. */
   waitingFor: number[];
+  /** Resource types it needs, in acquisition (lexicographic) order. */
+  resources: string[];
+  /** How many of `resources` it holds. */
+  acquired: number;
+  /** Keys of the workers and instances it holds (see holding.ts). */
+  holdings: Set<string>;
+  /** The pool it waits in, if any. */
+  waitingIn: Pool<Tracked> | null;
+  /** Failed attempts to create its current resource. */
+  createFailures: number;
 }
 
-interface WorkerRecord {
-  id: number;
-  jobId: number;
-  factory: string;
-  handle: WorkerHandle | null;
-  destroying: boolean;
-  destroyAttempts: number;
-  nextDestroyAt: number;
+/** Attempts to create one resource instance before the job fails with the well's reason. */
+const MAX_CREATE_ATTEMPTS = 3;
+
+export interface PoolFigures {
+  name: string;
+  kind: string;
+  capacity: number;
+  inUse: number;
+  waiting: number;
 }
 
 export class Controller implements FactoryListener {
   private readonly jobs = new Map<number, Tracked>();
-  private readonly workers = new Map<number, WorkerRecord>();
-  private readonly waitlists = new Map<string, Waitlist<Tracked>>();
-  private readonly inUse = new Map<string, number>();
+  private readonly holdings = new Map<string, Holding>();
+  private readonly pools = new Map<string, Pool<Tracked>>();
   private readonly stopWaiters = new Map<number, Set<() => void>>();
   private readonly dependents = new Map<number, Set<number>>();
   private readonly finishedJobs = new Set<number>();
@@ -90,10 +113,12 @@ export class Controller implements FactoryListener {
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly o: ControllerOptions) {
-    for (const name of o.factories.keys()) {
-      this.waitlists.set(name, new Waitlist());
-      this.inUse.set(name, 0);
-    }
+    for (const f of o.factories.values()) this.addPool(new Pool('factory', f.name, f.capacity));
+    for (const w of o.wells.values()) this.addPool(new Pool('resource', w.type, w.capacity));
+  }
+
+  private addPool(p: Pool<Tracked>): void {
+    this.pools.set(p.key, p);
   }
 
   // ---------------------------------------------------------------- life cycle
@@ -103,39 +128,46 @@ export class Controller implements FactoryListener {
     const db = this.o.store.db;
     for (const q of await listClusterQueues(db)) this.upsertQueue(toQueueModel(q));
 
-    // Every worker not confirmed destroyed belongs to a previous run: its agent died with that
-    // server, so destroy it. Jobs that had started on one cannot be resumed (and must not run
-    // twice): they fail. Jobs that had not started keep their quota and get a new worker.
-    const lostWorkers = await loadLiveWorkerRows(db);
-    const jobsWithLostWorkers = new Set<number>();
-    for (const w of lostWorkers) {
-      const record: WorkerRecord = {
-        id: Number(w.id),
-        jobId: Number(w.job_id),
-        factory: w.factory,
-        handle: w.handle ? (JSON.parse(w.handle) as WorkerHandle) : null,
-        destroying: false,
-        destroyAttempts: 0,
-        nextDestroyAt: 0,
-      };
-      this.workers.set(record.id, record);
-      this.inUse.set(record.factory, (this.inUse.get(record.factory) ?? 0) + 1);
-      jobsWithLostWorkers.add(record.jobId);
+    // Every worker and instance not confirmed destroyed belongs to a previous run. Its agent died
+    // with that server, so destroy them all: an instance whose creation was never confirmed is
+    // destroyed by its id (its well may have made it). Jobs that had started cannot be resumed
+    // (and must not run twice): they fail. Jobs that had not started keep their quota and
+    // acquire their resources and worker again.
+    const leftovers: Holding[] = [];
+    for (const w of await loadLiveWorkerRows(db)) {
+      const h = newHolding('worker', Number(w.id), Number(w.job_id), w.factory);
+      h.handle = w.handle ? (JSON.parse(w.handle) as WorkerHandle) : null;
+      leftovers.push(h);
     }
-
-    for (const row of await loadActiveJobRows(db))
-      await this.restore(row, jobsWithLostWorkers.has(Number(row.id)));
-    for (const w of [...this.workers.values()]) void this.destroyWorker(w);
+    for (const r of await loadLiveInstanceRows(db)) {
+      const h = newHolding('instance', Number(r.id), Number(r.job_id), r.type);
+      h.metadata = r.state === 'creating' ? null : parseMetadata(r);
+      leftovers.push(h);
+    }
+    for (const h of leftovers) {
+      this.holdings.set(holdingKey(h.kind, h.id), h);
+      const pool = this.poolOf(h);
+      if (pool) pool.inUse++;
+    }
+    const holdingJobs = new Set(leftovers.map((h) => h.jobId));
+    for (const row of await loadActiveJobRows(db)) await this.restore(row, holdingJobs.has(Number(row.id)));
+    for (const h of leftovers) {
+      this.jobs.get(h.jobId)?.holdings.add(holdingKey(h.kind, h.id));
+      void this.destroyHolding(h);
+    }
     this.resyncTimer = setInterval(() => this.resync(), this.o.resyncMs ?? 1000);
     this.resyncTimer.unref();
     this.wake();
   }
 
-  private async restore(row: JobRow, workerLost: boolean): Promise<void> {
+  private async restore(row: JobRow, holdsSomething: boolean): Promise<void> {
     const id = Number(row.id);
     const state = row.state as JobState;
     if (isTerminal(state)) {
-      if (!workerLost) await this.markCleanedUp(id);
+      if (holdsSomething) {
+        this.track(row);
+        this.finishedJobs.add(id); // cleaned up once its leftovers are destroyed
+      } else await this.markCleanedUp(id);
       return;
     }
     const job = this.track(row);
@@ -155,7 +187,7 @@ export class Controller implements FactoryListener {
         admittedAt: job.admittedAt ?? this.o.now(),
         borrowed: job.borrowed ?? {},
       });
-      this.waitlistFor(job)?.add(job);
+      this.advance(job);
       return;
     }
     await this.enqueueWhenReady(job);
@@ -166,7 +198,7 @@ export class Controller implements FactoryListener {
     this.o.logs.close();
     clearInterval(this.resyncTimer);
     for (const waiters of this.stopWaiters.values()) for (const w of waiters) w();
-    await Promise.all([...this.o.factories.values()].map((f) => f.close()));
+    await Promise.all([...this.o.factories.values(), ...this.o.wells.values()].map((p) => p.close()));
   }
 
   private track(row: JobRow): Tracked {
@@ -197,6 +229,11 @@ export class Controller implements FactoryListener {
       stopReason: '',
       stopRequestedAt: 0,
       waitingFor: [],
+      resources: [...spec.resources].sort(),
+      acquired: 0,
+      holdings: new Set(),
+      waitingIn: null,
+      createFailures: 0,
     };
     this.jobs.set(job.id, job);
     return job;
@@ -259,7 +296,7 @@ export class Controller implements FactoryListener {
       this.o.scheduler.withdraw(id);
       await this.finishJob(job, 'cancelled', reason, null);
     } else if (job.workerId === null) {
-      this.waitlistFor(job)?.remove(id);
+      this.leaveWaitlist(job);
       this.o.scheduler.release(id);
       await this.finishJob(job, 'cancelled', reason, null);
     } else {
@@ -307,7 +344,7 @@ export class Controller implements FactoryListener {
     try {
       const decisions = this.o.scheduler.schedule(this.o.now());
       if (decisions.length > 0) await this.apply(decisions);
-      this.dispatchWorkers();
+      this.dispatch();
     } catch (e) {
       this.o.onError?.(e, 'reconcile');
     } finally {
@@ -330,12 +367,11 @@ export class Controller implements FactoryListener {
         const job = this.jobs.get(d.id);
         if (!job) continue;
         const borrowed = Object.keys(d.borrowed).length > 0 ? formatAmounts(d.borrowed) : null;
-        const factory = this.o.targets[job.target]?.factory ?? '?';
         await updateJob(db, job.id, {
           state: 'admitted',
           admitted_at: now,
           borrowed: borrowed && JSON.stringify(borrowed),
-          reason: `admitted; waiting for a worker from factory ${factory}`,
+          reason: 'admitted',
         });
         const borrowText = borrowed
           ? ` borrowing ${Object.entries(borrowed)
@@ -355,7 +391,7 @@ export class Controller implements FactoryListener {
         admitted.push(job);
       }
     });
-    for (const job of admitted) this.waitlistFor(job)?.add(job);
+    for (const job of admitted) this.advance(job);
     for (const d of decisions) {
       if (d.kind === 'preempt') {
         for (const victimId of d.victims) {
@@ -372,30 +408,129 @@ export class Controller implements FactoryListener {
   /** Evicts an admitted job so it returns to its queue. */
   private async preempt(job: Tracked, kind: 'preempt' | 'drain', reason: string): Promise<void> {
     if (job.workerId === null) {
-      this.waitlistFor(job)?.remove(job.id);
+      this.leaveWaitlist(job);
       await this.requeue(job, reason);
     } else {
       this.requestStop(job, kind, reason);
     }
   }
 
-  private waitlistFor(job: Tracked): Waitlist<Tracked> | undefined {
-    const factory = this.o.targets[job.target]?.factory;
-    return factory === undefined ? undefined : this.waitlists.get(factory);
+  private poolOf(h: Holding): Pool<Tracked> | undefined {
+    return this.pools.get(poolKey(h.kind === 'worker' ? 'factory' : 'resource', h.provider));
   }
 
-  /** Gives waiting admitted jobs a worker wherever a factory has room. */
-  private dispatchWorkers(): void {
-    for (const [name, factory] of this.o.factories) {
-      const waitlist = this.waitlists.get(name)!;
-      while (waitlist.size > 0 && (this.inUse.get(name) ?? 0) < factory.capacity) {
-        const job = waitlist.shift()!;
-        this.inUse.set(name, (this.inUse.get(name) ?? 0) + 1);
-        void this.createWorker(factory, job).catch((e: unknown) =>
-          this.o.onError?.(e, `worker for job ${job.id}`),
-        );
+  /** Puts an admitted job in line for the next thing it needs, in the global order. */
+  private advance(job: Tracked): void {
+    const next =
+      job.acquired < job.resources.length
+        ? poolKey('resource', job.resources[job.acquired]!)
+        : poolKey('factory', this.o.targets[job.target]?.factory ?? '');
+    const pool = this.pools.get(next);
+    if (!pool) return; // checked at submission; a config change may still remove it
+    job.waitingIn = pool;
+    pool.waitlist.add(job);
+  }
+
+  private leaveWaitlist(job: Tracked): void {
+    job.waitingIn?.waitlist.remove(job.id);
+    job.waitingIn = null;
+  }
+
+  /** Hands out resource instances and workers wherever a pool has room. */
+  private dispatch(): void {
+    for (const pool of this.pools.values()) {
+      for (let job = pool.take(); job; job = pool.take()) {
+        job.waitingIn = null;
+        const acquired = job;
+        const work =
+          pool.kind === 'resource'
+            ? this.createInstance(this.o.wells.get(pool.name)!, acquired)
+            : this.createWorker(this.o.factories.get(pool.name)!, acquired);
+        void work.catch((e: unknown) => this.o.onError?.(e, `${pool.key} for job ${acquired.id}`));
       }
     }
+  }
+
+  /** Whether the job still wants what it is being given (not cancelled, preempted or finished). */
+  private stillWants(job: Tracked): boolean {
+    return (
+      this.jobs.get(job.id) === job &&
+      !this.finishedJobs.has(job.id) &&
+      job.state === 'admitted' &&
+      !job.stopping
+    );
+  }
+
+  private async createInstance(well: Well, job: Tracked): Promise<void> {
+    const now = this.o.now();
+    const id = await this.o.store.transaction(async (db) => {
+      const instanceId = await insertInstance(db, job.id, well.type, now);
+      await updateJob(db, job.id, { reason: `acquiring resource ${well.type} (instance ${instanceId})` });
+      await this.event(
+        db,
+        job,
+        'resource-creating',
+        `creating resource ${well.type} (instance ${instanceId})`,
+      );
+      return instanceId;
+    });
+    const h = newHolding('instance', id, job.id, well.type);
+    this.holdings.set(holdingKey('instance', id), h);
+    job.holdings.add(holdingKey('instance', id));
+    const req = { instanceId: id, jobId: job.id, project: job.project, type: well.type };
+    try {
+      h.metadata = await well.create(req);
+    } catch (e) {
+      await this.instanceFailed(job, h, e);
+      return;
+    }
+    await this.o.store.transaction(async (db) => {
+      await updateInstance(db, id, { state: 'ready', metadata: JSON.stringify(h.metadata) }, this.o.now());
+      await this.event(db, job, 'resource-ready', `resource ${well.type} ready (instance ${id})`);
+    });
+    if (!this.stillWants(job)) {
+      // Cancelled or evicted while the well worked: let go of it at once.
+      if (!h.destroying) void this.destroyHolding(h);
+      return;
+    }
+    job.acquired++;
+    job.createFailures = 0;
+    this.advance(job);
+    this.wake();
+  }
+
+  /** A well could not create: retry a few times, then fail the job with the well's reason. */
+  private async instanceFailed(job: Tracked, h: Holding, e: unknown): Promise<void> {
+    const message = e instanceof Error ? e.message : String(e);
+    const retryable = !(e instanceof WellError) || e.retryable;
+    job.createFailures++;
+    await this.o.store.transaction(async (db) => {
+      await updateInstance(db, h.id, { state: 'failed', error: message }, this.o.now());
+      await this.event(
+        db,
+        job,
+        'resource-failed',
+        `resource ${h.provider} (instance ${h.id}) failed: ${message}`,
+      );
+    });
+    // The well may have made part of it: destroy by id, like after a crash.
+    void this.destroyHolding(h);
+    if (!this.stillWants(job)) return;
+    if (retryable && job.createFailures < MAX_CREATE_ATTEMPTS) {
+      const retry = setTimeout(
+        () => {
+          if (this.stillWants(job)) {
+            this.advance(job);
+            this.wake();
+          }
+        },
+        500 * 2 ** job.createFailures,
+      );
+      retry.unref();
+      return;
+    }
+    this.o.scheduler.release(job.id);
+    await this.finishJob(job, 'failed', `cannot create resource ${h.provider}: ${message}`, null);
   }
 
   private async createWorker(factory: Factory, job: Tracked): Promise<void> {
@@ -412,16 +547,9 @@ export class Controller implements FactoryListener {
       await this.event(db, job, 'worker-creating', `worker ${id} requested from factory ${factory.name}`);
       return id;
     });
-    const record: WorkerRecord = {
-      id: workerId,
-      jobId: job.id,
-      factory: factory.name,
-      handle: null,
-      destroying: false,
-      destroyAttempts: 0,
-      nextDestroyAt: 0,
-    };
-    this.workers.set(workerId, record);
+    const record = newHolding('worker', workerId, job.id, factory.name);
+    this.holdings.set(holdingKey('worker', workerId), record);
+    job.holdings.add(holdingKey('worker', workerId));
     job.workerId = workerId;
     job.lastHeartbeat = this.o.now();
     try {
@@ -487,6 +615,7 @@ export class Controller implements FactoryListener {
       project: job.project,
       command: spec.command,
       env: spec.env,
+      resources: this.heldMetadata(job),
       timeoutSeconds: spec.timeoutSeconds,
       graceSeconds: this.o.graceSeconds,
       heartbeatSeconds: this.o.heartbeatSeconds,
@@ -564,9 +693,8 @@ export class Controller implements FactoryListener {
     await this.finishJob(job, state, reason, r.exitCode);
   }
 
-  /** Puts an evicted job back in its queue at its old place; its worker is destroyed. */
+  /** Puts an evicted job back in its queue at its old place; what it held is destroyed. */
   private async requeue(job: Tracked, reason: string): Promise<void> {
-    const workerId = job.workerId;
     await this.o.store.transaction(async (db) => {
       await updateJob(db, job.id, {
         state: 'queued',
@@ -586,11 +714,10 @@ export class Controller implements FactoryListener {
     job.borrowed = null;
     job.workerId = null;
     job.stopping = null;
+    job.acquired = 0;
+    job.createFailures = 0;
     this.o.scheduler.requeue(job.id);
-    if (workerId !== null) {
-      const w = this.workers.get(workerId);
-      if (w) void this.destroyWorker(w);
-    }
+    this.releaseAll(job);
     this.wake();
   }
 
@@ -602,9 +729,9 @@ export class Controller implements FactoryListener {
     exitCode: number | null,
   ): Promise<void> {
     const now = this.o.now();
-    const worker = job.workerId === null ? undefined : this.workers.get(job.workerId);
+    const holdsSomething = job.holdings.size > 0;
     const update: JobUpdate = { state, reason, exit_code: exitCode, finished_at: now };
-    if (!worker) update.cleaned_up = 1;
+    if (!holdsSomething) update.cleaned_up = 1;
     await this.o.store.transaction(async (db) => {
       await updateJob(db, job.id, update);
       await deleteJobTokens(db, job.id);
@@ -612,9 +739,9 @@ export class Controller implements FactoryListener {
     });
     job.state = state;
     this.finishedJobs.add(job.id);
-    this.waitlistFor(job)?.remove(job.id);
+    this.leaveWaitlist(job);
     this.o.logs.ended(job.id);
-    if (worker) void this.destroyWorker(worker);
+    if (holdsSomething) this.releaseAll(job);
     else this.forget(job.id);
     await this.settleDependents(job.id, state);
     this.wake();
@@ -644,28 +771,55 @@ export class Controller implements FactoryListener {
 
   // ---------------------------------------------------------------- cleanup
 
-  private async destroyWorker(w: WorkerRecord): Promise<void> {
-    if (w.destroying) return;
-    w.destroying = true;
-    const factory = this.o.factories.get(w.factory);
+  /** Destroys everything the job holds (its resources and its worker). */
+  private releaseAll(job: Tracked): void {
+    for (const key of job.holdings) {
+      const h = this.holdings.get(key);
+      if (h) void this.destroyHolding(h);
+    }
+  }
+
+  /**
+   * Destroys a worker or an instance: recorded as destroying, destroyed by its factory or well,
+   * then confirmed. A failure is retried with backoff by resync; until then the record stays
+   * visible as destroying and its capacity stays taken.
+   */
+  private async destroyHolding(h: Holding): Promise<void> {
+    if (h.destroying) return;
+    h.destroying = true;
+    const key = holdingKey(h.kind, h.id);
+    const mark = (db: Db, state: 'destroying' | 'destroyed') =>
+      h.kind === 'worker'
+        ? updateWorker(db, h.id, { state }, this.o.now())
+        : updateInstance(db, h.id, { state }, this.o.now());
     try {
-      await this.o.store.transaction((db) => updateWorker(db, w.id, { state: 'destroying' }, this.o.now()));
-      if (factory) await factory.destroy(w.id, w.handle);
+      await this.o.store.transaction((db) => mark(db, 'destroying'));
+      if (h.kind === 'worker') await this.o.factories.get(h.provider)?.destroy(h.id, h.handle);
+      else {
+        const req = {
+          instanceId: h.id,
+          jobId: h.jobId,
+          project: this.jobs.get(h.jobId)?.project ?? '',
+          type: h.provider,
+        };
+        await this.o.wells.get(h.provider)?.destroy(req, h.metadata);
+      }
+      const job = this.jobs.get(h.jobId);
+      job?.holdings.delete(key);
+      const cleaned = !job || (this.finishedJobs.has(h.jobId) && job.holdings.size === 0);
       await this.o.store.transaction(async (db) => {
-        await updateWorker(db, w.id, { state: 'destroyed' }, this.o.now());
-        const job = this.jobs.get(w.jobId);
-        if (!job || this.finishedJobs.has(w.jobId)) await updateJob(db, w.jobId, { cleaned_up: 1 });
+        await mark(db, 'destroyed');
+        if (cleaned) await updateJob(db, h.jobId, { cleaned_up: 1 });
       });
-      this.workers.delete(w.id);
-      this.inUse.set(w.factory, Math.max(0, (this.inUse.get(w.factory) ?? 1) - 1));
-      if (this.finishedJobs.has(w.jobId)) this.forget(w.jobId);
+      this.holdings.delete(key);
+      this.poolOf(h)?.free();
+      if (cleaned && job) this.forget(h.jobId);
       this.wake();
     } catch (e) {
-      // Retried with backoff by resync; the worker stays visible as destroying until then.
-      w.destroying = false;
-      w.destroyAttempts++;
-      w.nextDestroyAt = this.o.now() + Math.min(60_000, 1000 * 2 ** w.destroyAttempts);
-      this.o.onError?.(e, `destroy worker ${w.id}`);
+      h.destroying = false;
+      h.destroyAttempts++;
+      h.nextDestroyAt = this.o.now() + Math.min(60_000, 1000 * 2 ** h.destroyAttempts);
+      this.o.onError?.(e, `destroy ${key}`);
     }
   }
 
@@ -676,7 +830,7 @@ export class Controller implements FactoryListener {
   // ---------------------------------------------------------------- factory listener
 
   handleChanged(workerId: number, handle: WorkerHandle): void {
-    const w = this.workers.get(workerId);
+    const w = this.holdings.get(holdingKey('worker', workerId));
     if (!w) return;
     w.handle = handle;
     void this.o.store
@@ -685,7 +839,7 @@ export class Controller implements FactoryListener {
   }
 
   workerLost(workerId: number, message: string): void {
-    const w = this.workers.get(workerId);
+    const w = this.holdings.get(holdingKey('worker', workerId));
     const job = w && this.jobs.get(w.jobId);
     if (!job || this.finishedJobs.has(job.id) || job.workerId !== workerId) return;
     void this.endRun(job, {
@@ -720,16 +874,24 @@ export class Controller implements FactoryListener {
         this.requestStop(job, 'cancel', `timed out after ${job.timeoutSeconds}s`);
       }
     }
-    for (const w of this.workers.values()) {
-      if (!w.destroying && w.destroyAttempts > 0 && now >= w.nextDestroyAt) void this.destroyWorker(w);
+    for (const h of this.holdings.values()) {
+      if (!h.destroying && h.destroyAttempts > 0 && now >= h.nextDestroyAt) void this.destroyHolding(h);
     }
     this.wake();
   }
 
   // ---------------------------------------------------------------- read side
 
-  /** The live reason and position of an unfinished job, from the in-memory model. */
-  explain(id: number): { reason: string; position: number | null } | undefined {
+  /** The live reason and position of an unfinished job, from the in-memory model; while it is in
+   * the scheduler's queue, also its place among its project's jobs and what blocks it. */
+  explain(id: number):
+    | {
+        reason: string;
+        position: number | null;
+        projectPosition?: number;
+        blockers?: Explanation['blockers'];
+      }
+    | undefined {
     const job = this.jobs.get(id);
     if (!job || this.finishedJobs.has(id)) return undefined;
     if (job.state === 'queued') {
@@ -740,17 +902,15 @@ export class Controller implements FactoryListener {
         };
       }
       const e: Explanation | undefined = this.o.scheduler.explain(id);
-      return e ? { reason: e.reason, position: e.position } : undefined;
+      return e
+        ? { reason: e.reason, position: e.position, projectPosition: e.projectPosition, blockers: e.blockers }
+        : undefined;
     }
-    if (job.state === 'admitted' && job.workerId === null) {
-      const factoryName = this.o.targets[job.target]?.factory ?? '?';
-      const factory = this.o.factories.get(factoryName);
-      const waitlist = this.waitlistFor(job);
-      const pos = waitlist?.position(id) ?? 0;
-      return {
-        reason: `waiting for a worker from factory ${factoryName}: ${this.inUse.get(factoryName) ?? 0}/${factory?.capacity ?? 0} in use; position ${pos}`,
-        position: null,
-      };
+    if (job.stopping) return { reason: `stopping: ${job.stopReason}`, position: null };
+    if (job.state === 'admitted' && job.waitingIn)
+      return { reason: job.waitingIn.describeWait(id), position: null };
+    if (job.state === 'admitted' && job.workerId === null && job.acquired < job.resources.length) {
+      return { reason: `acquiring resource ${job.resources[job.acquired]}`, position: null };
     }
     if (job.stopping) return { reason: `stopping: ${job.stopReason}`, position: null };
     return undefined;
@@ -765,14 +925,39 @@ export class Controller implements FactoryListener {
     return this.o.scheduler.queueFigures(name);
   }
 
-  factoryFigures(): { name: string; kind: string; capacity: number; inUse: number; waiting: number }[] {
-    return [...this.o.factories.values()].map((f) => ({
-      name: f.name,
-      kind: f.kind,
-      capacity: f.capacity,
-      inUse: this.inUse.get(f.name) ?? 0,
-      waiting: this.waitlists.get(f.name)?.size ?? 0,
-    }));
+  /** Pending job ids of a queue in admission order (a page of them). */
+  pendingIds(queue: string, offset: number, limit: number): number[] {
+    return this.o.scheduler.pendingIds(queue, offset, limit);
+  }
+
+  /** A project's fair-share weight changed (or is loaded on start). */
+  setProjectWeight(project: string, weight: number): void {
+    this.o.scheduler.setProjectWeight(project, weight);
+    this.wake();
+  }
+
+  factoryFigures(): PoolFigures[] {
+    return [...this.o.factories.values()].map((f) => this.figures(poolKey('factory', f.name), f.kind));
+  }
+
+  resourceFigures(): PoolFigures[] {
+    return [...this.o.wells.values()].map((w) => this.figures(poolKey('resource', w.type), w.kind));
+  }
+
+  private figures(key: string, kind: string): PoolFigures {
+    const p = this.pools.get(key)!;
+    return { name: p.name, kind, capacity: p.capacity, inUse: p.inUse, waiting: p.waitlist.size };
+  }
+
+  /** The metadata of the resources a running job holds: for that job only (GET /job/self). */
+  heldMetadata(job: Pick<Tracked, 'holdings'> | number): Record<string, Metadata> {
+    const j = typeof job === 'number' ? this.jobs.get(job) : job;
+    const out: Record<string, Metadata> = {};
+    for (const key of j?.holdings ?? []) {
+      const h = this.holdings.get(key);
+      if (h?.kind === 'instance' && h.metadata && !h.destroying) out[h.provider] = h.metadata;
+    }
+    return out;
   }
 
   /** Resolves when the loop has nothing left to do right now (for tests and shutdown). */

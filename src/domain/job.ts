@@ -1,4 +1,7 @@
 /** Jobs: the unit of work, and its life cycle. */
+// The scheduler's blocker type is pure data and itself built on domain types; it is the shape
+// `GET /jobs/{id}` shows, so the job view names it rather than restating it.
+import type { Blocker } from '../scheduler/types.js';
 import type { Amounts } from './quantity.js';
 
 export const JOB_STATES = ['queued', 'admitted', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -15,6 +18,8 @@ export interface JobSpec {
   requests: Record<string, string>;
   resources: string[];
   dependsOn: number[];
+  /** The priority class the submitter named, if any (its value is the job's priority). */
+  priorityClass?: string;
 }
 
 export interface JobResourceRef {
@@ -32,10 +37,16 @@ export interface Job {
   reason: string;
   /** 1-based position in its cluster queue while queued, else null. */
   position: number | null;
+  /** 1-based position among its project's pending jobs in that queue while queued, else null. */
+  projectPosition: number | null;
+  /** What holds it back while queued (short quota, hold, cohort, missing queue…); else []. */
+  blockers: Blocker[];
   exitCode: number | null;
   clusterQueue: string;
   target: string;
   priority: number;
+  /** The priority class it was submitted with, or null for a plain number. */
+  priorityClass: string | null;
   requests: Record<string, string>;
   borrowed: Record<string, string> | null;
   resources: JobResourceRef[];

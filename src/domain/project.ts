@@ -7,6 +7,8 @@ export interface Project {
   tags: string[];
   clusterQueue: string;
   active: boolean;
+  /** Fair-share weight in its cluster queue (default 1): weight 2 gets twice the share of 1. */
+  weight: number;
   createdAt: string;
   updatedAt: string;
 }

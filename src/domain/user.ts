@@ -7,4 +7,8 @@ export interface User {
 }
 
 /** Who is calling: a user (through one of its tokens) or a job (through its job token). */
-export type Principal = { kind: 'user'; user: User } | { kind: 'job'; jobId: number };
+export type Principal =
+  | { kind: 'user'; user: User }
+  | { kind: 'job'; jobId: number }
+  /** A token from the `token` well: a member of one project, on behalf of one running job. */
+  | { kind: 'project'; project: string; jobId: number };

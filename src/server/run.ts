@@ -1,6 +1,6 @@
 /** `berth server`: load config, open the store, bootstrap, serve, and shut down cleanly. */
 import { existsSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/app.js';
 import { ConfigError } from '../domain/errors.js';
@@ -13,6 +13,9 @@ import { LogStore } from '../controller/log-store.js';
 import { createFactories } from '../factories/index.js';
 import { Scheduler } from '../scheduler/index.js';
 import { TokenCache } from '../service/token-cache.js';
+import { loadProjectWeights } from '../service/projects.js';
+import { ProjectTokenMinter } from '../service/project-tokens.js';
+import { createWells } from '../wells/index.js';
 import { GroupCommit } from '../store/group-commit.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfigFile, parseListen, resolveConfig, type Config, type RawConfig } from './config.js';
@@ -75,10 +78,16 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       handleChanged: (id, handle) => controller?.handleChanged(id, handle),
       workerLost: (id, message) => controller?.workerLost(id, message),
     });
+    const wells = createWells(config.resources, {
+      baseDir: file ? dirname(resolve(file)) : process.cwd(),
+      tokens: new ProjectTokenMinter(ctx, () => url),
+      configFile: file,
+    });
     controller = new Controller({
       store,
       scheduler: new Scheduler(),
       factories,
+      wells,
       targets: config.targets,
       logs,
       serverUrl: () => url,
@@ -99,7 +108,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       const f = live.queueFigures(name);
       return f ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0 };
     };
-    ctx.listener = { queueChanged: (name, queue) => live.queueChanged(name, queue) };
+    ctx.listener = {
+      queueChanged: (name, queue) => live.queueChanged(name, queue),
+      projectWeightChanged: (name, weight) => live.setProjectWeight(name, weight),
+    };
+    await loadProjectWeights(ctx);
     const { host, port } = parseListen(config.listen);
     await app.listen({ host, port });
     const address = app.server.address();

@@ -1,7 +1,8 @@
 /**
  * Authorization in one place. Admins may do anything. Project members act within their
  * projects by role; to anyone else a project does not exist (404, so names do not leak).
- * Job tokens reach only their own job, never these endpoints.
+ * Job tokens reach only their own job, never these endpoints. Project tokens (made by the
+ * `token` well for a running job) act as a member of their one project and nowhere else.
  */
 import { ForbiddenError, NotFoundError } from '../domain/errors.js';
 import type { Project } from '../domain/project.js';
@@ -11,9 +12,17 @@ import { findProject, findRole } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
 
 export function requireUser(p: Principal): User {
+  if (p.kind === 'project')
+    throw new ForbiddenError(`a project token can only act in project "${p.project}"`);
   if (p.kind !== 'user')
     throw new ForbiddenError('a job token can only read its own job (GET /api/v1/job/self)');
   return p.user;
+}
+
+/** A name for the timeline: who did it. */
+export function actorName(p: Principal): string {
+  if (p.kind === 'user') return p.user.name;
+  return p.kind === 'project' ? `job ${p.jobId} (project token)` : `job ${p.jobId}`;
 }
 
 export function requireAdmin(p: Principal, action: string): User {
@@ -35,6 +44,16 @@ export async function requireProject(
   needed: Role,
   action: string,
 ): Promise<{ project: Project; role: Role | 'admin' }> {
+  if (p.kind === 'project') {
+    const project = p.project === name ? await findProject(db, name) : undefined;
+    if (!project) throw projectNotFound(name);
+    if (!roleAtLeast('member', needed)) {
+      throw new ForbiddenError(
+        `${action} in project "${name}" needs role ${needed}; a project token acts as a member`,
+      );
+    }
+    return { project, role: 'member' };
+  }
   const user = requireUser(p);
   const project = await findProject(db, name);
   if (!project) throw projectNotFound(name);

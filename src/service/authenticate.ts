@@ -20,6 +20,8 @@ export async function authenticate(ctx: ServiceContext, token: string | undefine
     if (found.expiresAt === null) ctx.tokenCache?.set(hash, principal, ctx.now());
     return principal;
   }
+  if (found.jobId !== null && found.scope !== null)
+    return { kind: 'project', project: found.scope, jobId: found.jobId };
   if (found.jobId !== null) return { kind: 'job', jobId: found.jobId };
   throw new UnauthorizedError('invalid token');
 }

@@ -28,6 +28,8 @@ export interface QueueStatus {
 export interface ChangeListener {
   queueChanged?(name: string, queue: ClusterQueue | undefined): void;
   projectChanged?(name: string): void;
+  /** A project's fair-share weight is now `weight` (also 1 when it was created or deleted). */
+  projectWeightChanged?(name: string, weight: number): void;
 }
 
 /** What every service function needs: the store, a clock (injected so tests can steer time),

@@ -18,10 +18,12 @@ import {
 } from '../store/queries/jobs.js';
 import { listPrivileges } from '../store/queries/projects.js';
 import { findWorkerForJob } from '../store/queries/workers.js';
+import { jobInstanceRows } from '../store/queries/resource-instances.js';
 import type { JobRow } from '../store/schema.js';
 import type { Db } from '../store/store.js';
-import { requireProject, requireUser } from './access.js';
+import { actorName, requireProject } from './access.js';
 import type { JobRuntime, ServiceContext } from './context.js';
+import { resolvePriority } from './priority-classes.js';
 
 export interface SubmitInput {
   name?: string;
@@ -30,7 +32,8 @@ export interface SubmitInput {
   target?: string;
   requests?: Record<string, QuantityInput>;
   resources?: string[];
-  priority?: number;
+  /** A number, or the name of a priority class. */
+  priority?: number | string;
   env?: Record<string, string>;
   timeoutSeconds?: number;
   dependsOn?: (number | string)[];
@@ -139,7 +142,7 @@ export async function submitJob(
   projectName: string,
   input: SubmitInput,
 ): Promise<{ job: Job; created: boolean }> {
-  const user = requireUser(p);
+  const createdBy = actorName(p);
   const rt = runtime(ctx);
   const spec = buildSpec(input);
   const target = input.target ?? rt.defaultTarget;
@@ -158,6 +161,7 @@ export async function submitJob(
     const missing = spec.dependsOn.filter((d) => !known.has(d));
     if (missing.length > 0)
       throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
+    const priority = await resolvePriority(db, input.priority);
     const now = ctx.now();
     const row = await insertJob(
       db,
@@ -166,10 +170,10 @@ export async function submitJob(
         name: input.name ?? defaultName(spec.command),
         clusterQueue: project.clusterQueue,
         target,
-        priority: input.priority ?? 0,
-        spec,
+        priority: priority.value,
+        spec: priority.priorityClass === null ? spec : { ...spec, priorityClass: priority.priorityClass },
         idempotencyKey: input.idempotencyKey ?? null,
-        createdBy: user.name,
+        createdBy,
         reason: `waiting in cluster queue ${project.clusterQueue}`,
       },
       now,
@@ -182,7 +186,7 @@ export async function submitJob(
         project: project.name,
         jobId: Number(row.id),
         type: 'submitted',
-        message: `submitted by ${user.name} to cluster queue ${project.clusterQueue}`,
+        message: `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`,
       },
       now,
     );
@@ -204,7 +208,13 @@ async function view(ctx: ServiceContext, row: JobRow, fresh = false): Promise<Jo
   const worker = fresh ? undefined : await findWorkerForJob(ctx.store.db, id); // a new job has none
   const job = toJob(row, {
     position: live?.position ?? null,
-    resources: [],
+    projectPosition: live?.projectPosition ?? null,
+    blockers: live?.blockers ?? [],
+    resources: (await jobInstanceRows(ctx.store.db, id)).map((r) => ({
+      type: r.type,
+      id: Number(r.id),
+      state: r.state,
+    })),
     worker: worker ? { id: Number(worker.id), state: worker.state } : null,
   });
   if (live) job.reason = live.reason;
@@ -264,7 +274,7 @@ export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): 
   const row = await visibleJob(ctx, p, id, 'member');
   if (isTerminal(row.state as JobState))
     throw new ConflictError(`job ${id} has already finished (${row.state})`);
-  const by = p.kind === 'user' ? p.user.name : `job ${p.jobId}`;
+  const by = actorName(p);
   await runtime(ctx).controller.cancel(id, by);
   return view(ctx, (await findJobRow(ctx.store.db, id))!);
 }

@@ -35,11 +35,19 @@ export interface ProjectInput {
   tags?: string[];
   clusterQueue: string;
   active?: boolean;
+  /** Fair-share weight (admins only; default 1). */
+  weight?: number;
 }
 
 export type ProjectPatch = Partial<Omit<ProjectInput, 'name'>>;
 
 const TAG = /^[A-Za-z0-9]([-A-Za-z0-9_.:/]{0,61}[A-Za-z0-9])?$/;
+
+function checkWeight(weight: number): number {
+  if (!Number.isFinite(weight) || weight <= 0)
+    throw new BadRequestError(`weight ${weight} must be a number greater than 0`);
+  return weight;
+}
 
 function checkTags(tags: string[]): string[] {
   for (const t of tags) {
@@ -94,6 +102,7 @@ export async function createProjectUnchecked(
     tags: checkTags(input.tags ?? []),
     clusterQueue: input.clusterQueue,
     active: input.active ?? true,
+    weight: checkWeight(input.weight ?? 1),
   };
   const result = await ctx.store.transaction(async (db) => {
     if (await findProject(db, fields.name))
@@ -114,7 +123,16 @@ export async function createProjectUnchecked(
     return detail(db, (await findProject(db, fields.name))!);
   });
   ctx.listener?.projectChanged?.(result.name);
+  // Also when 1: a project made again under an old name must not inherit the old weight.
+  ctx.listener?.projectWeightChanged?.(result.name, result.weight);
   return result;
+}
+
+/** Tells the listener every project's weight other than the default (on start). */
+export async function loadProjectWeights(ctx: ServiceContext): Promise<void> {
+  for (const project of await listProjects(ctx.store.db)) {
+    if (project.weight !== 1) ctx.listener?.projectWeightChanged?.(project.name, project.weight);
+  }
 }
 
 /** Admins see every project; everyone else the projects they are a member of. */
@@ -138,26 +156,34 @@ export async function patchProject(
   name: string,
   patch: ProjectPatch,
 ): Promise<ProjectDetail> {
-  const result = await ctx.store.transaction(async (db) => {
+  const { result, weightChanged } = await ctx.store.transaction(async (db) => {
     const { project, role } = await requireProject(db, p, name, 'owner', 'changing a project');
     if (patch.clusterQueue !== undefined && patch.clusterQueue !== project.clusterQueue) {
       if (role !== 'admin')
         throw new ForbiddenError('only admins can move a project to another cluster queue');
       await requireQueueExists(db, patch.clusterQueue);
     }
+    const weight = patch.weight === undefined ? project.weight : checkWeight(patch.weight);
+    if (weight !== project.weight && role !== 'admin')
+      throw new ForbiddenError("only admins can change a project's fair-share weight");
     const next = {
       name,
       description: patch.description ?? project.description,
       tags: patch.tags ? checkTags(patch.tags) : project.tags,
       clusterQueue: patch.clusterQueue ?? project.clusterQueue,
       active: patch.active ?? project.active,
+      weight,
     };
     const now = ctx.now();
     await updateProject(db, next, now);
     await appendEvent(db, event(name, 'updated', `project ${name} updated`, patch), now);
-    return detail(db, (await findProject(db, name))!);
+    return {
+      result: await detail(db, (await findProject(db, name))!),
+      weightChanged: weight !== project.weight,
+    };
   });
   ctx.listener?.projectChanged?.(name);
+  if (weightChanged) ctx.listener?.projectWeightChanged?.(name, result.weight);
   return result;
 }
 
@@ -168,6 +194,7 @@ export async function removeProject(ctx: ServiceContext, p: Principal, name: str
     await appendEvent(db, event(name, 'deleted', `project ${name} deleted`), ctx.now());
   });
   ctx.listener?.projectChanged?.(name);
+  ctx.listener?.projectWeightChanged?.(name, 1);
 }
 
 async function requireUserNamed(db: Db, name: string) {

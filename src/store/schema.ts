@@ -21,6 +21,8 @@ export interface ApiTokensTable {
   label: string;
   created_at: number;
   expires_at: number | null;
+  /** For tokens made by the `token` well: the one project they act in. */
+  scope: string | null;
 }
 
 export interface ClusterQueuesTable {
@@ -107,6 +109,18 @@ export interface WorkersTable {
   heartbeat_at: number | null;
 }
 
+export interface ResourceInstancesTable {
+  id: Generated<number>;
+  job_id: number;
+  type: string;
+  state: string;
+  /** JSON Metadata; secret: served only to the job holding the instance. */
+  metadata: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_tokens: ApiTokensTable;
@@ -117,10 +131,12 @@ export interface Database {
   events: EventsTable;
   jobs: JobsTable;
   workers: WorkersTable;
+  resource_instances: ResourceInstancesTable;
 }
 
 export type JobRow = Selectable<JobsTable>;
 export type WorkerRow = Selectable<WorkersTable>;
+export type ResourceInstanceRow = Selectable<ResourceInstancesTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type ProjectRow = Selectable<ProjectsTable>;

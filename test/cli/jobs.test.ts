@@ -535,7 +535,11 @@ describe('bad input', { timeout: SUITE_TIMEOUT_MS }, () => {
         2,
         /'first' is invalid\. a job id is a positive integer/,
       ],
-      [cli(['submit', '--priority', 'high', '--', 'true']), 2, /'high' is invalid\. must be a whole number/],
+      [
+        cli(['submit', '--priority', 'Urgent!', '--', 'true']),
+        2,
+        /'Urgent!' is invalid\. priority class name "Urgent!" must be a DNS label/,
+      ],
       [cli(['submit', '--env', '=x', '--', 'true']), 2, /'=x' is invalid\. expected NAME=VALUE/],
       [
         cli(['submit', '--script', 'true', '--', 'true']),

@@ -15,8 +15,22 @@ function jobId(p: Principal): number {
 export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<void> {
   const tags = ['agent'];
   const controller = () => ctx.runtime!.controller;
-  api.get('/job/self', { schema: { tags, summary: 'The running job (job token)' } }, async (req) =>
-    getJob(ctx, req.principal, jobId(req.principal)),
+  api.get(
+    '/job/self',
+    { schema: { tags, summary: "The running job with its resources' metadata (job token only)" } },
+    async (req) => {
+      const id = jobId(req.principal);
+      const job = await getJob(ctx, req.principal, id);
+      // The one place metadata (passwords) is served: to the job that holds the instance.
+      const metadata = controller().heldMetadata(id);
+      return {
+        ...job,
+        resources: job.resources.map((r) => ({
+          ...r,
+          metadata: r.state === 'ready' ? (metadata[r.type] ?? null) : null,
+        })),
+      };
+    },
   );
   api.post(
     '/job/self/start',

@@ -6,7 +6,8 @@ import {
   updateQueue,
 } from '../../service/cluster-queues.js';
 import type { ServiceContext } from '../../service/context.js';
-import { CreateQueueBody, NameParams, PatchQueueBody } from '../schemas.js';
+import { pendingJobs } from '../../service/pending.js';
+import { CreateQueueBody, NameParams, PatchQueueBody, PendingQuery } from '../schemas.js';
 import type { Router } from './types.js';
 
 export async function queueRoutes(api: Router, ctx: ServiceContext): Promise<void> {
@@ -25,6 +26,20 @@ export async function queueRoutes(api: Router, ctx: ServiceContext): Promise<voi
     '/cluster-queues/:name',
     { schema: { tags, summary: 'A cluster queue', params: NameParams } },
     async (req) => getQueue(ctx, req.principal, req.params.name),
+  );
+  api.get(
+    '/cluster-queues/:name/pending',
+    {
+      schema: {
+        tags,
+        summary:
+          'Pending jobs in admission order; jobs of projects the caller cannot see are counted but hidden',
+        params: NameParams,
+        querystring: PendingQuery,
+      },
+    },
+    async (req) =>
+      pendingJobs(ctx, req.principal, req.params.name, req.query.offset ?? 0, req.query.limit ?? 100),
   );
   api.patch(
     '/cluster-queues/:name',

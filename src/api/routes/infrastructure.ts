@@ -1,7 +1,8 @@
-/** Factories, targets and workers. */
+/** Factories, targets, workers, resource types and instances. */
 import type { ServiceContext } from '../../service/context.js';
 import { requireAdmin, requireUser } from '../../service/access.js';
 import { listWorkerRows, toWorkerView } from '../../store/queries/workers.js';
+import { listInstanceRows, toInstanceView } from '../../store/queries/resource-instances.js';
 import { WorkerQuery } from '../job-schemas.js';
 import type { Router } from './types.js';
 
@@ -32,6 +33,39 @@ export async function infrastructureRoutes(api: Router, ctx: ServiceContext): Pr
           waiting: f?.waiting ?? 0,
         };
       });
+    },
+  );
+  api.get(
+    '/resource-types',
+    { schema: { tags, summary: 'Resource types with capacity, instances in use and jobs waiting' } },
+    async (req) => {
+      requireUser(req.principal);
+      const figures = new Map(ctx.runtime!.controller.resourceFigures().map((f) => [f.name, f]));
+      return Object.entries(ctx.runtime!.resourceTypes).map(([name, t]) => {
+        const f = figures.get(name);
+        return {
+          name,
+          kind: f?.kind ?? '',
+          privilege: t.privilege ?? null,
+          capacity: f?.capacity ?? 0,
+          inUse: f?.inUse ?? 0,
+          waiting: f?.waiting ?? 0,
+        };
+      });
+    },
+  );
+  api.get(
+    '/resource-instances',
+    {
+      schema: {
+        tags,
+        summary: 'Every resource instance and its state, never its metadata (admin)',
+        querystring: WorkerQuery,
+      },
+    },
+    async (req) => {
+      requireAdmin(req.principal, 'list resource instances');
+      return (await listInstanceRows(ctx.store.db, req.query.state)).map(toInstanceView);
     },
   );
   api.get(

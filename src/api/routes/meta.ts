@@ -15,6 +15,7 @@ export async function metaRoutes(api: Router, _ctx: ServiceContext, version: str
   api.get('/whoami', { schema: { tags: ['meta'], summary: 'The caller' } }, async (req) => {
     const p = req.principal;
     if (p.kind === 'job') return { kind: 'job', job: p.jobId };
+    if (p.kind === 'project') return { kind: 'project-token', project: p.project, job: p.jobId };
     const user = requireUser(p);
     return { kind: 'user', name: user.name, admin: user.admin, createdAt: user.createdAt };
   });

@@ -6,11 +6,11 @@ import { ApiError, apiPath, type ApiClient } from '../client.js';
 import { EXIT_FAILURE, oneLine, UsageError } from '../errors.js';
 import {
   envEntry,
-  integer,
   jobId,
   jobIds,
   jobStates,
   positiveInteger,
+  priority,
   quantityList,
   repeatable,
   timeoutSeconds,
@@ -25,7 +25,7 @@ interface SubmitFlags extends CommonFlags {
   target?: string;
   request?: Record<string, string>;
   resource?: string[];
-  priority?: number;
+  priority?: number | string;
   env?: Record<string, string>;
   timeout?: number;
   after?: number[];
@@ -115,7 +115,11 @@ function registerSubmit(program: Command): void {
     .option('--target <target>', 'where to run it (default: the server default target)')
     .option('--request <quantities>', 'resources to reserve: cpu=2,memory=4Gi (repeatable)', quantityList)
     .option('--resource <type>', 'a managed resource to give the job (repeat for more)', repeatable)
-    .option('--priority <n>', 'higher runs first within the queue (default 0)', integer)
+    .option(
+      '--priority <n|class>',
+      'a number (higher is admitted first; default 0) or a priority class (berth priority list)',
+      priority,
+    )
     .option('--env <name=value>', 'an environment variable; NAME alone passes ours on (repeatable)', envEntry)
     .option('--timeout <duration>', 'stop it after this long: 90 (seconds), 90s, 10m, 1h30m', timeoutSeconds)
     .option('--after <job>', 'run only after this job has succeeded (repeatable)', jobIds)
@@ -138,6 +142,7 @@ function registerSubmit(program: Command): void {
     'berth submit --request cpu=2,memory=4Gi --timeout 1h30m --wait -- python train.py --epochs 10',
     "berth submit --follow --env GREETING=hi --script 'echo $GREETING'",
     'berth submit --after 12 --after 13 -- ./report.sh',
+    'berth submit --priority high -- ./urgent.sh',
     'berth submit -o json -- make test | jq .id',
   ]).action(async (command: string[], f: SubmitFlags) => {
     const body = submitBody(command, f);

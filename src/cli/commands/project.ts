@@ -5,7 +5,7 @@ import type { Project, ProjectView } from '../api-types.js';
 import { apiPath } from '../client.js';
 import { DEFAULT_PROJECT } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { repeatable } from '../flags.js';
+import { positiveNumber, repeatable } from '../flags.js';
 import { fields, table, yesNo } from '../output.js';
 import { checkCanRemember, forgetProject, rememberProject } from '../remember.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
@@ -15,6 +15,7 @@ interface CreateFlags extends CommonFlags {
   description?: string;
   tag?: string[];
   inactive?: boolean;
+  weight?: number;
 }
 
 interface UpdateFlags extends CommonFlags {
@@ -23,6 +24,7 @@ interface UpdateFlags extends CommonFlags {
   clearTags?: boolean;
   queue?: string;
   active?: boolean;
+  weight?: number;
 }
 
 const projectPath = (name: string) => apiPath`/projects/${name}`;
@@ -34,6 +36,7 @@ function describeProject(p: ProjectView, current: boolean): string {
     ['queue', p.clusterQueue],
     ['tags', p.tags.join(', ')],
     ['active', yesNo(p.active)],
+    ['weight', p.weight],
     ...(p.role ? [['your role', p.role] as [string, string]] : []),
     ['members', p.members.map((m) => `${m.user} (${m.role})`)],
     ['privileges', p.privileges],
@@ -52,7 +55,8 @@ export function registerProjectCommands(program: Command): void {
       .requiredOption('--queue <queue>', 'cluster queue whose quota the project draws on')
       .option('--description <text>', 'what the project is for')
       .option('--tag <tag>', 'a tag (repeat, or separate with commas)', repeatable)
-      .option('--inactive', 'create it inactive: it accepts no jobs until activated'),
+      .option('--inactive', 'create it inactive: it accepts no jobs until activated')
+      .option('--weight <w>', 'fair-share weight in its queue (default 1)', positiveNumber),
     ['berth project create ml --queue default --tag gpu --description "model training"'],
   ).action(async (name: string, f: CreateFlags) => {
     const s = openSession(f);
@@ -62,6 +66,7 @@ export function registerProjectCommands(program: Command): void {
       ...(f.description !== undefined ? { description: f.description } : {}),
       ...(f.tag ? { tags: f.tag } : {}),
       ...(f.inactive ? { active: false } : {}),
+      ...(f.weight !== undefined ? { weight: f.weight } : {}),
     };
     const created = await s.client.post<ProjectView>('/projects', body);
     s.show(created, () => `project ${created.name} created on cluster queue ${created.clusterQueue}`);
@@ -124,8 +129,13 @@ export function registerProjectCommands(program: Command): void {
       .option('--clear-tags', 'remove all tags')
       .option('--queue <queue>', 'move the project to another cluster queue (admin)')
       .addOption(new Option('--active', 'accept new jobs').conflicts('inactive'))
-      .addOption(new Option('--inactive', 'accept no new jobs').conflicts('active')),
-    ['berth project update ml --tag gpu --tag a100', 'berth project update ml --inactive'],
+      .addOption(new Option('--inactive', 'accept no new jobs').conflicts('active'))
+      .option('--weight <w>', 'fair-share weight in its queue: 2 gets twice the share of 1 (admin)', positiveNumber),
+    [
+      'berth project update ml --tag gpu --tag a100',
+      'berth project update ml --inactive',
+      'berth project update ml --weight 2',
+    ],
   ).action(async (name: string, f: UpdateFlags & { inactive?: boolean }) => {
     if (f.tag && f.clearTags) throw new UsageError('--tag and --clear-tags cannot be used together');
     const body = {
@@ -133,10 +143,11 @@ export function registerProjectCommands(program: Command): void {
       ...(f.tag ? { tags: f.tag } : f.clearTags ? { tags: [] } : {}),
       ...(f.queue !== undefined ? { clusterQueue: f.queue } : {}),
       ...(f.active ? { active: true } : f.inactive ? { active: false } : {}),
+      ...(f.weight !== undefined ? { weight: f.weight } : {}),
     };
     if (Object.keys(body).length === 0) {
       throw new UsageError(
-        'nothing to update: give --description, --tag, --clear-tags, --queue, --active or --inactive',
+        'nothing to update: give --description, --tag, --clear-tags, --queue, --active, --inactive or --weight',
       );
     }
     const s = openSession(f);

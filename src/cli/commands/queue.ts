@@ -15,6 +15,7 @@ import { UsageError } from '../errors.js';
 import { quantityList } from '../flags.js';
 import { fields, quantities, table } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
+import { registerQueueControlCommands } from './queue-control.js';
 
 interface QueueFlags extends CommonFlags {
   quota?: Record<string, string>;
@@ -179,4 +180,6 @@ export function registerQueueCommands(program: Command): void {
     await s.client.delete(queuePath(name));
     s.show({ name, deleted: true }, () => `cluster queue ${name} deleted`);
   });
+
+  registerQueueControlCommands(queue);
 }

@@ -7,10 +7,14 @@ import type { Dialect } from '../store.js';
 import type { BerthMigration } from './helpers.js';
 import { foundation } from './0001_foundation.js';
 import { jobs } from './0002_jobs.js';
+import { priorityClasses } from './0003_priority_classes.js';
+import { resources } from './0004_resources.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
   ['0002_jobs', jobs],
+  ['0003_priority_classes', priorityClasses],
+  ['0004_resources', resources],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

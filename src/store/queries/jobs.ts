@@ -51,6 +51,12 @@ export async function findJobByKey(db: Db, project: string, key: string): Promis
     .executeTakeFirst();
 }
 
+/** The rows of `ids` that exist, in no particular order. */
+export async function findJobRows(db: Db, ids: number[]): Promise<JobRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('jobs').selectAll().where('id', 'in', ids).execute();
+}
+
 export async function existingJobIds(db: Db, project: string, ids: number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
   const rows = await db
@@ -114,7 +120,10 @@ export async function updateJob(db: Db, id: number, set: JobUpdate): Promise<voi
   await db.updateTable('jobs').set(set).where('id', '=', id).execute();
 }
 
-export function toJob(r: JobRow, extra: Pick<Job, 'position' | 'resources' | 'worker'>): Job {
+export function toJob(
+  r: JobRow,
+  extra: Pick<Job, 'position' | 'projectPosition' | 'blockers' | 'resources' | 'worker'>,
+): Job {
   const spec = JSON.parse(r.spec) as JobSpec;
   return {
     id: Number(r.id),
@@ -123,10 +132,13 @@ export function toJob(r: JobRow, extra: Pick<Job, 'position' | 'resources' | 'wo
     state: r.state as JobState,
     reason: r.reason,
     position: extra.position,
+    projectPosition: extra.projectPosition,
+    blockers: extra.blockers,
     exitCode: r.exit_code,
     clusterQueue: r.cluster_queue,
     target: r.target,
     priority: r.priority,
+    priorityClass: spec.priorityClass ?? null,
     requests: spec.requests,
     borrowed: r.borrowed === null ? null : (JSON.parse(r.borrowed) as Record<string, string>),
     resources: extra.resources,

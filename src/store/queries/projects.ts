@@ -4,20 +4,28 @@ import type { ProjectRow } from '../schema.js';
 import type { Db } from '../store.js';
 import { iso } from './time.js';
 
-const toProject = (r: ProjectRow): Project => ({
+/** The fair-share weight (migration 0003), typed through `withTables` so schema.ts need not change. */
+type WeightColumn = { projects: { weight: number } };
+const withWeight = (db: Db) => db.withTables<WeightColumn>();
+
+const toProject = (r: ProjectRow & { weight: number }): Project => ({
   name: r.name,
   description: r.description,
   tags: JSON.parse(r.tags) as string[],
   clusterQueue: r.cluster_queue,
   active: r.active === 1,
+  weight: Number(r.weight),
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at),
 });
 
-export type ProjectFields = Pick<Project, 'name' | 'description' | 'tags' | 'clusterQueue' | 'active'>;
+export type ProjectFields = Pick<
+  Project,
+  'name' | 'description' | 'tags' | 'clusterQueue' | 'active' | 'weight'
+>;
 
 export async function insertProject(db: Db, p: ProjectFields, now: number): Promise<void> {
-  await db
+  await withWeight(db)
     .insertInto('projects')
     .values({
       name: p.name,
@@ -25,6 +33,7 @@ export async function insertProject(db: Db, p: ProjectFields, now: number): Prom
       tags: JSON.stringify(p.tags),
       cluster_queue: p.clusterQueue,
       active: p.active ? 1 : 0,
+      weight: p.weight,
       created_at: now,
       updated_at: now,
     })
@@ -32,13 +41,14 @@ export async function insertProject(db: Db, p: ProjectFields, now: number): Prom
 }
 
 export async function updateProject(db: Db, p: ProjectFields, now: number): Promise<void> {
-  await db
+  await withWeight(db)
     .updateTable('projects')
     .set({
       description: p.description,
       tags: JSON.stringify(p.tags),
       cluster_queue: p.clusterQueue,
       active: p.active ? 1 : 0,
+      weight: p.weight,
       updated_at: now,
     })
     .where('name', '=', p.name)
@@ -46,13 +56,17 @@ export async function updateProject(db: Db, p: ProjectFields, now: number): Prom
 }
 
 export async function findProject(db: Db, name: string): Promise<Project | undefined> {
-  const row = await db.selectFrom('projects').selectAll().where('name', '=', name).executeTakeFirst();
+  const row = await withWeight(db)
+    .selectFrom('projects')
+    .selectAll()
+    .where('name', '=', name)
+    .executeTakeFirst();
   return row && toProject(row);
 }
 
 /** All projects, or only those `userId` is a member of. */
 export async function listProjects(db: Db, memberId?: number): Promise<Project[]> {
-  let q = db.selectFrom('projects').selectAll('projects');
+  let q = withWeight(db).selectFrom('projects').selectAll('projects');
   if (memberId !== undefined) {
     q = q.innerJoin('project_members as m', 'm.project', 'projects.name').where('m.user_id', '=', memberId);
   }

@@ -8,6 +8,8 @@ export interface TokenRecord {
   jobId: number | null;
   label: string;
   expiresAt: number | null;
+  /** For project tokens: the project they act in. */
+  scope?: string | null;
 }
 
 export async function insertToken(db: Db, t: TokenRecord, now: number): Promise<void> {
@@ -20,6 +22,7 @@ export async function insertToken(db: Db, t: TokenRecord, now: number): Promise<
       label: t.label,
       created_at: now,
       expires_at: t.expiresAt,
+      scope: t.scope ?? null,
     })
     .execute();
 }
@@ -28,11 +31,13 @@ export async function insertToken(db: Db, t: TokenRecord, now: number): Promise<
 export async function findToken(
   db: Db,
   hash: string,
-): Promise<{ user: User | null; jobId: number | null; expiresAt: number | null } | undefined> {
+): Promise<
+  { user: User | null; jobId: number | null; expiresAt: number | null; scope: string | null } | undefined
+> {
   const row = await db
     .selectFrom('api_tokens as t')
     .leftJoin('users as u', 'u.id', 't.user_id')
-    .select(['t.job_id', 't.expires_at', 'u.id', 'u.name', 'u.admin', 'u.created_at'])
+    .select(['t.job_id', 't.expires_at', 't.scope', 'u.id', 'u.name', 'u.admin', 'u.created_at'])
     .where('t.hash', '=', hash)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -44,9 +49,15 @@ export async function findToken(
     user,
     jobId: row.job_id === null ? null : Number(row.job_id),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    scope: row.scope,
   };
 }
 
+/** Deletes the job's agent token (project tokens die with their resource instance). */
 export async function deleteJobTokens(db: Db, jobId: number): Promise<void> {
-  await db.deleteFrom('api_tokens').where('job_id', '=', jobId).execute();
+  await db.deleteFrom('api_tokens').where('job_id', '=', jobId).where('scope', 'is', null).execute();
+}
+
+export async function deleteTokensLabelled(db: Db, label: string): Promise<void> {
+  await db.deleteFrom('api_tokens').where('label', '=', label).execute();
 }
