@@ -68,17 +68,11 @@ export function describeBlocker(b: Blocker): string {
   }
 }
 
-/** The positions and blockers lines: only while the job waits in its queue. */
-function queueLines(job: Job): [string, string | number | null | string[]][] {
-  if (job.state !== 'queued') return [['position', job.position]];
+/** Its place among its project's jobs and what blocks it: only while it waits in its queue. */
+function queueLines(job: Job): [string, number | null | string[]][] {
+  if (job.state !== 'queued') return [];
   return [
-    ['position', job.position === null ? null : `${job.position} in cluster queue ${job.clusterQueue}`],
-    [
-      'in project',
-      job.projectPosition === null || job.projectPosition === undefined
-        ? null
-        : `${job.projectPosition} among the pending jobs of project ${job.project}`,
-    ],
+    ['position in project', job.projectPosition ?? null],
     // An older server sends no blockers.
     ['blocked by', (job.blockers ?? []).map(describeBlocker)],
   ];
@@ -92,6 +86,7 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['project', job.project],
     ['state', job.state],
     ['reason', job.reason],
+    ['position', job.position],
     ...queueLines(job),
     ['exit code', job.exitCode],
     ['cluster queue', job.clusterQueue],

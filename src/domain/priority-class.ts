@@ -26,6 +26,8 @@ export function checkPriorityClassName(name: string): string {
 
 export function checkPriorityValue(value: number): number {
   if (!Number.isSafeInteger(value) || value < PRIORITY_MIN || value > PRIORITY_MAX)
-    throw new BadRequestError(`priority ${value} must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
+    throw new BadRequestError(
+      `priority ${value} must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`,
+    );
   return value;
 }

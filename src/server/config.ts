@@ -28,6 +28,8 @@ const ResourceSchema = strict({
   capacity: Capacity,
   privilege: Type.Optional(Privilege),
   url: Type.Optional(Type.String()),
+  /** postgres: prefix of the databases and roles it makes (default: one per installation). */
+  prefix: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,40}$' })),
   create: Type.Optional(Type.String()),
   destroy: Type.Optional(Type.String()),
 });

@@ -1,5 +1,6 @@
 /** `berth server`: load config, open the store, bootstrap, serve, and shut down cleanly. */
-import { existsSync, mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/app.js';
@@ -36,6 +37,18 @@ export interface RunningServer {
   /** The services' context, for in-process benchmarks and tests. */
   context: ServiceContext;
   close(): Promise<void>;
+}
+
+/** A random id made on first start and kept in the data directory (it moves with it). */
+function installationId(dataDir: string): string {
+  const file = join(dataDir, 'installation.id');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    const id = randomBytes(4).toString('hex');
+    writeFileSync(file, id + '\n', { mode: 0o600 });
+    return id;
+  }
 }
 
 /** The config file: --config, else $BERTH_CONFIG, else ./berth.yaml when it exists. */
@@ -82,6 +95,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       baseDir: file ? dirname(resolve(file)) : process.cwd(),
       tokens: new ProjectTokenMinter(ctx, () => url),
       configFile: file,
+      postgresPrefix: `berth_${installationId(dataDir)}_r`,
     });
     controller = new Controller({
       store,

@@ -4,6 +4,9 @@
  * JSON object, the instance's metadata; `destroy` gets the same plus BERTH_RESOURCE_METADATA: that
  * JSON, or `{}` when berth never learnt it (a crash during create) — destroy must then clean up
  * by BERTH_RESOURCE_ID, and must succeed when there is nothing left to clean.
+ * Programs run without a shell or arguments, in baseDir, in their own process group (killed
+ * whole on timeout). A program that leaves a background process holding its stdout is only done
+ * when that process exits, or at the timeout.
  */
 import { resolve } from 'node:path';
 import { ProgramError, runProgram } from './run-program.js';
@@ -40,7 +43,9 @@ export function parseMetadata(stdout: string): Metadata {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new Error(`printed something that is not JSON (${JSON.stringify(text.slice(0, 80))}); it must print a JSON object`);
+    throw new Error(
+      `printed something that is not JSON (${JSON.stringify(text.slice(0, 80))}); it must print a JSON object`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new Error(`printed JSON that is not an object; it must print a JSON object`);

@@ -21,10 +21,13 @@ export interface WellDeps {
   tokens: TokenMinter;
   /** Named in ConfigError messages. */
   configFile?: string;
+  /** Default prefix of postgres databases and roles, unique to this installation, so that two
+   * berth installations (or test runs) sharing one PostgreSQL server never touch each other's. */
+  postgresPrefix?: string;
 }
 
 /** Keys that only one kind takes. */
-const KIND_KEYS = { url: 'postgres', create: 'exec', destroy: 'exec' } as const;
+const KIND_KEYS = { url: 'postgres', prefix: 'postgres', create: 'exec', destroy: 'exec' } as const;
 
 /** The absolute path of an exec program, or a ConfigError saying why it cannot run. */
 function checkProgram(key: string, program: string, baseDir: string, file?: string): string {
@@ -52,7 +55,7 @@ function createWell(type: string, r: ResourceConfig, deps: WellDeps): Well {
   }
   for (const [k, kind] of Object.entries(KIND_KEYS)) {
     if (r[k as keyof typeof KIND_KEYS] !== undefined && r.kind !== kind) {
-      throw new ConfigError(`${key}.${k}`, `only a ${kind} well takes ${k}, not a ${r.kind} well`, file);
+      throw new ConfigError(`${key}.${k}`, `only ${kind} wells take ${k}; this one is ${r.kind}`, file);
     }
   }
   switch (r.kind) {
@@ -67,7 +70,8 @@ function createWell(type: string, r: ResourceConfig, deps: WellDeps): Well {
       } catch (e) {
         throw new ConfigError(`${key}.url`, (e as Error).message, file);
       }
-      return new PostgresWell({ type, capacity: r.capacity, url: r.url });
+      const namePrefix = r.prefix ?? deps.postgresPrefix;
+      return new PostgresWell({ type, capacity: r.capacity, url: r.url, ...(namePrefix ? { namePrefix } : {}) });
     }
     case 'exec': {
       const program = (op: 'create' | 'destroy'): string => {

@@ -2,8 +2,9 @@
  * The `postgres` well: each instance is a database and a LOGIN role of the same deterministic
  * name, berth_r<instanceId>, on the server behind an admin connection URL. The role owns that
  * database and nothing else, and only it (and superusers) may connect to it. Deterministic names
- * let destroy work without metadata after a crash; two berth installations must therefore not
- * share one server (their instance ids overlap).
+ * let destroy work without metadata after a crash; two berth installations sharing one server
+ * need different name prefixes (their instance ids overlap), and create refuses to take over a
+ * role or database that already has the name.
  *
  * The admin role needs SUPERUSER, or CREATEDB and CREATEROLE: a non-superuser grants itself
  * membership in each role it makes, which CREATE DATABASE … OWNER and pg_terminate_backend
@@ -21,7 +22,11 @@ export interface PostgresWellOptions {
   capacity: number;
   /** Admin connection, e.g. postgres://postgres@127.0.0.1:5432/postgres; must name a host. */
   url: string;
+  /** Names are PREFIX<instanceId>; default `berth_r`. Lower case letters, digits, `_`. */
+  namePrefix?: string;
 }
+
+const DEFAULT_PREFIX = 'berth_r';
 
 /** Where jobs reach the server: the admin URL's host and port; only sslmode carries over. */
 interface Endpoint {
@@ -61,6 +66,7 @@ export class PostgresWell implements Well {
   readonly type: string;
   readonly capacity: number;
   private readonly endpoint: Endpoint;
+  private readonly prefix: string;
   private readonly pool: pg.Pool;
   private superuser: Promise<boolean> | undefined;
   private closed = false;
@@ -69,6 +75,11 @@ export class PostgresWell implements Well {
     this.type = opts.type;
     this.capacity = opts.capacity;
     this.endpoint = parseAdminUrl(opts.url);
+    this.prefix = opts.namePrefix ?? DEFAULT_PREFIX;
+    // 47 + 16 digits of the largest safe integer fits PostgreSQL's 63-byte identifiers.
+    if (!/^[a-z_][a-z0-9_]{0,46}$/.test(this.prefix)) {
+      throw new Error(`postgres well: invalid name prefix ${JSON.stringify(this.prefix)}`);
+    }
     this.pool = new Pool({
       connectionString: opts.url,
       max: 2,
@@ -84,15 +95,15 @@ export class PostgresWell implements Well {
   }
 
   /** The role and database name of an instance. */
-  static nameOf(instanceId: number): string {
+  nameOf(instanceId: number): string {
     if (!Number.isSafeInteger(instanceId) || instanceId < 1) {
-      throw new WellError(`postgres well: invalid instance id ${instanceId}`, false);
+      throw new WellError(`postgres well "${this.type}": invalid instance id ${instanceId}`, false);
     }
-    return `berth_r${instanceId}`;
+    return `${this.prefix}${instanceId}`;
   }
 
   async create(req: InstanceRequest): Promise<Metadata> {
-    const name = PostgresWell.nameOf(req.instanceId);
+    const name = this.nameOf(req.instanceId);
     const ident = escapeIdentifier(name);
     const password = randomBytes(32).toString('base64url');
     const verifier = await scramSha256Verifier(password);
@@ -134,7 +145,7 @@ export class PostgresWell implements Well {
 
   /** Works from the name alone, so metadata is not needed; idempotent. */
   async destroy(req: InstanceRequest, _metadata: Metadata | null): Promise<void> {
-    const name = PostgresWell.nameOf(req.instanceId);
+    const name = this.nameOf(req.instanceId);
     const ident = escapeIdentifier(name);
     try {
       // No new sessions while the old ones are ended.

@@ -119,9 +119,23 @@ describe('the pending list', () => {
         res.body,
         [
           { position: 1, hidden: true },
-          { position: 2, id: jobs.a1.id, project: 'alpha', name: 'a1', priority: 0, createdAt: jobs.a1.createdAt },
+          {
+            position: 2,
+            id: jobs.a1.id,
+            project: 'alpha',
+            name: 'a1',
+            priority: 0,
+            createdAt: jobs.a1.createdAt,
+          },
           { position: 3, hidden: true },
-          { position: 4, id: jobs.a2.id, project: 'alpha', name: 'a2', priority: 0, createdAt: jobs.a2.createdAt },
+          {
+            position: 4,
+            id: jobs.a2.id,
+            project: 'alpha',
+            name: 'a2',
+            priority: 0,
+            createdAt: jobs.a2.createdAt,
+          },
           { position: 5, hidden: true },
         ],
         actor,
@@ -200,7 +214,15 @@ describe('the pending list', () => {
     assert.equal(view.state, 'queued');
     assert.equal(view.position, 1);
     assert.deepEqual(view.blockers, [
-      { kind: 'quota', queue: 'small', resource: 'cpu', requested: 500, available: 0, used: 1000, limit: 1000 },
+      {
+        kind: 'quota',
+        queue: 'small',
+        resource: 'cpu',
+        requested: 500,
+        available: 0,
+        used: 1000,
+        limit: 1000,
+      },
     ]);
     writeFileSync(gate, '');
     await waitDone(server.api, admin, holder.id);
@@ -230,8 +252,16 @@ describe('project weights', () => {
       'forbidden',
       /only admins can change a project's fair-share weight/,
     );
-    assertError(await api(world.tokens.member, 'PATCH', '/projects/weighted', { weight: 3 }), 403, 'forbidden');
-    assertError(await api(world.tokens.outsider, 'PATCH', '/projects/weighted', { weight: 3 }), 404, 'not_found');
+    assertError(
+      await api(world.tokens.member, 'PATCH', '/projects/weighted', { weight: 3 }),
+      403,
+      'forbidden',
+    );
+    assertError(
+      await api(world.tokens.outsider, 'PATCH', '/projects/weighted', { weight: 3 }),
+      404,
+      'not_found',
+    );
     // An owner may still change what is theirs, with or without restating the weight.
     const own = await api<WeightedProject>(world.tokens.owner, 'PATCH', '/projects/weighted', {
       description: 'mine',

@@ -99,7 +99,11 @@ describe('defining priority classes', () => {
       );
     }
     assertError(await api(undefined, 'GET', '/priority-classes'), 401, 'unauthorized');
-    assertError(await api(undefined, 'POST', '/priority-classes', { name: 'n', value: 1 }), 401, 'unauthorized');
+    assertError(
+      await api(undefined, 'POST', '/priority-classes', { name: 'n', value: 1 }),
+      401,
+      'unauthorized',
+    );
     // Nothing of the refused requests landed.
     assertStatus(await api(admin, 'GET', '/priority-classes/high'), 200);
     assertError(await api(admin, 'GET', '/priority-classes/x-owner'), 404, 'not_found');
@@ -119,7 +123,13 @@ describe('defining priority classes', () => {
       [{ name: 'extra', value: 1, globalDefault: true }, /globalDefault/],
     ];
     for (const [body, message] of bad) {
-      assertError(await api(admin, 'POST', '/priority-classes', body), 400, 'bad_request', message, JSON.stringify(body));
+      assertError(
+        await api(admin, 'POST', '/priority-classes', body),
+        400,
+        'bad_request',
+        message,
+        JSON.stringify(body),
+      );
     }
     assertError(
       await api(admin, 'POST', '/priority-classes', { name: 'high', value: 7 }),
@@ -128,7 +138,12 @@ describe('defining priority classes', () => {
       /priority class "high" already exists/,
     );
     assert.equal((await api<PriorityClassBody>(admin, 'GET', '/priority-classes/high')).body.value, 1000);
-    assertError(await api(admin, 'GET', '/priority-classes/nope'), 404, 'not_found', /priority class "nope" not found/);
+    assertError(
+      await api(admin, 'GET', '/priority-classes/nope'),
+      404,
+      'not_found',
+      /priority class "nope" not found/,
+    );
     assertError(await api(admin, 'DELETE', '/priority-classes/nope'), 404, 'not_found', /"nope" not found/);
   });
 
@@ -186,7 +201,12 @@ describe('priority at submission', () => {
     const after = await api<JobBody>(admin, 'GET', `/jobs/${job.body.id}`);
     assert.equal(after.body.priority, 42);
     assert.equal(after.body.priorityClass, 'fleeting');
-    assertError(await submit({ priority: 'fleeting' }), 422, 'unprocessable', /unknown priority class "fleeting"/);
+    assertError(
+      await submit({ priority: 'fleeting' }),
+      422,
+      'unprocessable',
+      /unknown priority class "fleeting"/,
+    );
     await waitDone(server.api, admin, job.body.id);
   });
 
@@ -208,10 +228,7 @@ describe('priority at submission', () => {
     const plain = await post('plain');
     const mid = await post('mid', 10);
     const high = await post('high', 'high');
-    assert.deepEqual(
-      [batch.priority, plain.priority, mid.priority, high.priority],
-      [-100, 0, 10, 1000],
-    );
+    assert.deepEqual([batch.priority, plain.priority, mid.priority, high.priority], [-100, 0, 10, 1000]);
     const pending = await api<{ id: number }[]>(admin, 'GET', '/cluster-queues/one-by-one/pending');
     assertStatus(pending, 200);
     assert.deepEqual(
@@ -227,7 +244,7 @@ describe('priority at submission', () => {
     );
     assert.ok(admitted.every((a) => a !== null));
     // One job at a time (jobs: 1), so each was admitted only after the one before it ended.
-    const times = admitted.map((a) => Date.parse(a!));
+    const times = admitted.map((a) => Date.parse(a));
     assert.deepEqual(
       [...times].sort((a, b) => a - b),
       times,

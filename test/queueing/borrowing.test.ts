@@ -60,7 +60,10 @@ describe('borrowing', () => {
       requests: { cpu: '7' },
     });
     assert.equal(tooBig.status, 422, tooBig.text);
-    assert.match(tooBig.body.error.message, /requests\.cpu: 7 is more than cluster queue "a1" can ever grant \(6\)/);
+    assert.match(
+      tooBig.body.error.message,
+      /requests\.cpu: 7 is more than cluster queue "a1" can ever grant \(6\)/,
+    );
 
     gate.open();
     for (const j of jobs) assert.equal((await env.done(j.id)).state, 'succeeded');

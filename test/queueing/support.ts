@@ -56,12 +56,16 @@ export interface QueueView {
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 
 export class Env {
+  private readonly gates: Gate[] = [];
+  private barrierReady = false;
+
   private constructor(
     readonly s: TestServer,
     readonly dir: string,
   ) {}
 
-  static async start(): Promise<Env> {
+  /** `capacity`: how many jobs the local factory runs at once. */
+  static async start(capacity = 8): Promise<Env> {
     const dir = mkdtempSync(join(tmpdir(), 'berth-queueing-'));
     const config = join(dir, 'berth.yaml');
     writeFileSync(
@@ -70,7 +74,7 @@ export class Env {
         'graceSeconds: 1',
         'heartbeatSeconds: 10',
         'factories:',
-        '  local: { kind: local, capacity: 8 }',
+        `  local: { kind: local, capacity: ${capacity} }`,
         'targets:',
         '  local: { factory: local }',
       ].join('\n'),
@@ -83,7 +87,11 @@ export class Env {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  async req<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; text: string }> {
+  async req<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T; text: string }> {
     return call<T>(this.s.api, this.s.adminToken, method, path, body);
   }
 
@@ -112,7 +120,6 @@ export class Env {
     this.gates.push(g);
     return g;
   }
-  private readonly gates: Gate[] = [];
 
   /** Opens every gate, so that a failed test leaves no job waiting forever behind it. */
   openGates(): void {
@@ -204,7 +211,12 @@ export class Env {
   }
 
   async done(id: number, timeoutMs = 30_000): Promise<Job> {
-    return this.until(id, 'to finish and be cleaned up', (j) => TERMINAL.includes(j.state) && j.cleanedUp, timeoutMs);
+    return this.until(
+      id,
+      'to finish and be cleaned up',
+      (j) => TERMINAL.includes(j.state) && j.cleanedUp,
+      timeoutMs,
+    );
   }
 
   /**
@@ -220,7 +232,6 @@ export class Env {
     const j = await this.submit('barrier', { command: ['true'] });
     assert.equal((await this.done(j.id)).state, 'succeeded');
   }
-  private barrierReady = false;
 
   /** The intervals during which each job held quota, rebuilt from the timelines. */
   async holdings(jobs: Job[]): Promise<Holding[]> {
@@ -271,7 +282,11 @@ export function amount(j: Job, resource: string): number {
  * The most of `resource` held at once by the holdings that pass `filter`. A release and an
  * admission at the same millisecond count release first: quota is given back before it is reused.
  */
-export function peak(holdings: Holding[], resource: string, filter: (h: Holding) => boolean = () => true): number {
+export function peak(
+  holdings: Holding[],
+  resource: string,
+  filter: (h: Holding) => boolean = () => true,
+): number {
   const points: [number, number][] = [];
   for (const h of holdings.filter(filter)) {
     const x = amount(h.job, resource);

@@ -18,7 +18,11 @@ function script(name: string, body: string, mode = 0o755): string {
   return `./${name}`;
 }
 
-function well(create: string, destroy = script('noop.sh', 'exit 0'), extra: Partial<ExecWellOptions> = {}): ExecWell {
+function well(
+  create: string,
+  destroy = script('noop.sh', 'exit 0'),
+  extra: Partial<ExecWellOptions> = {},
+): ExecWell {
   return new ExecWell({ type: 'rack-token', capacity: 1, create, destroy, baseDir: dir, ...extra });
 }
 
@@ -97,7 +101,12 @@ echo '{"host":"rack.example","port":8443,"scopes":["read","write"],"tls":{"verif
   });
 
   void test('a non-zero exit names the program, the code and the last line of stderr', async () => {
-    const w = well(script('fail.sh', `echo 'contacting rack' >&2\necho '  quota exceeded for silo s1  ' >&2\necho >&2\nexit 3`));
+    const w = well(
+      script(
+        'fail.sh',
+        `echo 'contacting rack' >&2\necho '  quota exceeded for silo s1  ' >&2\necho >&2\nexit 3`,
+      ),
+    );
     const e = await failsWith(
       w.create(req),
       /exec well "rack-token": create program \S*\/fail\.sh exited with code 3: quota exceeded for silo s1$/,
@@ -123,7 +132,11 @@ echo '{"host":"rack.example","port":8443,"scopes":["read","write"],"tls":{"verif
       ['null.sh', 'echo null', /printed JSON that is not an object/],
       ['nothing.sh', 'echo "only stderr" >&2', /printed nothing/],
     ] as const) {
-      const e = await failsWith(well(script(name, out)).create(req), new RegExp(`create program \\S*/${name} `), why);
+      const e = await failsWith(
+        well(script(name, out)).create(req),
+        new RegExp(`create program \\S*/${name} `),
+        why,
+      );
       assert.equal(e.retryable, false, name);
     }
   });
@@ -134,7 +147,10 @@ echo '{"host":"rack.example","port":8443,"scopes":["read","write"],"tls":{"verif
   });
 
   void test('a program that cannot be started is a non-retryable WellError naming it', async () => {
-    const missing = await failsWith(well('./missing.sh').create(req), /create program \S*\/missing\.sh cannot be started \(ENOENT\)/);
+    const missing = await failsWith(
+      well('./missing.sh').create(req),
+      /create program \S*\/missing\.sh cannot be started \(ENOENT\)/,
+    );
     assert.equal(missing.retryable, false);
     const plain = script('plain.sh', `echo '{}'`, 0o644);
     const e = await failsWith(well(plain).create(req), /plain\.sh cannot be started \(EACCES\)/);
@@ -167,7 +183,10 @@ echo '{"host":"rack.example","port":8443,"scopes":["read","write"],"tls":{"verif
 
 void describe('exec well: destroy', () => {
   const recorder = () =>
-    script('destroy.sh', `env > "${dir}/destroy.env"\nprintf '%s' "$BERTH_RESOURCE_METADATA" > "${dir}/destroy.meta"`);
+    script(
+      'destroy.sh',
+      `env > "${dir}/destroy.env"\nprintf '%s' "$BERTH_RESOURCE_METADATA" > "${dir}/destroy.meta"`,
+    );
 
   void test('receives the metadata as BERTH_RESOURCE_METADATA, with the other variables', async () => {
     const w = well(script('noop-create.sh', `echo '{}'`), recorder());
@@ -195,8 +214,14 @@ void describe('exec well: destroy', () => {
   });
 
   void test('a failing destroy is a retryable WellError naming the destroy program', async () => {
-    const w = well(script('noop-create.sh', `echo '{}'`), script('revoke.sh', `echo 'rack unreachable' >&2\nexit 2`));
-    const e = await failsWith(w.destroy(req, null), /destroy program \S*\/revoke\.sh exited with code 2: rack unreachable$/);
+    const w = well(
+      script('noop-create.sh', `echo '{}'`),
+      script('revoke.sh', `echo 'rack unreachable' >&2\nexit 2`),
+    );
+    const e = await failsWith(
+      w.destroy(req, null),
+      /destroy program \S*\/revoke\.sh exited with code 2: rack unreachable$/,
+    );
     assert.equal(e.retryable, true);
   });
 });

@@ -81,7 +81,14 @@ void describe('postgres well: create', () => {
       assert.match(md.password ?? '', /^[A-Za-z0-9_-]{43}$/, '32 random bytes, base64url');
       const u = new URL(md.url ?? '');
       assert.deepEqual(
-        [u.protocol, decodeURIComponent(u.username), decodeURIComponent(u.password), u.hostname, u.port, u.pathname],
+        [
+          u.protocol,
+          decodeURIComponent(u.username),
+          decodeURIComponent(u.password),
+          u.hostname,
+          u.port,
+          u.pathname,
+        ],
         ['postgres:', name, md.password, '127.0.0.1', '5432', `/${name}`],
       );
       assert.deepEqual(await exists(name), { database: true, role: true });
@@ -205,7 +212,11 @@ void describe('postgres well: create', () => {
         s.close(() => resolve(port));
       });
     });
-    const down = new PostgresWell({ type: 'scratch-db', capacity: 1, url: `postgres://postgres@127.0.0.1:${port}/postgres` });
+    const down = new PostgresWell({
+      type: 'scratch-db',
+      capacity: 1,
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    });
     try {
       await assert.rejects(
         down.create(newRequest()),
@@ -232,7 +243,10 @@ void describe('postgres well: destroy', () => {
       () => assert.fail('the connection survived destroy'),
       (e: unknown) => e,
     );
-    assert.ok([queryError, ...errors].some((e) => code(e) === '57P01'), String(queryError));
+    assert.ok(
+      [queryError, ...errors].some((e) => code(e) === '57P01'),
+      String(queryError),
+    );
     await client.end().catch(() => {});
   });
 
@@ -256,7 +270,45 @@ void describe('postgres well: destroy', () => {
   void test('refuses an instance id that cannot name a role', async () => {
     const req: InstanceRequest = { instanceId: -1, jobId: 1, project: 'p', type: 'scratch-db' };
     await assert.rejects(well.destroy(req, null), (e) => e instanceof WellError && !e.retryable);
-    await assert.rejects(well.create({ ...req, instanceId: 1.5 }), (e) => e instanceof WellError && !e.retryable);
+    await assert.rejects(
+      well.create({ ...req, instanceId: 1.5 }),
+      (e) => e instanceof WellError && !e.retryable,
+    );
+  });
+});
+
+void describe('postgres well: name prefix', () => {
+  void test('names role and database PREFIX<instanceId>, and drops them by that name', async () => {
+    const prefix = `berth_t${base}_`;
+    const prefixed = new PostgresWell({
+      type: 'scratch-db',
+      capacity: 1,
+      url: ADMIN_URL,
+      namePrefix: prefix,
+    });
+    const req = newRequest();
+    const name = `${prefix}${req.instanceId}`;
+    made.push(name);
+    try {
+      const md = await prefixed.create(req);
+      assert.deepEqual([md.user, md.database], [name, name]);
+      assert.deepEqual(await exists(name), { database: true, role: true });
+      assert.deepEqual(await exists(`berth_r${req.instanceId}`), { database: false, role: false });
+      await prefixed.destroy(req, null);
+      assert.deepEqual(await exists(name), { database: false, role: false });
+    } finally {
+      await prefixed.close();
+    }
+  });
+
+  void test('refuses a prefix that is not a plain lower-case identifier', () => {
+    for (const namePrefix of ['Berth_', 'berth-', '1berth', '', 'x'.repeat(48)]) {
+      assert.throws(
+        () => new PostgresWell({ type: 'scratch-db', capacity: 1, url: ADMIN_URL, namePrefix }),
+        /invalid name prefix/,
+        namePrefix,
+      );
+    }
   });
 });
 
@@ -283,9 +335,10 @@ void describe('postgres well: admin without SUPERUSER (CREATEDB, CREATEROLE)', (
     let md: Metadata | null = null;
     try {
       md = await limited.create(req);
-      const owner = await admin.query('SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = $1', [
-        name,
-      ]);
+      const owner = await admin.query(
+        'SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = $1',
+        [name],
+      );
       assert.deepEqual(owner.rows, [{ owner: name }]);
       const { client } = await connect(md.url ?? '');
       await client.query('CREATE TABLE t (x int)');

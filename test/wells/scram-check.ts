@@ -23,7 +23,13 @@ const hmac = (key: Buffer, text: string) => createHmac('sha256', key).update(tex
 export async function scramAuthenticates(verifier: string, password: string): Promise<boolean> {
   const m = /^SCRAM-SHA-256\$(\d+):([^$]+)\$([^:]+):(.+)$/.exec(verifier);
   if (!m) throw new Error(`not a SCRAM-SHA-256 verifier: ${verifier.slice(0, 20)}…`);
-  const [, iterations, salt, storedKeyB64, serverKeyB64] = m as unknown as [string, string, string, string, string];
+  const [, iterations, salt, storedKeyB64, serverKeyB64] = m as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   const session = sasl.startSession(['SCRAM-SHA-256']);
   const clientFirstBare = session.response.replace(/^n,,/, '');
   const serverFirst = `r=${session.clientNonce}${randomBytes(18).toString('base64')},s=${salt},i=${iterations}`;

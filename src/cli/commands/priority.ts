@@ -27,7 +27,11 @@ export function registerPriorityCommands(program: Command): void {
     ],
   ).action(async (name: string, f: CreateFlags) => {
     const s = openSession(f);
-    const body = { name, value: f.value, ...(f.description !== undefined ? { description: f.description } : {}) };
+    const body = {
+      name,
+      value: f.value,
+      ...(f.description !== undefined ? { description: f.description } : {}),
+    };
     const c = await s.client.post<PriorityClass>('/priority-classes', body);
     s.show(c, () => `priority class ${c.name} created with value ${c.value}`);
   });

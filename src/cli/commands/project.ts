@@ -130,7 +130,11 @@ export function registerProjectCommands(program: Command): void {
       .option('--queue <queue>', 'move the project to another cluster queue (admin)')
       .addOption(new Option('--active', 'accept new jobs').conflicts('inactive'))
       .addOption(new Option('--inactive', 'accept no new jobs').conflicts('active'))
-      .option('--weight <w>', 'fair-share weight in its queue: 2 gets twice the share of 1 (admin)', positiveNumber),
+      .option(
+        '--weight <w>',
+        'fair-share weight in its queue: 2 gets twice the share of 1 (admin)',
+        positiveNumber,
+      ),
     [
       'berth project update ml --tag gpu --tag a100',
       'berth project update ml --inactive',

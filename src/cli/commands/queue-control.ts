@@ -37,7 +37,11 @@ const STOP_COMMANDS: [command: string, policy: StopPolicy, description: string][
 
 export function registerQueueControlCommands(queue: Command): void {
   examples(
-    clientCommand(queue, 'pending <name>', 'pending jobs in admission order (others\' jobs are counted, not shown)')
+    clientCommand(
+      queue,
+      'pending <name>',
+      "pending jobs in admission order (others' jobs are counted, not shown)",
+    )
       .addOption(
         new Option('--limit <n>', 'how many to show').argParser(positiveInteger).default(DEFAULT_LIMIT),
       )
@@ -62,7 +66,9 @@ export function registerQueueControlCommands(queue: Command): void {
     );
     const last = f.offset + entries.length;
     if (!s.json && entries.length > 0 && last < q.pending) {
-      process.stderr.write(`(positions ${f.offset + 1}-${last} of ${q.pending}; --limit and --offset for more)\n`);
+      process.stderr.write(
+        `(positions ${f.offset + 1}-${last} of ${q.pending}; --limit and --offset for more)\n`,
+      );
     }
   });
 
@@ -70,7 +76,10 @@ export function registerQueueControlCommands(queue: Command): void {
     clientCommand(queue, `${command} <name>`, description).action(async (name: string, f: CommonFlags) => {
       const s = openSession(f);
       const q = await s.client.patch<QueueView>(queuePath(name), { stopPolicy: policy });
-      s.show(q, () => `cluster queue ${q.name}: stop policy ${q.stopPolicy} (${POLICY_EFFECT[q.stopPolicy]})`);
+      s.show(
+        q,
+        () => `cluster queue ${q.name}: stop policy ${q.stopPolicy} (${POLICY_EFFECT[q.stopPolicy]})`,
+      );
     });
   }
 }

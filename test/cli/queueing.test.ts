@@ -1,0 +1,320 @@
+/**
+ * The queueing commands against a real server: `berth priority …`, `submit --priority CLASS`,
+ * `queue pending|hold|drain|resume`, `project update --weight`, and what `berth status` says
+ * about a waiting job.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { getJob, waitDone } from '../helpers/jobs.js';
+import { call, startTestServer, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+import {
+  allFail,
+  berth,
+  fails,
+  keyValues,
+  ok,
+  parseJson,
+  row,
+  rows,
+  sandbox,
+  type CliResult,
+  type Sandbox,
+} from './cli.js';
+
+interface JobJson {
+  id: number;
+  state: string;
+  priority: number;
+  priorityClass: string | null;
+}
+
+const SUITE_TIMEOUT_MS = 120_000;
+
+let server: TestServer;
+let sb: Sandbox;
+let carolToken: string;
+
+before(async () => {
+  server = await startTestServer();
+  sb = sandbox();
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const r = await call<{ token: string }>(server.api, server.adminToken, method, path, body);
+    assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  carolToken = (await admin('POST', '/users', { name: 'carol' })).token;
+  await admin('POST', '/cluster-queues', { name: 'lab', quota: { jobs: 10 }, stopPolicy: 'Hold' });
+  await admin('POST', '/projects', { name: 'mine', clusterQueue: 'lab' });
+  await admin('POST', '/projects', { name: 'theirs', clusterQueue: 'lab' });
+  await admin('PUT', '/projects/mine/members/carol', { role: 'owner' });
+});
+after(async () => {
+  await server.close();
+  sb.remove();
+});
+
+const as = (token: string) => (args: string[]) =>
+  berth(sb, args, { env: { BERTH_URL: server.url, BERTH_TOKEN: token } });
+const admin = (args: string[]): Promise<CliResult> => as(server.adminToken)(args);
+const carol = (args: string[]): Promise<CliResult> => as(carolToken)(args);
+
+async function submitted(project: string, name: string, more: string[] = []): Promise<JobJson> {
+  return parseJson<JobJson>(
+    await admin(['submit', '--project', project, '--name', name, '-o', 'json', ...more, '--', 'true']),
+  );
+}
+
+describe('berth priority', { timeout: SUITE_TIMEOUT_MS }, () => {
+  it('creates classes, lists them highest first, and deletes them', async () => {
+    assert.equal(
+      ok(await admin(['priority', 'create', 'high', '--value', '1000', '--description', 'deadlines'])),
+      'priority class high created with value 1000\n',
+    );
+    const batch = parseJson<{ name: string; value: number; description: string }>(
+      await admin(['priority', 'create', 'batch', '--value', '-100', '-o', 'json']),
+    );
+    assert.deepEqual([batch.name, batch.value, batch.description], ['batch', -100, '']);
+
+    const out = ok(await carol(['priority', 'list']));
+    assert.deepEqual(
+      rows(out).map((r) => r[0]),
+      ['NAME', 'high', 'batch'],
+    );
+    assert.deepEqual(row(out, 'NAME', 'high'), { NAME: 'high', VALUE: '1000', DESCRIPTION: 'deadlines' });
+    assert.deepEqual(row(out, 'NAME', 'batch'), { NAME: 'batch', VALUE: '-100', DESCRIPTION: '-' });
+
+    assert.equal(ok(await admin(['priority', 'delete', 'batch'])), 'priority class batch deleted\n');
+    const left = parseJson<{ name: string }[]>(await admin(['priority', 'list', '-o', 'json']));
+    assert.deepEqual(
+      left.map((c) => c.name),
+      ['high'],
+    );
+  });
+
+  it('refuses non-admins, bad values and duplicates in one line', async () => {
+    await allFail([
+      [
+        carol(['priority', 'create', 'mine', '--value', '1']),
+        1,
+        /^berth: only admins can create priority classes\n$/,
+      ],
+      [carol(['priority', 'delete', 'high']), 1, /only admins can delete priority classes/],
+      [
+        admin(['priority', 'create', 'half', '--value', '1.5']),
+        2,
+        /'1\.5' is invalid\. must be a whole number/,
+      ],
+      [admin(['priority', 'create', 'novalue']), 2, /required option '--value <n>' not specified/],
+      [admin(['priority', 'create', 'High', '--value', '1']), 1, /must be a DNS label/],
+      [admin(['priority', 'create', 'high', '--value', '5']), 1, /priority class "high" already exists/],
+      [admin(['priority', 'delete', 'nope']), 1, /priority class "nope" not found/],
+    ]);
+  });
+
+  it('submit --priority takes a class name or a number; status shows both', async () => {
+    const high = await submitted('theirs', 'urgent', ['--priority', 'high']);
+    assert.deepEqual([high.priority, high.priorityClass], [1000, 'high']);
+    const plain = await submitted('theirs', 'plain', ['--priority', '-5']);
+    assert.deepEqual([plain.priority, plain.priorityClass], [-5, null]);
+    assert.equal(keyValues(ok(await admin(['status', String(high.id)]))).priority, '1000 (high)');
+    assert.equal(keyValues(ok(await admin(['status', String(plain.id)]))).priority, '-5');
+    fails(
+      await admin(['submit', '--project', 'theirs', '--priority', 'hihg', '--', 'true']),
+      1,
+      /^berth: unknown priority class "hihg" \(known: high \(1000\)\)\n$/,
+    );
+    await admin(['cancel', String(high.id), String(plain.id)]);
+  });
+});
+
+describe('berth queue hold, drain, resume', { timeout: SUITE_TIMEOUT_MS }, () => {
+  it('sets the stop policy and says what it means', async () => {
+    await call(server.api, server.adminToken, 'POST', '/cluster-queues', {
+      name: 'toggle',
+      quota: { jobs: 1 },
+    });
+    assert.equal(
+      ok(await admin(['queue', 'hold', 'toggle'])),
+      'cluster queue toggle: stop policy Hold (admits no new jobs; admitted and running jobs carry on)\n',
+    );
+    const drained = parseJson<{ stopPolicy: string }>(
+      await admin(['queue', 'drain', 'toggle', '-o', 'json']),
+    );
+    assert.equal(drained.stopPolicy, 'HoldAndDrain');
+    assert.equal(keyValues(ok(await admin(['queue', 'show', 'toggle'])))['stop policy'], 'HoldAndDrain');
+    assert.equal(
+      ok(await admin(['queue', 'resume', 'toggle'])),
+      'cluster queue toggle: stop policy None (admitting jobs again)\n',
+    );
+    assert.equal(keyValues(ok(await admin(['queue', 'show', 'toggle'])))['stop policy'], 'None');
+  });
+
+  it('is for admins, on queues that exist', async () => {
+    await allFail([
+      [carol(['queue', 'hold', 'toggle']), 1, /^berth: only admins can change cluster queues\n$/],
+      [admin(['queue', 'drain', 'nope']), 1, /cluster queue "nope" not found/],
+      [admin(['queue', 'resume']), 2, /missing required argument 'name'/],
+    ]);
+    assert.equal(keyValues(ok(await admin(['queue', 'show', 'toggle'])))['stop policy'], 'None');
+  });
+});
+
+describe('berth queue pending and berth status of a waiting job', { timeout: SUITE_TIMEOUT_MS }, () => {
+  let jobs: JobJson[];
+
+  before(async () => {
+    // lab is held: everything stays pending, in a known order.
+    jobs = [
+      await submitted('mine', 'm1'),
+      await submitted('theirs', 't1'),
+      await submitted('mine', 'm2'),
+      await submitted('theirs', 't2'),
+    ];
+  });
+
+  it('lists the queue in admission order', async () => {
+    const out = ok(await admin(['queue', 'pending', 'lab']));
+    assert.deepEqual(rows(out)[0], ['POSITION', 'ID', 'PROJECT', 'NAME', 'PRIORITY', 'AGE']);
+    assert.deepEqual(
+      rows(out)
+        .slice(1)
+        .map((r) => r.slice(0, 5)),
+      jobs.map((j, i) => [
+        String(i + 1),
+        String(j.id),
+        i % 2 === 0 ? 'mine' : 'theirs',
+        ['m1', 't1', 'm2', 't2'][i],
+        '0',
+      ]),
+    );
+    assert.match(row(out, 'NAME', 'm1').AGE ?? '', /^\d+s$/);
+  });
+
+  it('hides the jobs of projects the caller is not in, keeping their places', async () => {
+    const out = ok(await carol(['queue', 'pending', 'lab']));
+    assert.deepEqual(
+      rows(out)
+        .slice(1)
+        .map((r) => r.slice(0, 4)),
+      [
+        ['1', String(jobs[0]!.id), 'mine', 'm1'],
+        ['2', '-', '(another project)', '-'],
+        ['3', String(jobs[2]!.id), 'mine', 'm2'],
+        ['4', '-', '(another project)', '-'],
+      ],
+    );
+    const asJson = parseJson<unknown[]>(await carol(['queue', 'pending', 'lab', '-o', 'json']));
+    assert.deepEqual(asJson[1], { position: 2, hidden: true });
+  });
+
+  it('shows a page with --limit and --offset, and says there is more', async () => {
+    const r = await admin(['queue', 'pending', 'lab', '--limit', '2', '--offset', '1']);
+    assert.equal(r.code, 0);
+    assert.deepEqual(
+      rows(r.stdout)
+        .slice(1)
+        .map((c) => c[0]),
+      ['2', '3'],
+    );
+    assert.equal(r.stderr, '(positions 2-3 of 4; --limit and --offset for more)\n');
+    assert.equal(
+      ok(await admin(['queue', 'pending', 'default'])),
+      'no pending jobs in cluster queue default\n',
+    );
+    await allFail([
+      [
+        admin(['queue', 'pending', 'lab', '--limit', '0']),
+        2,
+        /'0' is invalid\. must be a whole number of at least 1/,
+      ],
+      [admin(['queue', 'pending', 'lab', '--offset', '-1']), 2, /'-1' is invalid/],
+      [admin(['queue', 'pending', 'nope']), 1, /cluster queue "nope" not found/],
+    ]);
+  });
+
+  it('berth status says where a waiting job stands and what holds it', async () => {
+    const m2 = jobs[2]!;
+    const out = ok(await admin(['status', String(m2.id)]));
+    const shown = keyValues(out);
+    assert.deepEqual([shown.state, shown.position, shown['position in project']], ['queued', '3', '2']);
+    assert.match(
+      out,
+      /\nblocked by:\n {2}queue lab is on hold: it admits nothing until resumed \(berth queue resume lab\)\n/,
+    );
+  });
+
+  it('names the resource, the queue and the shortfall when quota is short', async () => {
+    await call(server.api, server.adminToken, 'POST', '/cluster-queues', {
+      name: 'tiny',
+      quota: { cpu: '1' },
+    });
+    await call(server.api, server.adminToken, 'POST', '/projects', { name: 'small', clusterQueue: 'tiny' });
+    const gate = join(sb.root, 'gate-tiny');
+    const holder = parseJson<JobJson>(
+      await admin([
+        'submit',
+        '--project',
+        'small',
+        '--request',
+        'cpu=1',
+        '-o',
+        'json',
+        '--script',
+        `while [ ! -e ${gate} ]; do sleep 0.05; done`,
+      ]),
+    );
+    await waitFor(
+      'the holder to run',
+      async () => (await getJob(server.api, server.adminToken, holder.id)).state === 'running',
+    );
+    const waiting = await submitted('small', 'waiting', ['--request', 'cpu=500m']);
+    const out = ok(await admin(['status', String(waiting.id)]));
+    assert.match(
+      out,
+      /\nblocked by:\n {2}cpu in queue tiny: needs 500m, 0 free \(1 of 1 in use\); short by 500m\n/,
+    );
+    writeFileSync(gate, '');
+    await waitDone(server.api, server.adminToken, waiting.id);
+    // Not waiting any more: no project position, no blockers.
+    const done = keyValues(ok(await admin(['status', String(waiting.id)])));
+    assert.equal(done.state, 'succeeded');
+    assert.ok(!('blocked by' in done) && !('position in project' in done));
+  });
+});
+
+describe('berth project --weight', { timeout: SUITE_TIMEOUT_MS }, () => {
+  it('lets an admin set the weight, shown by project show', async () => {
+    assert.equal(keyValues(ok(await admin(['project', 'show', 'mine']))).weight, '1');
+    assert.equal(ok(await admin(['project', 'update', 'mine', '--weight', '2.5'])), 'project mine updated\n');
+    assert.equal(keyValues(ok(await carol(['project', 'show', 'mine']))).weight, '2.5');
+    const created = parseJson<{ weight: number }>(
+      await admin(['project', 'create', 'heavy', '--queue', 'lab', '--weight', '3', '-o', 'json']),
+    );
+    assert.equal(created.weight, 3);
+  });
+
+  it('refuses owners and values that are not positive numbers', async () => {
+    await allFail([
+      [
+        carol(['project', 'update', 'mine', '--weight', '4']),
+        1,
+        /^berth: only admins can change a project's fair-share weight\n$/,
+      ],
+      [
+        admin(['project', 'update', 'mine', '--weight', '0']),
+        2,
+        /'0' is invalid\. must be a number greater than 0/,
+      ],
+      [admin(['project', 'update', 'mine', '--weight', 'much']), 2, /'much' is invalid/],
+    ]);
+    assert.equal(keyValues(ok(await carol(['project', 'show', 'mine']))).weight, '2.5');
+    // The owner's other changes still go through.
+    assert.equal(
+      ok(await carol(['project', 'update', 'mine', '--description', 'ours'])),
+      'project mine updated\n',
+    );
+  });
+});
