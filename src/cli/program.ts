@@ -7,6 +7,7 @@ import { registerLoginCommands } from './commands/login.js';
 import { registerPriorityCommands } from './commands/priority.js';
 import { registerProjectCommands } from './commands/project.js';
 import { registerQueueCommands } from './commands/queue.js';
+import { registerResourceCommands } from './commands/resources.js';
 import { registerServerCommand } from './commands/server.js';
 import { registerUserCommands } from './commands/user.js';
 import { oneLine } from './errors.js';
@@ -38,5 +39,6 @@ The current project is --project, else BERTH_PROJECT, else the context's, else "
   registerPriorityCommands(program);
   registerUserCommands(program);
   registerJobCommands(program);
+  registerResourceCommands(program);
   return program;
 }

@@ -71,7 +71,12 @@ function createWell(type: string, r: ResourceConfig, deps: WellDeps): Well {
         throw new ConfigError(`${key}.url`, (e as Error).message, file);
       }
       const namePrefix = r.prefix ?? deps.postgresPrefix;
-      return new PostgresWell({ type, capacity: r.capacity, url: r.url, ...(namePrefix ? { namePrefix } : {}) });
+      return new PostgresWell({
+        type,
+        capacity: r.capacity,
+        url: r.url,
+        ...(namePrefix ? { namePrefix } : {}),
+      });
     }
     case 'exec': {
       const program = (op: 'create' | 'destroy'): string => {

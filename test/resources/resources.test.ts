@@ -195,3 +195,34 @@ describe('metadata', () => {
     assert.match(self.resources[0]?.metadata.token ?? '', /^berth_/);
   });
 });
+
+describe('the CLI', () => {
+  it('berth job meta prints all, one resource, or one field inside the job', async () => {
+    const out = join(dir, 'meta');
+    // Absolute paths: the job runs in its own working directory.
+    const cli = `${process.execPath} --import ${import.meta.resolve('tsx')} ${join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')}`;
+    const job = await submit(s.api, s.adminToken, 'default', {
+      resources: ['tok', 'licence'],
+      script: [
+        'set -e',
+        `${cli} job meta -o json > ${out}.all`,
+        `${cli} job meta tok project > ${out}.field`,
+        `${cli} job meta nope 2> ${out}.err || echo "exit=$?" >> ${out}.err`,
+      ].join('; '),
+    });
+    const done = await waitDone(s.api, s.adminToken, job.id, 60_000);
+    assert.equal(
+      done.state,
+      'succeeded',
+      (await call(s.api, s.adminToken, 'GET', `/jobs/${job.id}/logs`)).text,
+    );
+    const all = JSON.parse(readFileSync(`${out}.all`, 'utf8')) as Record<string, Record<string, string>>;
+    assert.deepEqual(Object.keys(all).sort(), ['licence', 'tok']);
+    assert.equal(all.tok?.project, 'default');
+    assert.equal(readFileSync(`${out}.field`, 'utf8'), 'default\n');
+    assert.match(
+      readFileSync(`${out}.err`, 'utf8'),
+      /^berth: this job holds no resource nope \(it holds: licence, tok\)\nexit=1\n$/,
+    );
+  });
+});
