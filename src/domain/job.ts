@@ -1,7 +1,7 @@
 /** Jobs: the unit of work, and its life cycle. */
 // The scheduler's blocker type is pure data and itself built on domain types; it is the shape
 // `GET /jobs/{id}` shows, so the job view names it rather than restating it.
-import type { Blocker } from '../scheduler/types.js';
+import type { Blocker } from './blocker.js';
 import type { Amounts } from './quantity.js';
 
 export const JOB_STATES = ['queued', 'admitted', 'running', 'succeeded', 'failed', 'cancelled'] as const;

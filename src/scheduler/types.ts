@@ -9,6 +9,7 @@
  */
 import type { Preemption, QueueingStrategy, StopPolicy } from '../domain/cluster-queue.js';
 import type { Amounts } from '../domain/quantity.js';
+import type { Blocker } from '../domain/blocker.js';
 
 /** A job's id: the store's sequential integer, so it also orders submissions. */
 export type JobId = number;
@@ -66,21 +67,8 @@ export interface Explanation {
   blockers: Blocker[];
 }
 
-export type Blocker =
-  | {
-      kind: 'quota';
-      queue: string;
-      resource: string;
-      requested: number;
-      available: number;
-      used: number;
-      limit: number;
-    }
-  | { kind: 'cohort'; cohort: string; resource: string; requested: number; available: number }
-  | { kind: 'hold'; queue: string; stopPolicy: StopPolicy }
-  | { kind: 'queue-missing'; queue: string }
-  | { kind: 'ahead'; queue: string; jobsAhead: number }
-  | { kind: 'preemption'; victims: JobId[] };
+/** Defined in the domain so the job view can carry it; re-exported for the scheduler's users. */
+export type { Blocker } from '../domain/blocker.js';
 
 export interface QueueFigures {
   usage: Amounts;

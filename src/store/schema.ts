@@ -40,6 +40,8 @@ export interface ProjectsTable {
   tags: string;
   cluster_queue: string;
   active: number;
+  /** Fair-share weight (migration 0003). */
+  weight: number;
   created_at: number;
   updated_at: number;
 }
@@ -121,6 +123,14 @@ export interface ResourceInstancesTable {
   updated_at: number;
 }
 
+/** Named priorities (migration 0003). */
+export interface PriorityClassesTable {
+  name: string;
+  value: number;
+  description: string;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_tokens: ApiTokensTable;
@@ -132,6 +142,7 @@ export interface Database {
   jobs: JobsTable;
   workers: WorkersTable;
   resource_instances: ResourceInstancesTable;
+  priority_classes: PriorityClassesTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -4,11 +4,7 @@ import type { ProjectRow } from '../schema.js';
 import type { Db } from '../store.js';
 import { iso } from './time.js';
 
-/** The fair-share weight (migration 0003), typed through `withTables` so schema.ts need not change. */
-type WeightColumn = { projects: { weight: number } };
-const withWeight = (db: Db) => db.withTables<WeightColumn>();
-
-const toProject = (r: ProjectRow & { weight: number }): Project => ({
+const toProject = (r: ProjectRow): Project => ({
   name: r.name,
   description: r.description,
   tags: JSON.parse(r.tags) as string[],
@@ -25,7 +21,7 @@ export type ProjectFields = Pick<
 >;
 
 export async function insertProject(db: Db, p: ProjectFields, now: number): Promise<void> {
-  await withWeight(db)
+  await db
     .insertInto('projects')
     .values({
       name: p.name,
@@ -41,7 +37,7 @@ export async function insertProject(db: Db, p: ProjectFields, now: number): Prom
 }
 
 export async function updateProject(db: Db, p: ProjectFields, now: number): Promise<void> {
-  await withWeight(db)
+  await db
     .updateTable('projects')
     .set({
       description: p.description,
@@ -56,17 +52,13 @@ export async function updateProject(db: Db, p: ProjectFields, now: number): Prom
 }
 
 export async function findProject(db: Db, name: string): Promise<Project | undefined> {
-  const row = await withWeight(db)
-    .selectFrom('projects')
-    .selectAll()
-    .where('name', '=', name)
-    .executeTakeFirst();
+  const row = await db.selectFrom('projects').selectAll().where('name', '=', name).executeTakeFirst();
   return row && toProject(row);
 }
 
 /** All projects, or only those `userId` is a member of. */
 export async function listProjects(db: Db, memberId?: number): Promise<Project[]> {
-  let q = withWeight(db).selectFrom('projects').selectAll('projects');
+  let q = db.selectFrom('projects').selectAll('projects');
   if (memberId !== undefined) {
     q = q.innerJoin('project_members as m', 'm.project', 'projects.name').where('m.user_id', '=', memberId);
   }

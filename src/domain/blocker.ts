@@ -1,0 +1,18 @@
+/** What keeps a pending job from being admitted; computed by the scheduler, shown to users. */
+import type { StopPolicy } from './cluster-queue.js';
+
+export type Blocker =
+  | {
+      kind: 'quota';
+      queue: string;
+      resource: string;
+      requested: number;
+      available: number;
+      used: number;
+      limit: number;
+    }
+  | { kind: 'cohort'; cohort: string; resource: string; requested: number; available: number }
+  | { kind: 'hold'; queue: string; stopPolicy: StopPolicy }
+  | { kind: 'queue-missing'; queue: string }
+  | { kind: 'ahead'; queue: string; jobsAhead: number }
+  | { kind: 'preemption'; victims: number[] };
