@@ -665,10 +665,13 @@ export class Controller implements FactoryListener {
   private async endRun(job: Tracked, r: FinishRequest): Promise<void> {
     if (this.finishedJobs.has(job.id)) return;
     for (const w of this.stopWaiters.get(job.id) ?? []) w();
-    if (job.stopping === 'preempt' || job.stopping === 'drain') {
+    // An evicted job goes back to its queue — unless it had already ended on its own before it
+    // was stopped: then its real outcome stands (running it again would repeat finished work).
+    if ((job.stopping === 'preempt' || job.stopping === 'drain') && r.outcome !== 'exited') {
       await this.requeue(job, job.stopReason);
       return;
     }
+    if (job.stopping === 'preempt' || job.stopping === 'drain') job.stopping = null;
     let state: JobState;
     let reason: string;
     if (job.stopping === 'cancel' || r.outcome === 'cancelled') {

@@ -15,6 +15,7 @@ export interface Job {
   project: string;
   state: string;
   reason: string;
+  exitCode: number | null;
   position: number | null;
   clusterQueue: string;
   priority: number;
@@ -79,7 +80,12 @@ export class Env {
         '  local: { factory: local }',
       ].join('\n'),
     );
-    return new Env(await startTestServer({ configFile: config }), dir);
+    try {
+      return new Env(await startTestServer({ configFile: config }), dir);
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
   }
 
   async close(): Promise<void> {
