@@ -39,6 +39,8 @@ export interface ApiBenchResult {
   concurrency: number;
   seconds: number;
   submissionsPerSecond: number;
+  /** Submissions per CPU-second of the server process: what one dedicated core sustains. */
+  submissionsPerServerCpuSecond: number;
   baselinePerSecond: number;
 }
 
@@ -54,10 +56,19 @@ export async function runApiBench(n = 20_000, concurrency = 64): Promise<ApiBenc
     await post(s.api, s.token, '/projects', { name: 'bench', clusterQueue: 'bench' });
     const body = { command: ['true'], requests: { cpu: '1' } };
     await pool(500, concurrency, () => post(s.api, s.token, '/projects/bench/jobs', body)); // warm-up
+    const cpu0 = s.cpuSeconds();
     const t0 = performance.now();
     await pool(n, concurrency, () => post(s.api, s.token, '/projects/bench/jobs', body));
     const seconds = (performance.now() - t0) / 1000;
-    return { submissions: n, concurrency, seconds, submissionsPerSecond: n / seconds, baselinePerSecond };
+    const cpu = s.cpuSeconds() - cpu0;
+    return {
+      submissions: n,
+      concurrency,
+      seconds,
+      submissionsPerSecond: n / seconds,
+      submissionsPerServerCpuSecond: n / cpu,
+      baselinePerSecond,
+    };
   } finally {
     await s.stop();
   }
@@ -67,6 +78,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await runApiBench();
   console.log(
     `api: ${fmt(r.submissions)} submissions over HTTP (${r.concurrency} in flight) in ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s; ` +
+      `${fmt(r.submissionsPerServerCpuSecond)} per server CPU-second; ` +
       `bare node:http baseline ${fmt(r.baselinePerSecond)}/s; ratio ${fmt(r.submissionsPerSecond / r.baselinePerSecond, 2)}`,
   );
 }

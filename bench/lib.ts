@@ -1,6 +1,6 @@
 /** Shared bench helpers: a berth server in a child process, and HTTP calls. */
 import { Agent, request } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer } from '../test/helpers/server-process.js';
@@ -8,7 +8,17 @@ import { spawnServer } from '../test/helpers/server-process.js';
 export interface BenchServer {
   api: string;
   token: string;
+  /** CPU seconds the server process has used so far (user + system). */
+  cpuSeconds(): number;
   stop(): Promise<void>;
+}
+
+/** CPU time of a process from /proc (Linux): utime + stime, in seconds. */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+  return ticks / 100; // USER_HZ is 100 on Linux
 }
 
 /** Starts `berth server` as its own process (so it has a core to itself) with `config` YAML. */
@@ -20,6 +30,7 @@ export async function startBenchServer(config: string): Promise<BenchServer> {
   return {
     api: server.api,
     token: server.token,
+    cpuSeconds: () => processCpuSeconds(server.child.pid!),
     async stop() {
       const exited = new Promise((r) => server.child.once('exit', r));
       server.child.kill('SIGTERM');

@@ -28,6 +28,9 @@ if (want('api')) {
     `  ${fmt(r.submissions)} submissions, ${r.concurrency} in flight: ${fmt(r.seconds, 2)} s = ${fmt(r.submissionsPerSecond)}/s`,
   );
   console.log(
+    `  server CPU per submission: ${fmt(1e6 / r.submissionsPerServerCpuSecond)} µs = ${fmt(r.submissionsPerServerCpuSecond)} submissions per CPU-second (one dedicated core)`,
+  );
+  console.log(
     `  baseline, a bare node:http server answering the same requests: ${fmt(r.baselinePerSecond)}/s`,
   );
   console.log(`  ratio berth / baseline: ${fmt(r.submissionsPerSecond / r.baselinePerSecond, 2)}`);

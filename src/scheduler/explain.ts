@@ -93,9 +93,7 @@ export function explainPending(
       blockers: [{ kind: 'preemption', victims }],
     };
   }
-  const blockers = quotaBlockers(q, n);
-  const reason = quotaReason(q, blockers, position);
-  if (reason !== null) return { ...base, reason, blockers };
+  // The queue admits nothing before its preemptor, whose request is reserved meanwhile.
   const blocker = q.preemptor;
   if (blocker !== null && blocker !== n && blocker.waitingFor !== null) {
     return {
@@ -104,6 +102,9 @@ export function explainPending(
       blockers: [{ kind: 'preemption', victims: [...blocker.waitingFor].sort((a, b) => a - b) }],
     };
   }
+  const blockers = quotaBlockers(q, n);
+  const reason = quotaReason(q, blockers, position);
+  if (reason !== null) return { ...base, reason, blockers };
   if (position > 1) {
     return {
       ...base,

@@ -19,6 +19,11 @@ export class Lane implements HeapItem {
   admitted = 0;
   /** Dominant share of the queue divided by the project's weight (see fair-share.ts). */
   share = 0;
+  /**
+   * The queue's admission round (see QueueState.round) in which this project was last served,
+   * i.e. had a workload admitted; 0: never. Breaks ties of share: least recently served first.
+   */
+  served = 0;
 
   constructor(readonly project: string) {}
 
@@ -29,8 +34,10 @@ export class Lane implements HeapItem {
 
 /**
  * The queue's next workload: highest priority first; at equal priority, the project with the
- * least weighted dominant share; then creation time and id. Lanes without a candidate are not in
- * the heap.
+ * least weighted dominant share; at equal share, the project served least recently (a project
+ * never served first), so that a project whose running jobs ended does not win every tie against
+ * one that is still waiting; then creation time and id. Lanes without a candidate are not in the
+ * heap.
  */
 export function laneBefore(a: Lane, b: Lane): boolean {
   const x = a.candidate;
@@ -38,5 +45,6 @@ export function laneBefore(a: Lane, b: Lane): boolean {
   if (x === null || y === null) return x !== null;
   if (x.priority !== y.priority) return x.priority > y.priority;
   if (a.share !== b.share) return a.share < b.share;
+  if (a.served !== b.served) return a.served < b.served;
   return compareKeys(x, y) < 0;
 }

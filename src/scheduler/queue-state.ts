@@ -35,6 +35,7 @@ export class QueueState implements Holder {
   limits: Limits = NO_LIMITS;
   cohort: CohortState | null = null;
   usage: Vec = [];
+  reserved: Vec = [];
 
   readonly lanes = new Map<string, Lane>();
   readonly heap = new IndexedHeap<Lane>(laneBefore);
@@ -51,6 +52,14 @@ export class QueueState implements Holder {
 
   /** Capacity epoch, from the scheduler's global counter; parked workloads carry the one they failed in. */
   epoch = 1;
+  /**
+   * Admission round: advances whenever quota held in this queue is released (a workload ended or
+   * was requeued). A lane records the round of its latest admission (`Lane.served`), so at equal
+   * share the project served in an earlier round goes first. Admissions within one round do not
+   * advance it: until the next release, shares alone separate the projects served, and ties among
+   * them fall to creation time. That is what keeps positions exact and O(log n): see fair-share.ts.
+   */
+  round = 1;
   /** Epoch in which every lane last offered its first workload again (BestEffortFIFO). */
   private lanesEpoch = -1;
   /** Set when the definition changed: every candidate and share must be recomputed. */
@@ -61,7 +70,10 @@ export class QueueState implements Holder {
   /** StrictFIFO: the head that did not fit, and in which epoch. */
   blockedHead: JobId | null = null;
   blockedEpoch = -1;
-  /** A workload waiting for its preemption victims to stop: the queue admits nothing meanwhile. */
+  /**
+   * A workload waiting for its preemption victims to stop: the queue admits nothing meanwhile, and
+   * the preemptor's request is reserved in `usage` (see Scheduler.reserve).
+   */
   preemptor: WorkloadNode | null = null;
   private readonly elig: Eligibility & { room: number[] } = { epoch: 0, idx: [], room: [], reach: null };
 

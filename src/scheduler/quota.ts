@@ -50,7 +50,14 @@ export interface Pool {
 /** Anything that holds quota: a queue's limits, its usage and its cohort. */
 export interface Holder {
   limits: Limits;
+  /** What its admitted workloads hold, plus `reserved`: all of it counts against room. */
   usage: Vec;
+  /**
+   * The part of `usage` reserved for preemptors of this queue that wait for their victims to stop:
+   * it counts against room (nobody else may take it) but is not the queue's own use (it does not
+   * make the queue a borrower, nor appear in its figures).
+   */
+  reserved: Vec;
   cohort: Pool | null;
 }
 
@@ -112,24 +119,29 @@ export function borrowedFor(h: Holder, req: Vec): Amounts {
   return out;
 }
 
-/** Usage above nominal, per limited resource. */
+/** What the queue's admitted workloads hold of resource `i` (usage without reservations). */
+export function ownUsage(h: Holder, i: number): number {
+  return (h.usage[i] ?? 0) - (h.reserved[i] ?? 0);
+}
+
+/** Usage of admitted workloads above nominal, per limited resource. */
 export function borrowedNow(h: Holder): Amounts {
   const out: Amounts = {};
   const l = h.limits;
   for (let j = 0; j < l.idx.length; j++) {
-    const b = (h.usage[l.idx[j] ?? 0] ?? 0) - (l.nominal[j] ?? 0);
+    const b = ownUsage(h, l.idx[j] ?? 0) - (l.nominal[j] ?? 0);
     if (b > 0) out[l.names[j] ?? ''] = b;
   }
   return out;
 }
 
-/** Whether the queue uses more than its nominal in one of `among` (resource indices). */
+/** Whether the queue's admitted workloads use more than its nominal in one of `among` (resource indices). */
 export function isBorrowing(h: Holder, among: readonly number[] | null): boolean {
   const l = h.limits;
   for (let j = 0; j < l.idx.length; j++) {
     const i = l.idx[j] ?? 0;
     if (among !== null && !among.includes(i)) continue;
-    if ((h.usage[i] ?? 0) > (l.nominal[j] ?? 0)) return true;
+    if (ownUsage(h, i) > (l.nominal[j] ?? 0)) return true;
   }
   return false;
 }

@@ -9,15 +9,32 @@
  * workload for the rest of the capacity epoch. Each try is O(log n) in the pending backlog (see
  * queue-state.ts and lane-tree.ts); preemption costs O(a log a) in the admitted workloads it
  * looks at. Queues with nothing to do are not looked at again until an event concerns them.
+ *
+ * A preemption reserves the preemptor's request in its queue (and so in its cohort) at once, on
+ * top of its victims' usage, which stays counted until each of them has stopped: while the victims
+ * stop, nobody else (a victim requeued meanwhile included) can take the quota the preemptor counts
+ * on, neither what its victims free nor what was free already; quota beyond its needs is released
+ * as the victims stop. When the last one has stopped (requeued, or released: it may end on its
+ * own), the reservation is dropped and the next pass tries the preemptor first, before any other
+ * queue, so it is admitted in the room kept for it. A preemptor withdrawn meanwhile releases it.
  */
 import type { Amounts } from '../domain/quantity.js';
 import { CohortState } from './cohort.js';
 import { explainPending } from './explain.js';
-import { countAhead, mergedOrder, tagOf } from './fair-share.js';
+import { countAhead, mergedOrder, servedAt, tagOf, type SimKey } from './fair-share.js';
 import { rank, TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';
-import { applyUsage, borrowedFor, borrowedNow, fits, limitsOf, NO_LIMITS, wouldBorrow } from './quota.js';
+import {
+  applyUsage,
+  borrowedFor,
+  borrowedNow,
+  fits,
+  limitsOf,
+  NO_LIMITS,
+  ownUsage,
+  wouldBorrow,
+} from './quota.js';
 import { QueueState } from './queue-state.js';
 import { addTo, ResourceIndex } from './resources.js';
 import { markAdmitted, WorkloadNode, type AdmittedNode } from './workload-node.js';
@@ -53,6 +70,10 @@ export class Scheduler implements SchedulerApi {
   private readonly ready = new Set<QueueState>();
   /** Queues with drain decisions still to emit. */
   private readonly draining = new Set<QueueState>();
+  /** Preemptors waiting for their victims to stop, and the queue their request is reserved in. */
+  private readonly reservations = new Map<WorkloadNode, QueueState>();
+  /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
+  private readonly resuming = new Set<WorkloadNode>();
   private epochs = 1;
   private seq = 0;
   /** Bumped whenever who could be preempted changes; keys the per-queue preemption reach cache. */
@@ -174,6 +195,7 @@ export class Scheduler implements SchedulerApi {
   schedule(now: number, max = Infinity): Decision[] {
     const out: Decision[] = [];
     if (!(max > 0)) return out;
+    this.resume(now, out, max);
     this.emitDrains(out, max);
     while (out.length < max && this.ready.size > 0) {
       const entries: Entry[] = [];
@@ -204,6 +226,7 @@ export class Scheduler implements SchedulerApi {
       }
       n.waitingFor = new Set(ids);
       q.preemptor = n;
+      this.reserve(q, n);
       this.ready.delete(q);
       const others = victims.some((v) => v.holder !== q) ? ', reclaiming quota lent to the cohort' : '';
       out.push({
@@ -229,6 +252,22 @@ export class Scheduler implements SchedulerApi {
     this.hold(q, n, now, borrowed);
     q.removePending(n);
     out.push({ kind: 'admit', id: n.id, queue: q.name, borrowed });
+  }
+
+  /**
+   * Preemptors whose victims have all stopped go first, in the room their reservation kept. One
+   * that does not fit (a definition changed) is tried like any head; one on hold waits like the
+   * rest of its queue. Either way the room it does not take is free for others: new epoch.
+   */
+  private resume(now: number, out: Decision[], max: number): void {
+    for (const p of this.resuming) {
+      if (out.length >= max) return;
+      this.resuming.delete(p);
+      const q = this.queues.get(p.queue);
+      if (q === undefined || this.pending.get(p.id) !== p) continue;
+      if (q.model !== null && !q.holds) this.attempt(q, p, now, out);
+      if (this.pending.get(p.id) === p && p.waitingFor === null) this.bump(q);
+    }
   }
 
   private emitDrains(out: Decision[], max: number): void {
@@ -266,10 +305,13 @@ export class Scheduler implements SchedulerApi {
     const own = rank(lane.root, n);
     let ahead = own;
     if (q.lanes.size > 1) {
-      const tx = tagOf(lane, n, q.limits, this.weightOf(lane.project));
+      const key: SimKey = {
+        tag: tagOf(lane, n, q.limits, this.weightOf(lane.project)),
+        served: servedAt(lane, n, q.round),
+      };
       for (const other of q.lanes.values()) {
         if (other === lane || other.root === null) continue;
-        ahead += countAhead(other, q.limits, this.weightOf(other.project), n, tx);
+        ahead += countAhead(other, q.limits, this.weightOf(other.project), q.round, n, key);
       }
     }
     return explainPending(q, n, ahead + 1, own + 1);
@@ -279,7 +321,7 @@ export class Scheduler implements SchedulerApi {
     const q = this.queues.get(name);
     if (q === undefined || q.model === null) return undefined;
     return {
-      usage: this.res.amounts(q.usage),
+      usage: this.res.amounts(q.usage.map((_, i) => ownUsage(q, i))),
       borrowed: borrowedNow(q),
       pending: q.pendingCount,
       admitted: q.admitted.size,
@@ -290,7 +332,7 @@ export class Scheduler implements SchedulerApi {
     const q = this.queues.get(queue);
     if (q === undefined) return [];
     const lanes = [...q.lanes.values()];
-    return mergedOrder(lanes, q.limits, this.weightOf, Math.max(0, offset), limit).map((n) => n.id);
+    return mergedOrder(lanes, q.limits, this.weightOf, q.round, Math.max(0, offset), limit).map((n) => n.id);
   }
 
   // ---- bookkeeping -------------------------------------------------------------------------
@@ -371,11 +413,33 @@ export class Scheduler implements SchedulerApi {
 
   private dropPending(n: WorkloadNode): void {
     this.pending.delete(n.id);
+    // A preemptor that goes (withdrawn) gives back the quota kept for it.
+    const freed = this.unreserve(n) !== null || this.resuming.delete(n);
     const q = this.queues.get(n.queue);
     if (q === undefined) return;
     q.removePending(n);
+    if (freed) this.bump(q);
     if (q.model !== null) this.ready.add(q);
     else if (q.forgettable) this.queues.delete(q.name);
+  }
+
+  /** Counts preemptor `n`'s request in `q` (and its cohort) until its victims have stopped. */
+  private reserve(q: QueueState, n: WorkloadNode): void {
+    applyUsage(q, n.req, 1);
+    addTo(q.reserved, n.req, 1);
+    this.reservations.set(n, q);
+    this.version++;
+  }
+
+  /** Drops `n`'s reservation, if any; returns the queue it was in. */
+  private unreserve(n: WorkloadNode): QueueState | null {
+    const q = this.reservations.get(n);
+    if (q === undefined) return null;
+    this.reservations.delete(n);
+    applyUsage(q, n.req, -1);
+    addTo(q.reserved, n.req, -1);
+    this.version++;
+    return q;
   }
 
   /** `n` now holds quota in `q`. */
@@ -384,6 +448,7 @@ export class Scheduler implements SchedulerApi {
     const lane = q.lane(n.project);
     addTo(lane.usage, n.req, 1);
     lane.admitted++;
+    lane.served = q.round;
     q.updateShare(lane);
     const rec = markAdmitted(n, q, admittedAt, ++this.seq, borrowed);
     q.admitted.set(n.id, rec);
@@ -398,6 +463,7 @@ export class Scheduler implements SchedulerApi {
     const q = rec.holder;
     this.deactivate(rec);
     applyUsage(q, rec.req, -1);
+    q.round++;
     const lane = q.lane(rec.project);
     addTo(lane.usage, rec.req, -1);
     lane.admitted--;
@@ -423,14 +489,19 @@ export class Scheduler implements SchedulerApi {
     this.version++;
   }
 
-  /** A victim stopped: once all of its preemptor's victims have, the preemptor's queue resumes. */
+  /**
+   * A victim stopped (requeued or released). Once all of its preemptor's victims have, the
+   * preemptor's reservation is dropped and the next pass tries it first (see `resume`): nothing is
+   * admitted between now and then, so the room stays its own.
+   */
   private victimDone(rec: AdmittedNode): void {
     if (rec.preemptor === null) return;
     const p = this.pending.get(rec.preemptor);
-    if (p === undefined || p.waitingFor === null) return;
-    p.waitingFor.delete(rec.id);
+    if (p === undefined || p.waitingFor === null || !p.waitingFor.delete(rec.id)) return;
     if (p.waitingFor.size > 0) return;
     p.waitingFor = null;
+    this.unreserve(p);
+    this.resuming.add(p);
     const pq = this.queues.get(p.queue);
     if (pq === undefined) return;
     if (pq.preemptor === p) pq.preemptor = null;

@@ -27,12 +27,15 @@ interface Want {
   drained?: number[];
   /** Exactly the workloads still pending afterwards. */
   pending: number[];
+  /** explain(id).position afterwards, for some of them. */
+  positions?: Record<number, number>;
 }
 
 type Action =
   | { release: number[] }
   | { requeue: number[] }
   | { enqueue: WorkloadSpec[] }
+  | { withdraw: number[] }
   | { upsert: QueueSpec }
   | { remove: string };
 
@@ -48,6 +51,8 @@ interface Scenario {
 }
 
 const cpu = (n: number): Quantities => ({ cpu: n });
+/** from, from + 1, …, to */
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 const scenarios: Scenario[] = [
   {
@@ -541,6 +546,141 @@ const scenarios: Scenario[] = [
       { actions: [{ requeue: [1] }], want: { admitted: { 2: {}, 3: {} }, order: [2, 3], pending: [1] } },
     ],
   },
+  {
+    name: 'fair share at equal share: the project never served goes before one with a backlog (jobs: 1)',
+    queues: [{ name: 'a', nominal: { jobs: 1 } }],
+    admitted: [{ id: 1, queue: 'a', requests: {}, project: 'x' }],
+    pending: [
+      ...range(2, 20).map((id) => ({ id, queue: 'a', requests: {}, project: 'x' })),
+      { id: 21, queue: 'a', requests: {}, project: 'y' },
+    ],
+    want: { admitted: {}, pending: range(2, 21), positions: { 21: 1, 2: 2, 3: 3, 20: 20 } },
+    then: [
+      // Once x's job ends both projects use nothing: y, never served, goes first, as its position said.
+      { actions: [{ release: [1] }], want: { admitted: { 21: {} }, pending: range(2, 20), positions: { 2: 1 } } },
+      { actions: [{ release: [21] }], want: { admitted: { 2: {} }, pending: range(3, 20) } },
+      { actions: [{ release: [2] }], want: { admitted: { 3: {} }, pending: range(4, 20) } },
+    ],
+  },
+  {
+    name: 'fair share at equal share: projects take turns, least recently served first, as positions say',
+    queues: [{ name: 'a', nominal: { jobs: 1 } }],
+    admitted: [{ id: 1, queue: 'a', requests: {}, project: 'x' }],
+    pending: [
+      ...[2, 3, 4].map((id) => ({ id, queue: 'a', requests: {}, project: 'x' })),
+      ...[21, 22].map((id) => ({ id, queue: 'a', requests: {}, project: 'y' })),
+    ],
+    want: { admitted: {}, pending: [2, 3, 4, 21, 22], positions: { 21: 1, 2: 2, 22: 3, 3: 4, 4: 5 } },
+    then: [
+      { actions: [{ release: [1] }], want: { admitted: { 21: {} }, pending: [2, 3, 4, 22] } },
+      { actions: [{ release: [21] }], want: { admitted: { 2: {} }, pending: [3, 4, 22] } },
+      // Both use nothing again; y was served after x, so x's older job 3 waits for y's 22.
+      { actions: [{ release: [2] }], want: { admitted: { 22: {} }, pending: [3, 4] } },
+      { actions: [{ release: [22] }], want: { admitted: { 3: {} }, pending: [4] } },
+    ],
+  },
+  {
+    name: 'reclaim: quota freed by the first victim stays with the preemptor until the last one stops',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [1, 2, 3, 4].map((id) => ({ id, queue: 'b', requests: cpu(2), admittedAt: id })),
+    pending: [{ id: 5, queue: 'a', requests: cpu(4) }],
+    want: { preempted: { 5: [4, 3] }, pending: [5] },
+    then: [
+      // 3 stopped: it waits, its 2 cpu are kept for 5 (not borrowed again by 3 itself).
+      { actions: [{ requeue: [3] }], want: { admitted: {}, pending: [3, 5] } },
+      { actions: [], want: { admitted: {}, pending: [3, 5] } },
+      { actions: [{ requeue: [4] }], want: { admitted: { 5: {} }, order: [5], pending: [3, 4] } },
+      // No second preemption for 5, no victim back before it.
+      { actions: [], want: { admitted: {}, pending: [3, 4] } },
+      {
+        actions: [{ release: [5] }],
+        want: { admitted: { 3: cpu(2), 4: cpu(2) }, order: [3, 4], pending: [] },
+      },
+    ],
+  },
+  {
+    name: 'reclaim: a victim that ends on its own counts as stopped',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [1, 2, 3, 4].map((id) => ({ id, queue: 'b', requests: cpu(2), admittedAt: id })),
+    pending: [
+      { id: 5, queue: 'a', requests: cpu(4) },
+      { id: 6, queue: 'b', requests: cpu(2) },
+    ],
+    want: { preempted: { 5: [4, 3] }, pending: [5, 6] },
+    then: [
+      { actions: [{ release: [3] }], want: { admitted: {}, pending: [5, 6] } },
+      { actions: [{ requeue: [4] }], want: { admitted: { 5: {} }, pending: [4, 6] } },
+    ],
+  },
+  {
+    name: 'reclaim: a preemptor withdrawn while its victims stop gives the kept quota back',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [1, 2, 3, 4].map((id) => ({ id, queue: 'b', requests: cpu(2), admittedAt: id })),
+    pending: [{ id: 5, queue: 'a', requests: cpu(4) }],
+    want: { preempted: { 5: [4, 3] }, pending: [5] },
+    then: [
+      { actions: [{ requeue: [3] }], want: { admitted: {}, pending: [3, 5] } },
+      { actions: [{ withdraw: [5] }], want: { admitted: { 3: cpu(2) }, pending: [] } },
+      { actions: [{ requeue: [4] }], want: { admitted: { 4: cpu(2) }, pending: [] } },
+    ],
+  },
+  {
+    name: 'preemption within a queue: another queue of the cohort cannot borrow what the victims free',
+    queues: [
+      { name: 'pw', nominal: cpu(4), cohort: 'cw', within: 'LowerPriority' },
+      { name: 'xq', nominal: cpu(1), cohort: 'cw' },
+    ],
+    admitted: [
+      { id: 1, queue: 'xq', requests: cpu(1), admittedAt: 1 },
+      { id: 2, queue: 'pw', requests: cpu(2), admittedAt: 2 },
+      { id: 3, queue: 'pw', requests: cpu(1), admittedAt: 3 },
+      { id: 4, queue: 'pw', requests: cpu(1), admittedAt: 4 },
+    ],
+    pending: [
+      { id: 5, queue: 'xq', requests: cpu(2) },
+      { id: 6, queue: 'pw', requests: cpu(3), priority: 10 },
+    ],
+    want: { admitted: {}, preempted: { 6: [4, 2] }, pending: [5, 6] },
+    then: [
+      // 2 stopped: 5 would fit in the 2 cpu it freed, but they are kept for 6.
+      { actions: [{ requeue: [2] }], want: { admitted: {}, pending: [2, 5, 6] } },
+      { actions: [{ requeue: [4] }], want: { admitted: { 6: {} }, order: [6], pending: [2, 4, 5] } },
+      { actions: [{ release: [6] }], want: { admitted: { 2: {}, 4: {} }, order: [2, 4], pending: [5] } },
+    ],
+  },
+  {
+    name: 'a preemptor keeps the free quota it counted on while its victims stop',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(2), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'b', requests: cpu(2), admittedAt: 1 },
+      { id: 2, queue: 'b', requests: cpu(2), admittedAt: 2 },
+    ],
+    pending: [
+      { id: 3, queue: 'a', requests: cpu(4) },
+      { id: 4, queue: 'b', requests: cpu(1) },
+    ],
+    // 3 needs the 2 cpu free now and the 2 its victim frees: 4 may not take the free ones meanwhile.
+    want: { admitted: {}, preempted: { 3: [2] }, pending: [3, 4] },
+    then: [
+      { actions: [{ requeue: [2] }], want: { admitted: { 3: {} }, pending: [2, 4] } },
+      {
+        actions: [{ release: [3] }],
+        want: { admitted: { 2: cpu(2), 4: cpu(1) }, order: [2, 4], pending: [] },
+      },
+    ],
+  },
 ];
 
 const amounts = (q: Quantities): Record<string, number> => parseAmounts(q, 'want');
@@ -571,6 +711,9 @@ function check(s: Scheduler, decisions: Decision[], want: Want, queues: string[]
   }
   const pending = queues.flatMap((q) => s.pendingIds(q, 0, 1_000_000)).sort((a, b) => a - b);
   assert.deepEqual(pending, want.pending, `${step}: pending`);
+  for (const [id, position] of Object.entries(want.positions ?? {})) {
+    assert.equal(s.explain(Number(id))?.position, position, `${step}: position of ${id}`);
+  }
 }
 
 for (const sc of scenarios) {
@@ -588,6 +731,7 @@ for (const sc of scenarios) {
         if ('release' in a) a.release.forEach((id) => s.release(id));
         else if ('requeue' in a) a.requeue.forEach((id) => s.requeue(id));
         else if ('enqueue' in a) a.enqueue.forEach((w) => s.enqueue(workload(w)));
+        else if ('withdraw' in a) a.withdraw.forEach((id) => assert.ok(s.withdraw(id), `withdraw ${id}`));
         else if ('upsert' in a) s.upsertQueue(queueModel(a.upsert));
         else s.removeQueue(a.remove);
       }

@@ -52,6 +52,7 @@ export async function listSubjectEvents(db: Db, subjectKind: string, subject: st
   const rows = await db
     .selectFrom('events')
     .selectAll()
+    .where('job_id', 'is', null) // job timelines are read by job id (events_job)
     .where('subject_kind', '=', subjectKind)
     .where('subject', '=', subject)
     .orderBy('id')
