@@ -17,6 +17,8 @@
  * as the victims stop. When the last one has stopped (requeued, or released: it may end on its
  * own), the reservation is dropped and the next pass tries the preemptor first, before any other
  * queue, so it is admitted in the room kept for it. A preemptor withdrawn meanwhile releases it.
+ * A preemption is decided only if it leaves every preemptor already waiting in the cohort room to
+ * fit once its own victims have stopped; so once decided, a preemption is never made in vain.
  */
 import type { Amounts } from '../domain/quantity.js';
 import { CohortState } from './cohort.js';
@@ -217,7 +219,7 @@ export class Scheduler implements SchedulerApi {
   private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
     if (fits(q, n.req)) return this.admit(q, n, now, out);
     const victims = selectVictims(q, n);
-    if (victims !== null && victims.length > 0) {
+    if (victims !== null && victims.length > 0 && this.keepsReservations(q, n)) {
       const ids = victims.map((v) => v.id);
       for (const v of victims) {
         this.deactivate(v);
@@ -429,6 +431,46 @@ export class Scheduler implements SchedulerApi {
     addTo(q.reserved, n.req, 1);
     this.reservations.set(n, q);
     this.version++;
+  }
+
+  /**
+   * Whether reserving `n`'s request in `q` (its victims still holding theirs) leaves every
+   * preemptor already waiting in the cohort room to fit once its own victims have stopped. `n`
+   * counts on its victims' quota, which is not free until they stop: without this check it could
+   * take room another preemptor counts on. If not, `n` waits as if it could not preempt, until
+   * capacity changes. O(waiting preemptors × their victims), only while some wait in the cohort.
+   */
+  private keepsReservations(q: QueueState, n: WorkloadNode): boolean {
+    const c = q.cohort;
+    if (c === null || this.reservations.size === 0) return true;
+    applyUsage(q, n.req, 1);
+    let ok = true;
+    for (const [p, pq] of this.reservations) {
+      if (pq.cohort === c && !this.fitsOnceStopped(p, pq)) {
+        ok = false;
+        break;
+      }
+    }
+    applyUsage(q, n.req, -1);
+    return ok;
+  }
+
+  /** Whether waiting preemptor `p` fits in `pq` once its remaining victims have stopped. */
+  private fitsOnceStopped(p: WorkloadNode, pq: QueueState): boolean {
+    const gone: AdmittedNode[] = [];
+    for (const id of p.waitingFor ?? []) {
+      const v = this.admitted.get(id);
+      if (v !== undefined) gone.push(v);
+    }
+    applyUsage(pq, p.req, -1);
+    for (const v of gone) applyUsage(v.holder, v.req, -1);
+    const ok = fits(pq, p.req);
+    for (let i = gone.length - 1; i >= 0; i--) {
+      const v = gone[i] as AdmittedNode;
+      applyUsage(v.holder, v.req, 1);
+    }
+    applyUsage(pq, p.req, 1);
+    return ok;
   }
 
   /** Drops `n`'s reservation, if any; returns the queue it was in. */

@@ -49,7 +49,9 @@ export type Decision =
   | { kind: 'admit'; id: JobId; queue: string; borrowed: Amounts }
   /**
    * Evict `victims` so that `preemptor` can be admitted later. The victims keep their quota
-   * (state "evicting") until the controller has stopped them and calls `requeue`.
+   * (state "evicting") until the controller has stopped them and calls `requeue` (or `release`,
+   * if one ended on its own). Meanwhile the preemptor's request is reserved: nothing else is
+   * admitted into the room it counts on. The pass after its last victim has stopped admits it first.
    */
   | { kind: 'preempt'; preemptor: JobId; victims: JobId[]; reason: string }
   /** HoldAndDrain: evict this admitted workload and put it back in its queue. */

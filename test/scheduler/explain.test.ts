@@ -198,7 +198,7 @@ test('queueFigures: usage, borrowing and counts', () => {
   assert.deepEqual(s.queueFigures('b'), { usage: {}, borrowed: {}, pending: 0, admitted: 0 });
 });
 
-test('positions, pendingIds and the actual admission order agree (random projects, weights, priorities)', () => {
+test('positions, pendingIds and the actual admission order agree (random projects, weights, priorities, ties)', () => {
   const sub = fc.record({
     project: fc.constantFrom('x', 'y', 'z', 'w'),
     priority: fc.integer({ min: 0, max: 2 }),
@@ -206,12 +206,20 @@ test('positions, pendingIds and the actual admission order agree (random project
     mem: fc.integer({ min: 0, max: 4 }),
     createdAt: fc.integer({ min: 0, max: 20 }),
   });
+  // Earlier admissions, some of which have ended since: projects whose usage is the same (often
+  // none) but who were served in different rounds, so that shares tie and recency decides.
+  const past = fc.record({
+    project: fc.constantFrom('x', 'y', 'z', 'w'),
+    cpu: fc.integer({ min: 1, max: 2 }),
+    ended: fc.boolean(),
+  });
   fc.assert(
     fc.property(
       fc.array(sub, { minLength: 1, maxLength: 60 }),
       fc.array(sub, { maxLength: 6 }),
+      fc.array(past, { maxLength: 10 }),
       fc.record({ x: fc.integer({ min: 1, max: 3 }), y: fc.integer({ min: 1, max: 3 }) }),
-      (subs, running, weights) => {
+      (subs, running, history, weights) => {
         const s = scheduler({ name: 'q', nominal: { cpu: 1000, memory: 500 } });
         s.setProjectWeight('x', weights.x);
         s.setProjectWeight('y', weights.y);
@@ -225,6 +233,15 @@ test('positions, pendingIds and the actual admission order agree (random project
             }),
           ),
         );
+        history.forEach((h, i) => {
+          const id = 2000 + i;
+          s.enqueue(workload({ id, queue: 'q', project: h.project, requests: { cpu: h.cpu } }));
+          assert.deepEqual(
+            s.schedule(-100 + i).map((d) => (d.kind === 'admit' ? d.id : d.kind)),
+            [id],
+          );
+          if (h.ended) s.release(id);
+        });
         subs.forEach((r, i) =>
           s.enqueue(
             workload({
@@ -245,6 +262,49 @@ test('positions, pendingIds and the actual admission order agree (random project
         const admitted: number[] = [];
         for (let t = 0; t < subs.length; t++) {
           for (const d of s.schedule(t, 1)) if (d.kind === 'admit') admitted.push(d.id);
+        }
+        assert.deepEqual(admitted, order);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test('positions match the admission order when each job ends before the next one starts (jobs: 1)', () => {
+  // The case where fair share used to fail: one project with a backlog (and maybe a running job),
+  // others with one job each. Every time a job ends all projects use nothing, and the one served
+  // least recently must go next, as the positions said.
+  const sub = fc.record({
+    priority: fc.integer({ min: 0, max: 2 }),
+    createdAt: fc.integer({ min: 0, max: 20 }),
+  });
+  fc.assert(
+    fc.property(
+      fc.array(sub, { minLength: 1, maxLength: 30 }),
+      fc.array(sub, { maxLength: 6 }),
+      fc.boolean(),
+      fc.integer({ min: 1, max: 3 }),
+      (backlog, lone, running, weight) => {
+        const s = scheduler({ name: 'q', nominal: { jobs: 1 } });
+        s.setProjectWeight('x', weight);
+        if (running)
+          s.restoreAdmitted(admittedWorkload({ id: 1000, queue: 'q', project: 'x', requests: {} }));
+        backlog.forEach((b, i) =>
+          s.enqueue(workload({ id: i + 1, queue: 'q', project: 'x', requests: {}, ...b })),
+        );
+        lone.forEach((b, i) =>
+          s.enqueue(workload({ id: 100 + i, queue: 'q', project: `p${i}`, requests: {}, ...b })),
+        );
+        const order = s.pendingIds('q', 0, 1000);
+        order.forEach((id, i) => assert.equal(s.explain(id)?.position, i + 1, `position of ${id}`));
+        const admitted: number[] = [];
+        let runningId: number | undefined = running ? 1000 : undefined;
+        for (let t = 0; t < order.length; t++) {
+          if (runningId !== undefined) s.release(runningId);
+          const ds = s.schedule(t);
+          assert.equal(ds.length, 1);
+          runningId = ds[0]?.kind === 'admit' ? ds[0].id : undefined;
+          if (runningId !== undefined) admitted.push(runningId);
         }
         assert.deepEqual(admitted, order);
       },

@@ -5,8 +5,12 @@
  * no queue exceeds nominal (+ borrowingLimit in a cohort); no cohort lends more than its members'
  * lendable parts; borrowers never use more than lenders leave unused of their lendable part;
  * recorded borrowing is exact; every preemption is allowed and makes the preemptor fit; a
- * preemptor waiting for victims does not preempt again; and, within one queue, project and
- * priority, no workload is admitted while an earlier one asking for no more is still pending.
+ * preemptor's request is reserved while its victims stop, so that it still fits once they have
+ * (whatever else is admitted meanwhile, the victims themselves included); once its last victim has
+ * stopped it is admitted first in the next pass, and it never preempts a second time unless
+ * something else changed (its queue was on hold when its turn came); and, within one queue,
+ * project and priority, no workload is admitted while an earlier one asking for no more is still
+ * pending.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -88,17 +92,25 @@ interface Held {
 class Ledger {
   readonly pending = new Map<number, Workload>();
   readonly admitted = new Map<number, Held>();
-  /** Preemptors whose victims are still being evicted. */
+  /** Preemptors whose victims are still being evicted: their request is reserved meanwhile. */
   readonly waiting = new Map<number, Set<number>>();
+  /** Preemptors whose victims have all stopped, in that order: the next pass admits them first. */
+  resumed: number[] = [];
+  /** Pending workloads that have preempted; `excused`: and may do so again. */
+  readonly preempted = new Set<number>();
+  readonly excused = new Set<number>();
 
   constructor(readonly models: Map<string, QueueModel>) {}
 
-  usage(queue: string, exclude: Set<number> = new Set()): Record<Res, number> {
+  /** Held by admitted workloads and, with `reserved`, reserved for waiting preemptors. */
+  usage(queue: string, exclude: Set<number> = new Set(), reserved = true): Record<Res, number> {
     const u = { cpu: 0, jobs: 0 };
-    for (const h of this.admitted.values()) {
-      if (h.w.queue !== queue || exclude.has(h.w.id)) continue;
-      for (const r of RESOURCES) u[r] += h.w.requests[r] ?? 0;
-    }
+    const count = (w: Workload): void => {
+      if (w.queue !== queue || exclude.has(w.id)) return;
+      for (const r of RESOURCES) u[r] += w.requests[r] ?? 0;
+    };
+    for (const h of this.admitted.values()) count(h.w);
+    if (reserved) for (const id of this.waiting.keys()) count(this.pending.get(id) as Workload);
     return u;
   }
 
@@ -138,8 +150,12 @@ class Ledger {
   }
 
   checkInvariants(s: Scheduler): void {
+    for (const [id, victims] of this.waiting) {
+      const w = this.pending.get(id) as Workload;
+      assert.ok(this.fits(w, new Set([id, ...victims])), `${id} would no longer fit once its victims stop`);
+    }
     for (const m of this.models.values()) {
-      const u = this.usage(m.name);
+      const u = this.usage(m.name, new Set(), false);
       for (const r of RESOURCES) {
         const n = m.nominal[r];
         if (n === undefined) continue;
@@ -161,7 +177,7 @@ class Ledger {
         for (const m of named) {
           const n = m.nominal[r] ?? 0;
           const lend = this.lend(m, r);
-          const u = this.usage(m.name)[r];
+          const u = this.usage(m.name, new Set(), false)[r];
           pool += lend;
           used += Math.max(0, u - (n - lend));
           borrowed += Math.max(0, u - n);
@@ -183,7 +199,7 @@ class Ledger {
       assert.ok(this.fits(w), `admitted ${d.id}, which does not fit`);
       const m = this.models.get(w.queue) as QueueModel;
       assert.equal(m.stopPolicy, 'None', `admitted ${d.id} in a queue on hold`);
-      const u = this.usage(w.queue);
+      const u = this.usage(w.queue, new Set(), false);
       const borrowed: Record<string, number> = {};
       for (const r of RESOURCES) {
         const n = m.nominal[r];
@@ -204,11 +220,19 @@ class Ledger {
         );
       }
       this.pending.delete(d.id);
+      this.preempted.delete(d.id);
+      this.excused.delete(d.id);
       this.admitted.set(d.id, { w, evicting: false, preemptor: null });
     } else if (d.kind === 'preempt') {
       const w = this.pending.get(d.preemptor);
       assert.ok(w !== undefined, `preemptor ${d.preemptor} is not pending`);
       assert.ok(!this.waiting.has(d.preemptor), `${d.preemptor} preempted again while its victims stop`);
+      assert.ok(
+        !this.preempted.has(d.preemptor) || this.excused.has(d.preemptor),
+        `${d.preemptor} preempted a second time, although nothing else changed`,
+      );
+      this.preempted.add(d.preemptor);
+      this.excused.delete(d.preemptor);
       assert.ok(!this.fits(w), `${d.preemptor} preempted although it fits`);
       const m = this.models.get(w.queue) as QueueModel;
       for (const r of RESOURCES) {
@@ -258,8 +282,27 @@ class Ledger {
     this.admitted.delete(id);
     if (h?.preemptor === null || h === undefined) return;
     const set = this.waiting.get(h.preemptor);
-    set?.delete(id);
-    if (set?.size === 0) this.waiting.delete(h.preemptor);
+    if (set === undefined || !set.delete(id) || set.size > 0) return;
+    this.waiting.delete(h.preemptor);
+    this.resumed.push(h.preemptor);
+  }
+
+  /** A pass with at most `max` decisions: the first ones admit the preemptors whose turn it is. */
+  pass(decisions: Decision[], max: number): void {
+    const due = this.resumed.filter((id) => this.pending.has(id));
+    // One whose queue is on hold now waits like the rest of its queue, and may have to preempt again.
+    const turn = due.filter(
+      (id) => this.models.get(this.pending.get(id)?.queue ?? '')?.stopPolicy === 'None',
+    );
+    for (const id of due) if (!turn.includes(id)) this.excused.add(id);
+    const k = Math.min(max, turn.length);
+    assert.deepEqual(
+      decisions.slice(0, k).map((d) => (d.kind === 'admit' ? d.id : `${d.kind}`)),
+      turn.slice(0, k),
+      'preemptors whose victims have stopped are admitted first',
+    );
+    this.resumed = turn.slice(k);
+    for (const d of decisions) this.apply(d);
   }
 }
 
@@ -307,7 +350,7 @@ function run(queueSpecs: QueueGen[], ops: Op[]): void {
       case 'schedule': {
         const decisions = s.schedule(now, op.max);
         assert.ok(decisions.length <= op.max);
-        for (const d of decisions) ledger.apply(d);
+        ledger.pass(decisions, op.max);
         break;
       }
       case 'release': {
@@ -335,6 +378,7 @@ function run(queueSpecs: QueueGen[], ops: Op[]): void {
         if (victim === undefined) break;
         ledger.pending.delete(victim);
         ledger.waiting.delete(victim);
+        ledger.resumed = ledger.resumed.filter((r) => r !== victim);
         assert.equal(s.withdraw(victim), true);
         break;
       }

@@ -52,7 +52,8 @@ interface Scenario {
 
 const cpu = (n: number): Quantities => ({ cpu: n });
 /** from, from + 1, …, to */
-const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 const scenarios: Scenario[] = [
   {
@@ -557,7 +558,10 @@ const scenarios: Scenario[] = [
     want: { admitted: {}, pending: range(2, 21), positions: { 21: 1, 2: 2, 3: 3, 20: 20 } },
     then: [
       // Once x's job ends both projects use nothing: y, never served, goes first, as its position said.
-      { actions: [{ release: [1] }], want: { admitted: { 21: {} }, pending: range(2, 20), positions: { 2: 1 } } },
+      {
+        actions: [{ release: [1] }],
+        want: { admitted: { 21: {} }, pending: range(2, 20), positions: { 2: 1 } },
+      },
       { actions: [{ release: [21] }], want: { admitted: { 2: {} }, pending: range(3, 20) } },
       { actions: [{ release: [2] }], want: { admitted: { 3: {} }, pending: range(4, 20) } },
     ],
@@ -655,6 +659,28 @@ const scenarios: Scenario[] = [
       { actions: [{ requeue: [2] }], want: { admitted: {}, pending: [2, 5, 6] } },
       { actions: [{ requeue: [4] }], want: { admitted: { 6: {} }, order: [6], pending: [2, 4, 5] } },
       { actions: [{ release: [6] }], want: { admitted: { 2: {}, 4: {} }, order: [2, 4], pending: [5] } },
+    ],
+  },
+  {
+    name: 'a second preemptor in the cohort waits rather than take room the first one counts on',
+    queues: [
+      { name: 'q0', nominal: cpu(1), cohort: 'c', reclaim: 'LowerPriority' },
+      { name: 'q1', nominal: cpu(2), cohort: 'c', within: 'LowerPriority' },
+    ],
+    admitted: [
+      { id: 1, queue: 'q1', requests: cpu(2), admittedAt: 1 },
+      { id: 2, queue: 'q1', requests: cpu(1), admittedAt: 2 },
+    ],
+    pending: [
+      { id: 3, queue: 'q0', requests: cpu(1), priority: 1 },
+      { id: 4, queue: 'q1', requests: cpu(1), priority: 1 },
+    ],
+    // 4 could evict 1 and fit once 1 has stopped, but until then its request would take the room
+    // 3 needs once 2 has stopped: if 2 stopped first, 3 would not fit.
+    want: { preempted: { 3: [2] }, pending: [3, 4] },
+    then: [
+      { actions: [{ requeue: [2] }], want: { admitted: { 3: {} }, preempted: { 4: [1] }, pending: [2, 4] } },
+      { actions: [{ requeue: [1] }], want: { admitted: { 4: {}, 2: {} }, order: [4, 2], pending: [1] } },
     ],
   },
   {
