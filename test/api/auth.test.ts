@@ -3,25 +3,15 @@
  * wrong token, a malformed header, an expired token or a job token never reach the data.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertError, assertStatus, caller, type Caller } from './fixtures.js';
+import { before, describe, test } from 'node:test';
+import { assertError, assertStatus, sha256, useServer, withDb } from './fixtures.js';
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, { security?: unknown[] }>>;
 }
 
-let server: TestServer;
-let api: Caller;
-
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-});
-after(() => server.close());
+const ctx = useServer();
+const { api } = ctx;
 
 /** A body the route's schema accepts, so that only authorization can refuse the request. */
 function validBody(method: string, path: string): unknown {
@@ -33,21 +23,9 @@ function validBody(method: string, path: string): unknown {
   return undefined;
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-/** Runs `fn` on a connection of its own to the server's SQLite file. */
-function withStore<T>(fn: (db: Database.Database) => T): T {
-  const db = new Database(join(server.dataDir, 'berth.db'));
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
-
 /** Puts a token straight into the store, the way the job runner will mint job tokens. */
 function plantToken(token: string, row: { userId?: number; jobId?: number; expiresAt?: number }) {
-  withStore((db) => {
+  withDb(ctx.server, (db) => {
     db.prepare(
       'INSERT INTO api_tokens (hash, user_id, job_id, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
     ).run(sha256(token), row.userId ?? null, row.jobId ?? null, 'planted', Date.now(), row.expiresAt ?? null);
@@ -116,8 +94,8 @@ void describe('unauthenticated requests', () => {
         assertError(res, 401, 'unauthorized', /token/, `${label} ${method} ${path}`);
       }
       // The defaults survived the DELETEs above.
-      assertStatus(await api(server.adminToken, 'GET', '/projects/default'), 200);
-      assertStatus(await api(server.adminToken, 'GET', '/cluster-queues/default'), 200);
+      assertStatus(await api(ctx.admin, 'GET', '/projects/default'), 200);
+      assertStatus(await api(ctx.admin, 'GET', '/cluster-queues/default'), 200);
     });
   }
 
@@ -128,12 +106,14 @@ void describe('unauthenticated requests', () => {
 
   void test('a 401 names the Bearer scheme (RFC 7235)', async () => {
     for (const authorization of [undefined, 'Bearer wrong']) {
-      const res = await fetch(`${server.api}/projects`, { headers: authorization ? { authorization } : {} });
+      const res = await fetch(`${ctx.server.api}/projects`, {
+        headers: authorization ? { authorization } : {},
+      });
       assert.equal(res.status, 401);
       assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer\b/);
     }
-    const ok = await fetch(`${server.api}/projects`, {
-      headers: { authorization: `Bearer ${server.adminToken}` },
+    const ok = await fetch(`${ctx.server.api}/projects`, {
+      headers: { authorization: `Bearer ${ctx.admin}` },
     });
     assert.equal(ok.status, 200);
     assert.equal(ok.headers.get('www-authenticate'), null);
@@ -141,20 +121,20 @@ void describe('unauthenticated requests', () => {
 
   void test('the scheme name is case-insensitive (RFC 7235)', async () => {
     const res = await api(undefined, 'GET', '/whoami', undefined, {
-      authorization: `bearer ${server.adminToken}`,
+      authorization: `bearer ${ctx.admin}`,
     });
     assertStatus(res, 200);
   });
 
   void test('the admin token with a wrong scheme is refused', async () => {
     const res = await api(undefined, 'GET', '/whoami', undefined, {
-      authorization: `Token ${server.adminToken}`,
+      authorization: `Token ${ctx.admin}`,
     });
     assertError(res, 401, 'unauthorized');
   });
 
   void test('a token with a character changed is refused', async () => {
-    const t = server.adminToken;
+    const t = ctx.admin;
     const changed = t.slice(0, -1) + (t.endsWith('A') ? 'B' : 'A');
     assertError(await api(changed, 'GET', '/whoami'), 401, 'unauthorized', /invalid token/);
     assertStatus(await api(t, 'GET', '/whoami'), 200);
@@ -165,7 +145,7 @@ void describe('unauthenticated requests', () => {
     plantToken(token, { userId: 1, expiresAt: Date.now() + 3_600_000 });
     for (let i = 0; i < 2; i++) assertStatus(await api(token, 'GET', '/whoami'), 200);
     // Its hour is up (moved in the store rather than waited for).
-    withStore((db) =>
+    withDb(ctx.server, (db) =>
       db.prepare('UPDATE api_tokens SET expires_at = ? WHERE hash = ?').run(Date.now() - 1, sha256(token)),
     );
     assertError(await api(token, 'GET', '/whoami'), 401, 'unauthorized', /expired/);
@@ -200,7 +180,7 @@ void describe('job tokens', () => {
       assertError(res, 403, 'forbidden', /job token can only read its own job/, `${method} ${path}`);
     }
     // Nothing was created, changed or deleted.
-    const admin = server.adminToken;
+    const admin = ctx.admin;
     assertStatus(await api(admin, 'GET', '/projects/default'), 200);
     assertStatus(await api(admin, 'GET', '/cluster-queues/default'), 200);
     assertError(await api(admin, 'GET', '/users/intruder'), 404, 'not_found');

@@ -3,7 +3,16 @@
  * world of users and projects to test role boundaries against.
  */
 import assert from 'node:assert/strict';
-import { call, type ApiResponse, type TestServer } from '../helpers/server.js';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  call,
+  useTestServer,
+  type ApiResponse,
+  type StartOptions,
+  type TestServer,
+} from '../helpers/server.js';
 
 export interface ErrorBody {
   error: { code: string; message: string };
@@ -75,10 +84,48 @@ export type Caller = <T = unknown>(
   headers?: Record<string, string>,
 ) => Promise<ApiResponse<T>>;
 
-export const caller =
-  (server: TestServer): Caller =>
-  (token, method, path, body, headers) =>
-    call(server.api, token, method, path, body, headers);
+/** The server of a test file (or suite), as `useServer` gives it. */
+export interface ApiServer {
+  /** The running server (available from the `before` hook on). */
+  readonly server: TestServer;
+  /** The admin's token. */
+  readonly admin: string;
+  /** A caller bound to the server; it may be taken before the server starts. */
+  readonly api: Caller;
+}
+
+/**
+ * Registers `before` and `after` hooks in the current file or suite: a fresh server (started with
+ * `opts`, as `startTestServer` takes them), `setup` run against it, and the server closed after the
+ * tests.
+ */
+export function useServer(setup?: (s: ApiServer) => Promise<void>, opts: StartOptions = {}): ApiServer {
+  const server = useTestServer(opts, async () => {
+    await setup?.(s);
+  });
+  const s: ApiServer = {
+    get server() {
+      return server();
+    },
+    get admin() {
+      return server().adminToken;
+    },
+    api: (token, method, path, body, headers) => call(server().api, token, method, path, body, headers),
+  };
+  return s;
+}
+
+export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** Runs `fn` on a connection of its own to the server's SQLite file. */
+export function withDb<T>(server: TestServer, fn: (db: Database.Database) => T): T {
+  const db = new Database(join(server.dataDir, 'berth.db'));
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
 
 export async function createUser(api: Caller, adminToken: string, name: string, admin = false) {
   const res = await api<UserWithToken>(adminToken, 'POST', '/users', { name, admin });

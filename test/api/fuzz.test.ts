@@ -3,32 +3,16 @@
  * the contract's error shape, never a 500; a success leaves something that reads back.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import fc from 'fast-check';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import {
-  assertError,
-  assertStatus,
-  caller,
-  createProject,
-  createQueue,
-  createUser,
-  type Caller,
-} from './fixtures.js';
+import { assertError, assertStatus, createProject, createQueue, createUser, useServer } from './fixtures.js';
 
-let server: TestServer;
-let api: Caller;
-let admin: string;
-
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-  admin = server.adminToken;
-  await createQueue(api, admin, 'q1', { cohort: 'pool' });
-  await createProject(api, admin, 'p1', 'q1');
-  await createUser(api, admin, 'bob');
+const ctx = useServer(async () => {
+  await createQueue(api, ctx.admin, 'q1', { cohort: 'pool' });
+  await createProject(api, ctx.admin, 'p1', 'q1');
+  await createUser(api, ctx.admin, 'bob');
 });
-after(() => server.close());
+const { api } = ctx;
 
 const RUNS = 120;
 
@@ -43,7 +27,7 @@ const CODES: Record<number, string> = {
 
 /** Sends `body` and checks the answer is a success or a well-formed 4xx. */
 async function probe(method: string, path: string, body: unknown): Promise<number> {
-  const res = await api(admin, method, path, body);
+  const res = await api(ctx.admin, method, path, body);
   const label = `${method} ${path} ${JSON.stringify(body)?.slice(0, 200)}`;
   if (res.status >= 400) {
     const code = CODES[res.status];
@@ -111,7 +95,10 @@ void test('POST /cluster-queues', async () => {
       fc.oneof(fc.record({ name, ...queueFields }, { requiredKeys: [] }), anything),
       async (body) => {
         if ((await probe('POST', '/cluster-queues', body)) === 201) {
-          assertStatus(await api(admin, 'GET', `/cluster-queues/${(body as { name: string }).name}`), 200);
+          assertStatus(
+            await api(ctx.admin, 'GET', `/cluster-queues/${(body as { name: string }).name}`),
+            200,
+          );
         }
       },
     ),
@@ -123,7 +110,7 @@ void test('PATCH /cluster-queues/q1', async () => {
   await fc.assert(
     fc.asyncProperty(fc.oneof(fc.record(queueFields, { requiredKeys: [] }), anything), async (body) => {
       await probe('PATCH', '/cluster-queues/q1', body);
-      assertStatus(await api(admin, 'GET', '/cluster-queues/q1'), 200);
+      assertStatus(await api(ctx.admin, 'GET', '/cluster-queues/q1'), 200);
     }),
     opts,
   );
@@ -136,10 +123,10 @@ void test('POST /projects and PATCH /projects/p1', async () => {
       fc.oneof(fc.record(projectFields, { requiredKeys: [] }), anything),
       async (create, patch) => {
         if ((await probe('POST', '/projects', create)) === 201) {
-          assertStatus(await api(admin, 'GET', `/projects/${(create as { name: string }).name}`), 200);
+          assertStatus(await api(ctx.admin, 'GET', `/projects/${(create as { name: string }).name}`), 200);
         }
         await probe('PATCH', '/projects/p1', patch);
-        assertStatus(await api(admin, 'GET', '/projects/p1'), 200);
+        assertStatus(await api(ctx.admin, 'GET', '/projects/p1'), 200);
       },
     ),
     opts,

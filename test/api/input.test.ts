@@ -3,33 +3,24 @@
  * wrong, never a 500, and never a change to the data.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { before, describe, test } from 'node:test';
 import {
   assertError,
   assertStatus,
-  caller,
   createProject,
   createQueue,
   createUser,
-  type Caller,
+  useServer,
   type ErrorBody,
   type QueueBody,
 } from './fixtures.js';
 
-let server: TestServer;
-let api: Caller;
-let admin: string;
-
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-  admin = server.adminToken;
-  await createQueue(api, admin, 'q1');
-  await createProject(api, admin, 'p1', 'q1');
-  await createUser(api, admin, 'bob');
+const ctx = useServer(async () => {
+  await createQueue(api, ctx.admin, 'q1');
+  await createProject(api, ctx.admin, 'p1', 'q1');
+  await createUser(api, ctx.admin, 'bob');
 });
-after(() => server.close());
+const { api } = ctx;
 
 interface Row {
   label: string;
@@ -57,7 +48,7 @@ const bad = (
 const cq = (fields: object) => ({ name: 'cq-new', quota: { cpu: '1', memory: '1Gi' }, ...fields });
 
 async function snapshot() {
-  const get = async (path: string) => (await api(admin, 'GET', path)).body;
+  const get = async (path: string) => (await api(ctx.admin, 'GET', path)).body;
   return {
     users: await get('/users'),
     queues: await get('/cluster-queues'),
@@ -70,7 +61,7 @@ function runRows(rows: Row[]): void {
   for (const row of rows) {
     void test(`${row.label} → ${row.status}`, async () => {
       const before = await snapshot();
-      const res = await api(admin, row.method, row.path, row.body, row.headers);
+      const res = await api(ctx.admin, row.method, row.path, row.body, row.headers);
       assertError(res, row.status, row.code, row.message, `${row.method} ${row.path}`);
       assert.deepEqual(await snapshot(), before, 'a refused request changes nothing');
     });
@@ -137,7 +128,7 @@ void describe('bodies that are not a JSON object', () => {
 
   void test('JSON with a charset parameter is accepted', async () => {
     const res = await api(
-      admin,
+      ctx.admin,
       'POST',
       '/users',
       { name: 'charset' },
@@ -150,12 +141,12 @@ void describe('bodies that are not a JSON object', () => {
 
   void test('a body of more than 1 MiB → 413; one just under the limit is read', async () => {
     const big = JSON.stringify({ name: 'big', description: 'x'.repeat(1024 * 1024) });
-    assertError(await api(admin, 'POST', '/users', big), 413, 'payload_too_large', /too large/);
-    assertError(await api(admin, 'PATCH', '/projects/p1', big), 413, 'payload_too_large', /too large/);
+    assertError(await api(ctx.admin, 'POST', '/users', big), 413, 'payload_too_large', /too large/);
+    assertError(await api(ctx.admin, 'PATCH', '/projects/p1', big), 413, 'payload_too_large', /too large/);
     const under = JSON.stringify({ name: 'under', pad: 'x'.repeat(1024 * 1024 - 100) });
     assert.ok(Buffer.byteLength(under) < 1024 * 1024);
     // Read and validated, so refused for its unknown field rather than for its size.
-    assertError(await api(admin, 'POST', '/users', under), 400, 'bad_request', /unknown field "pad"/);
+    assertError(await api(ctx.admin, 'POST', '/users', under), 400, 'bad_request', /unknown field "pad"/);
   });
 });
 
@@ -380,7 +371,7 @@ void describe('quantities', () => {
   ]);
 
   void test('tiny quantities round up to one unit instead of being "too large"', async () => {
-    const res = await api<QueueBody>(admin, 'POST', '/cluster-queues', {
+    const res = await api<QueueBody>(ctx.admin, 'POST', '/cluster-queues', {
       name: 'tiny',
       quota: { memory: '1e-100', cpu: 1e-9, jobs: '0.' + '0'.repeat(61) + '1' },
     });
@@ -389,7 +380,7 @@ void describe('quantities', () => {
   });
 
   void test('good quantities are kept as written (numbers become strings)', async () => {
-    const res = await api<QueueBody>(admin, 'POST', '/cluster-queues', {
+    const res = await api<QueueBody>(ctx.admin, 'POST', '/cluster-queues', {
       name: 'kept',
       quota: { cpu: '500m', memory: '16Gi', 'nvidia.com/gpu': 2, jobs: '1e3', storage: '1.5T' },
     });
@@ -479,11 +470,11 @@ void describe('names', () => {
 
   void test('names at the limits are accepted', async () => {
     const long = 'a'.repeat(63);
-    assertStatus(await api(admin, 'POST', '/cluster-queues', { name: long, cohort: long }), 201);
-    assertStatus(await api(admin, 'POST', '/projects', { name: long, clusterQueue: long }), 201);
-    assertStatus(await api(admin, 'POST', '/users', { name: 'a.b_c-d' }), 201);
+    assertStatus(await api(ctx.admin, 'POST', '/cluster-queues', { name: long, cohort: long }), 201);
+    assertStatus(await api(ctx.admin, 'POST', '/projects', { name: long, clusterQueue: long }), 201);
+    assertStatus(await api(ctx.admin, 'POST', '/users', { name: 'a.b_c-d' }), 201);
     assertStatus(
-      await api(admin, 'POST', '/cluster-queues', cq({ name: 'gpus', quota: { 'nvidia.com/gpu': 8 } })),
+      await api(ctx.admin, 'POST', '/cluster-queues', cq({ name: 'gpus', quota: { 'nvidia.com/gpu': 8 } })),
       201,
     );
   });
@@ -550,7 +541,7 @@ void describe('queue rules', () => {
   ]);
 
   before(async () => {
-    await createQueue(api, admin, 'with-limits', {
+    await createQueue(api, ctx.admin, 'with-limits', {
       cohort: 'pool',
       quota: { cpu: '4' },
       borrowingLimit: { cpu: '2' },
@@ -560,7 +551,7 @@ void describe('queue rules', () => {
 
   void test('a lending limit equal to the quota in other units is fine', async () => {
     const res = await api(
-      admin,
+      ctx.admin,
       'POST',
       '/cluster-queues',
       cq({ name: 'equal', cohort: 'c', quota: { memory: '1Gi' }, lendingLimit: { memory: '1024Mi' } }),
@@ -748,27 +739,27 @@ void describe('references, duplicates and conflicts', () => {
   ]);
 
   void test('the 409 for a queue in use names every project, and a few more as a count', async () => {
-    await createQueue(api, admin, 'busy');
-    for (const n of ['b-1', 'b-2']) await createProject(api, admin, n, 'busy');
+    await createQueue(api, ctx.admin, 'busy');
+    for (const n of ['b-1', 'b-2']) await createProject(api, ctx.admin, n, 'busy');
     assertError(
-      await api(admin, 'DELETE', '/cluster-queues/busy'),
+      await api(ctx.admin, 'DELETE', '/cluster-queues/busy'),
       409,
       'conflict',
       /used by projects b-1, b-2;/,
     );
-    for (let i = 3; i <= 12; i++) await createProject(api, admin, `b-${i}`, 'busy');
-    const res = await api<ErrorBody>(admin, 'DELETE', '/cluster-queues/busy');
+    for (let i = 3; i <= 12; i++) await createProject(api, ctx.admin, `b-${i}`, 'busy');
+    const res = await api<ErrorBody>(ctx.admin, 'DELETE', '/cluster-queues/busy');
     assertError(res, 409, 'conflict', /and 2 more/);
     // After the projects move away, the queue can go.
     for (let i = 1; i <= 12; i++)
-      assertStatus(await api(admin, 'PATCH', `/projects/b-${i}`, { clusterQueue: 'q1' }), 200);
-    assertStatus(await api(admin, 'DELETE', '/cluster-queues/busy'), 204);
-    assertError(await api(admin, 'GET', '/cluster-queues/busy'), 404, 'not_found');
+      assertStatus(await api(ctx.admin, 'PATCH', `/projects/b-${i}`, { clusterQueue: 'q1' }), 200);
+    assertStatus(await api(ctx.admin, 'DELETE', '/cluster-queues/busy'), 204);
+    assertError(await api(ctx.admin, 'GET', '/cluster-queues/busy'), 404, 'not_found');
   });
 
   void test('racing duplicates: exactly one wins, the rest get 409, none a 500', async () => {
     const race = async (method: string, path: string, body: unknown) => {
-      const results = await Promise.all(Array.from({ length: 12 }, () => api(admin, method, path, body)));
+      const results = await Promise.all(Array.from({ length: 12 }, () => api(ctx.admin, method, path, body)));
       const statuses = results.map((r) => r.status).sort();
       assert.deepEqual(statuses, [201, ...Array<number>(11).fill(409)], JSON.stringify(statuses));
       for (const r of results.filter((r) => r.status === 409))
@@ -780,26 +771,31 @@ void describe('references, duplicates and conflicts', () => {
   });
 
   void test('deleting a queue while projects are created on it never leaves a dangling project', async () => {
-    await createQueue(api, admin, 'contested');
+    await createQueue(api, ctx.admin, 'contested');
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         i % 2 === 0
-          ? api(admin, 'POST', '/projects', { name: `contest-${i}`, clusterQueue: 'contested' })
-          : api(admin, 'DELETE', '/cluster-queues/contested'),
+          ? api(ctx.admin, 'POST', '/projects', { name: `contest-${i}`, clusterQueue: 'contested' })
+          : api(ctx.admin, 'DELETE', '/cluster-queues/contested'),
       ),
     );
     for (const r of results) assert.ok([201, 204, 404, 409, 422].includes(r.status), `${r.status} ${r.text}`);
-    const queueExists = (await api(admin, 'GET', '/cluster-queues/contested')).status === 200;
-    const projects = (await api<{ name: string; clusterQueue: string }[]>(admin, 'GET', '/projects')).body;
+    const queueExists = (await api(ctx.admin, 'GET', '/cluster-queues/contested')).status === 200;
+    const projects = (await api<{ name: string; clusterQueue: string }[]>(ctx.admin, 'GET', '/projects'))
+      .body;
     const onIt = projects.filter((p) => p.clusterQueue === 'contested');
     assert.ok(queueExists || onIt.length === 0, 'no project points at a deleted queue');
     assert.equal(onIt.length, results.filter((r, i) => i % 2 === 0 && r.status === 201).length);
   });
 
   void test('granting a privilege twice is idempotent', async () => {
-    await createProject(api, admin, 'twice', 'q1');
+    await createProject(api, ctx.admin, 'twice', 'q1');
     for (let i = 0; i < 2; i++) {
-      const res = await api<{ privileges: string[] }>(admin, 'PUT', '/projects/twice/privileges/resource.db');
+      const res = await api<{ privileges: string[] }>(
+        ctx.admin,
+        'PUT',
+        '/projects/twice/privileges/resource.db',
+      );
       assertStatus(res, 200);
       assert.deepEqual(res.body.privileges, ['resource.db']);
     }
@@ -823,7 +819,7 @@ void describe('routes', () => {
 
   void test('unknown routes are 404 with or without a token, outside the prefix too', async () => {
     assertError(await api(undefined, 'GET', '/nope'), 404, 'not_found', /no route/);
-    const res = await fetch(`${server.url}/nowhere?x=1`);
+    const res = await fetch(`${ctx.server.url}/nowhere?x=1`);
     assert.equal(res.status, 404);
     const body = (await res.json()) as ErrorBody;
     assert.equal(body.error.code, 'not_found');
@@ -831,23 +827,23 @@ void describe('routes', () => {
   });
 
   void test('a path with bad percent-encoding is a 400 in the error shape', async () => {
-    assertError(await api(admin, 'GET', '/projects/%zz'), 400, 'bad_request', /malformed request/);
-    assertError(await api(admin, 'GET', '/projects/%E0%A4%A'), 400, 'bad_request');
+    assertError(await api(ctx.admin, 'GET', '/projects/%zz'), 400, 'bad_request', /malformed request/);
+    assertError(await api(ctx.admin, 'GET', '/projects/%E0%A4%A'), 400, 'bad_request');
   });
 
   void test('long names in a path reach the schema; absurd ones are refused in the error shape', async () => {
-    assertError(await api(admin, 'GET', `/projects/${'a'.repeat(200)}`), 404, 'not_found', /not found/);
+    assertError(await api(ctx.admin, 'GET', `/projects/${'a'.repeat(200)}`), 404, 'not_found', /not found/);
     assertError(
-      await api(admin, 'GET', `/cluster-queues/${'a'.repeat(254)}`),
+      await api(ctx.admin, 'GET', `/cluster-queues/${'a'.repeat(254)}`),
       400,
       'bad_request',
       /"name" must NOT have more than 253 characters/,
     );
-    assertError(await api(admin, 'GET', `/users/${'a'.repeat(600)}`), 400, 'bad_request');
+    assertError(await api(ctx.admin, 'GET', `/users/${'a'.repeat(600)}`), 400, 'bad_request');
   });
 
   void test('a token request without a body uses the default label', async () => {
-    const res = await api<{ name: string; token: string }>(admin, 'POST', '/users/bob/tokens');
+    const res = await api<{ name: string; token: string }>(ctx.admin, 'POST', '/users/bob/tokens');
     assertStatus(res, 201);
     assert.equal(res.body.name, 'bob');
     assert.equal((await api<{ name: string }>(res.body.token, 'GET', '/whoami')).body.name, 'bob');

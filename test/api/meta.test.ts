@@ -1,8 +1,7 @@
 /** The public endpoints: /health and the OpenAPI document. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertStatus, caller, type Caller } from './fixtures.js';
+import { test } from 'node:test';
+import { assertStatus, useServer } from './fixtures.js';
 
 interface Operation {
   summary?: string;
@@ -19,13 +18,8 @@ interface OpenApiDoc {
   security: Record<string, unknown>[];
 }
 
-let server: TestServer;
-let api: Caller;
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-});
-after(() => server.close());
+const ctx = useServer();
+const { api } = ctx;
 
 void test('/health needs no token and says ok', async () => {
   const variants: Record<string, string>[] = [{}, { authorization: 'Bearer nonsense' }];
@@ -109,7 +103,7 @@ void test('every documented route of these families exists (none answers "no rou
       const url = path.replace(/^\/api\/v1/, '').replace(/\{[^}]+\}/g, 'zz-missing');
       const verb = method.toUpperCase();
       const body = ['POST', 'PUT', 'PATCH'].includes(verb) ? {} : undefined;
-      const res = await api<{ error?: { message: string } }>(server.adminToken, verb, url, body);
+      const res = await api<{ error?: { message: string } }>(ctx.admin, verb, url, body);
       assert.ok(res.status < 500, `${method} ${url}: ${res.text}`);
       assert.ok(!res.body.error?.message.startsWith('no route'), `${method} ${url}: ${res.text}`);
     }

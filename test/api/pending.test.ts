@@ -6,19 +6,18 @@
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { startServer } from '../../src/server/run.js';
 import { waitDone } from '../helpers/jobs.js';
-import { call, startTestServer, type TestServer } from '../helpers/server.js';
+import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   assertError,
   assertStatus,
-  caller,
   createProject,
   createQueue,
   makeWorld,
-  type Caller,
+  useServer,
   type ProjectBody,
   type World,
 } from './fixtures.js';
@@ -47,21 +46,14 @@ interface JobBody {
 
 type WeightedProject = ProjectBody & { weight: number };
 
-let server: TestServer;
-let api: Caller;
 let world: World;
-let admin: string;
-
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-  admin = server.adminToken;
-  world = await makeWorld(api, admin, 'default');
+const ctx = useServer(async () => {
+  world = await makeWorld(api, ctx.admin, 'default');
 });
-after(() => server.close());
+const { api } = ctx;
 
 async function submit(project: string, name: string, body: Record<string, unknown> = {}): Promise<JobBody> {
-  const res = await api<JobBody>(admin, 'POST', `/projects/${project}/jobs`, {
+  const res = await api<JobBody>(ctx.admin, 'POST', `/projects/${project}/jobs`, {
     name,
     ...(body.script === undefined ? { command: ['true'] } : {}),
     ...body,
@@ -80,9 +72,9 @@ describe('the pending list', () => {
   let jobs: Record<'a1' | 'b1' | 'a2' | 'b2' | 'b3', JobBody>;
 
   before(async () => {
-    await createQueue(api, admin, 'shared', { quota: { jobs: 10 }, stopPolicy: 'Hold' });
-    await createProject(api, admin, 'alpha', 'shared', world.roles);
-    await createProject(api, admin, 'beta', 'shared');
+    await createQueue(api, ctx.admin, 'shared', { quota: { jobs: 10 }, stopPolicy: 'Hold' });
+    await createProject(api, ctx.admin, 'alpha', 'shared', world.roles);
+    await createProject(api, ctx.admin, 'beta', 'shared');
     const a1 = await submit('alpha', 'a1');
     const b1 = await submit('beta', 'b1');
     const a2 = await submit('alpha', 'a2');
@@ -92,7 +84,7 @@ describe('the pending list', () => {
   });
 
   test('lists jobs in admission order with their details for an admin', async () => {
-    const res = await pending(admin, 'shared');
+    const res = await pending(ctx.admin, 'shared');
     assertStatus(res, 200);
     // b3 by priority; then, at equal shares, alternating projects in creation order.
     const order = [jobs.b3, jobs.a1, jobs.b1, jobs.a2, jobs.b2];
@@ -107,7 +99,7 @@ describe('the pending list', () => {
         createdAt: j.createdAt,
       })),
     );
-    const queue = await api<{ pending: number }>(admin, 'GET', '/cluster-queues/shared');
+    const queue = await api<{ pending: number }>(ctx.admin, 'GET', '/cluster-queues/shared');
     assert.equal(queue.body.pending, 5);
   });
 
@@ -150,7 +142,7 @@ describe('the pending list', () => {
   });
 
   test('pages with offset and limit, positions counting from the start', async () => {
-    const page = await pending(admin, 'shared', '?offset=1&limit=2');
+    const page = await pending(ctx.admin, 'shared', '?offset=1&limit=2');
     assertStatus(page, 200);
     assert.deepEqual(
       page.body.map((e) => [e.position, e.id]),
@@ -162,15 +154,15 @@ describe('the pending list', () => {
     const member = await pending(world.tokens.member, 'shared', '?offset=2&limit=10');
     assert.deepEqual(member.body[0], { position: 3, hidden: true });
     assert.deepEqual(ids(member.body), [undefined, jobs.a2.id, undefined]);
-    assert.deepEqual((await pending(admin, 'shared', '?offset=5')).body, []);
-    assert.deepEqual((await pending(admin, 'default')).body, []);
+    assert.deepEqual((await pending(ctx.admin, 'shared', '?offset=5')).body, []);
+    assert.deepEqual((await pending(ctx.admin, 'default')).body, []);
   });
 
   test('refuses bad queries, unknown queues and missing tokens', async () => {
     for (const query of ['?limit=0', '?limit=1001', '?offset=-1', '?offset=abc', '?limit=1.5', '?sort=id']) {
-      assertError(await pending(admin, 'shared', query), 400, 'bad_request', undefined, query);
+      assertError(await pending(ctx.admin, 'shared', query), 400, 'bad_request', undefined, query);
     }
-    assertError(await pending(admin, 'nope'), 404, 'not_found', /cluster queue "nope" not found/);
+    assertError(await pending(ctx.admin, 'nope'), 404, 'not_found', /cluster queue "nope" not found/);
     assertError(await pending(world.tokens.outsider, 'nope'), 404, 'not_found');
     assertError(await pending(undefined, 'shared'), 401, 'unauthorized');
   });
@@ -181,16 +173,16 @@ describe('the pending list', () => {
     assert.equal(a2.position, 4);
     assert.equal(a2.projectPosition, 2);
     assert.deepEqual(a2.blockers, [{ kind: 'hold', queue: 'shared', stopPolicy: 'Hold' }]);
-    const b3 = (await api<JobBody>(admin, 'GET', `/jobs/${jobs.b3.id}`)).body;
+    const b3 = (await api<JobBody>(ctx.admin, 'GET', `/jobs/${jobs.b3.id}`)).body;
     assert.equal(b3.position, 1);
     assert.equal(b3.projectPosition, 1);
   });
 
   test('after resuming, the list empties and finished jobs have no positions or blockers', async () => {
-    assertStatus(await api(admin, 'PATCH', '/cluster-queues/shared', { stopPolicy: 'None' }), 200);
-    for (const j of Object.values(jobs)) await waitDone(server.api, admin, j.id);
-    assert.deepEqual((await pending(admin, 'shared')).body, []);
-    const done = (await api<JobBody>(admin, 'GET', `/jobs/${jobs.a2.id}`)).body;
+    assertStatus(await api(ctx.admin, 'PATCH', '/cluster-queues/shared', { stopPolicy: 'None' }), 200);
+    for (const j of Object.values(jobs)) await waitDone(ctx.server.api, ctx.admin, j.id);
+    assert.deepEqual((await pending(ctx.admin, 'shared')).body, []);
+    const done = (await api<JobBody>(ctx.admin, 'GET', `/jobs/${jobs.a2.id}`)).body;
     assert.equal(done.state, 'succeeded');
     assert.equal(done.position, null);
     assert.equal(done.projectPosition, null);
@@ -198,19 +190,19 @@ describe('the pending list', () => {
   });
 
   test('a job short of quota names the resource, the queue and the amounts', async () => {
-    await createQueue(api, admin, 'small', { quota: { cpu: '1' } });
-    await createProject(api, admin, 'tight', 'small');
-    const gate = join(server.dataDir, 'gate-small');
+    await createQueue(api, ctx.admin, 'small', { quota: { cpu: '1' } });
+    await createProject(api, ctx.admin, 'tight', 'small');
+    const gate = join(ctx.server.dataDir, 'gate-small');
     const holder = await submit('tight', 'holder', {
       requests: { cpu: '1' },
       script: `while [ ! -e ${gate} ]; do sleep 0.05; done`,
     });
     await waitFor('the holder to run', async () => {
-      const j = (await api<JobBody>(admin, 'GET', `/jobs/${holder.id}`)).body;
+      const j = (await api<JobBody>(ctx.admin, 'GET', `/jobs/${holder.id}`)).body;
       return j.state === 'running';
     });
     const waiting = await submit('tight', 'waiting', { requests: { cpu: '500m' } });
-    const view = (await api<JobBody>(admin, 'GET', `/jobs/${waiting.id}`)).body;
+    const view = (await api<JobBody>(ctx.admin, 'GET', `/jobs/${waiting.id}`)).body;
     assert.equal(view.state, 'queued');
     assert.equal(view.position, 1);
     assert.deepEqual(view.blockers, [
@@ -225,18 +217,18 @@ describe('the pending list', () => {
       },
     ]);
     writeFileSync(gate, '');
-    await waitDone(server.api, admin, holder.id);
-    await waitDone(server.api, admin, waiting.id);
+    await waitDone(ctx.server.api, ctx.admin, holder.id);
+    await waitDone(ctx.server.api, ctx.admin, waiting.id);
   });
 });
 
 describe('project weights', () => {
   test('default to 1, are shown in every project view, and only admins change them', async () => {
     await world.project('weighted');
-    const created = await api<WeightedProject>(admin, 'GET', '/projects/weighted');
+    const created = await api<WeightedProject>(ctx.admin, 'GET', '/projects/weighted');
     assert.equal(created.body.weight, 1);
 
-    const res = await api<WeightedProject>(admin, 'PATCH', '/projects/weighted', { weight: 2.5 });
+    const res = await api<WeightedProject>(ctx.admin, 'PATCH', '/projects/weighted', { weight: 2.5 });
     assertStatus(res, 200);
     assert.equal(res.body.weight, 2.5);
     for (const actor of ['owner', 'member', 'viewer'] as const) {
@@ -269,24 +261,24 @@ describe('project weights', () => {
     });
     assertStatus(own, 200);
     assert.equal(own.body.description, 'mine');
-    assert.equal((await api<WeightedProject>(admin, 'GET', '/projects/weighted')).body.weight, 2.5);
+    assert.equal((await api<WeightedProject>(ctx.admin, 'GET', '/projects/weighted')).body.weight, 2.5);
   });
 
   test('refuses weights that are not positive numbers', async () => {
     for (const weight of [0, -1, '2', null, 1_000_001]) {
       assertError(
-        await api(admin, 'PATCH', '/projects/weighted', { weight }),
+        await api(ctx.admin, 'PATCH', '/projects/weighted', { weight }),
         400,
         'bad_request',
         undefined,
         JSON.stringify(weight),
       );
     }
-    assert.equal((await api<WeightedProject>(admin, 'GET', '/projects/weighted')).body.weight, 2.5);
+    assert.equal((await api<WeightedProject>(ctx.admin, 'GET', '/projects/weighted')).body.weight, 2.5);
   });
 
   test('an admin may set the weight at creation', async () => {
-    const res = await api<WeightedProject>(admin, 'POST', '/projects', {
+    const res = await api<WeightedProject>(ctx.admin, 'POST', '/projects', {
       name: 'heavy',
       clusterQueue: 'default',
       weight: 4,
@@ -296,9 +288,9 @@ describe('project weights', () => {
   });
 
   test('the admission order follows the weights at once and after a restart', async () => {
-    await createQueue(api, admin, 'fair', { quota: { jobs: 8 }, stopPolicy: 'Hold' });
-    await createProject(api, admin, 'p-a', 'fair');
-    await createProject(api, admin, 'p-b', 'fair');
+    await createQueue(api, ctx.admin, 'fair', { quota: { jobs: 8 }, stopPolicy: 'Hold' });
+    await createProject(api, ctx.admin, 'p-a', 'fair');
+    await createProject(api, ctx.admin, 'p-b', 'fair');
     const a: JobBody[] = [];
     const b: JobBody[] = [];
     for (let i = 1; i <= 4; i++) {
@@ -307,28 +299,33 @@ describe('project weights', () => {
     }
     const [a1, a2, a3, a4] = a.map((j) => j.id);
     const [b1, b2, b3, b4] = b.map((j) => j.id);
-    assert.deepEqual(ids((await pending(admin, 'fair')).body), [b1, a1, b2, a2, b3, a3, b4, a4]);
+    assert.deepEqual(ids((await pending(ctx.admin, 'fair')).body), [b1, a1, b2, a2, b3, a3, b4, a4]);
 
     // Weight 2: p-a's k-th job comes at half the share of p-b's k-th.
-    assertStatus(await api(admin, 'PATCH', '/projects/p-a', { weight: 2 }), 200);
+    assertStatus(await api(ctx.admin, 'PATCH', '/projects/p-a', { weight: 2 }), 200);
     const weighted = [b1, a1, a2, b2, a3, a4, b3, b4];
-    assert.deepEqual(ids((await pending(admin, 'fair')).body), weighted);
+    assert.deepEqual(ids((await pending(ctx.admin, 'fair')).body), weighted);
 
     // The weights come back from the store when the server starts again.
-    await server.server.close();
+    await ctx.server.server.close();
     const again = await startServer({
-      dataDir: server.dataDir,
+      dataDir: ctx.server.dataDir,
       listen: '127.0.0.1:0',
       configFile: '/dev/null',
       print: () => {},
     });
     try {
-      const res = await call<Entry[]>(`${again.url}/api/v1`, admin, 'GET', '/cluster-queues/fair/pending');
+      const res = await call<Entry[]>(
+        `${again.url}/api/v1`,
+        ctx.admin,
+        'GET',
+        '/cluster-queues/fair/pending',
+      );
       assertStatus(res, 200);
       assert.deepEqual(ids(res.body), weighted);
     } finally {
       await again.close();
-      rmSync(server.dataDir, { recursive: true, force: true });
+      rmSync(ctx.server.dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -3,17 +3,15 @@
  * class name given at submission becomes the job's priority and decides admission order.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { waitDone } from '../helpers/jobs.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   assertError,
   assertStatus,
-  caller,
   createProject,
   createQueue,
   makeWorld,
-  type Caller,
+  useServer,
   type World,
 } from './fixtures.js';
 
@@ -32,29 +30,22 @@ interface JobBody {
   admittedAt: string | null;
 }
 
-let server: TestServer;
-let api: Caller;
 let world: World;
-let admin: string;
-
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-  admin = server.adminToken;
-  world = await makeWorld(api, admin, 'default');
+const ctx = useServer(async () => {
+  world = await makeWorld(api, ctx.admin, 'default');
   await world.project('ml');
   for (const [name, value] of [
     ['high', 1000],
     ['low', -100],
   ] as const) {
-    assertStatus(await api(admin, 'POST', '/priority-classes', { name, value }), 201, `create ${name}`);
+    assertStatus(await api(ctx.admin, 'POST', '/priority-classes', { name, value }), 201, `create ${name}`);
   }
 });
-after(() => server.close());
+const { api } = ctx;
 
 describe('defining priority classes', () => {
   test('an admin creates one; it is listed highest first and readable by any user', async () => {
-    const res = await api<PriorityClassBody>(admin, 'POST', '/priority-classes', {
+    const res = await api<PriorityClassBody>(ctx.admin, 'POST', '/priority-classes', {
       name: 'urgent',
       value: 5000,
       description: 'drop everything',
@@ -105,8 +96,8 @@ describe('defining priority classes', () => {
       'unauthorized',
     );
     // Nothing of the refused requests landed.
-    assertStatus(await api(admin, 'GET', '/priority-classes/high'), 200);
-    assertError(await api(admin, 'GET', '/priority-classes/x-owner'), 404, 'not_found');
+    assertStatus(await api(ctx.admin, 'GET', '/priority-classes/high'), 200);
+    assertError(await api(ctx.admin, 'GET', '/priority-classes/x-owner'), 404, 'not_found');
   });
 
   test('refuses bad input with 400, duplicates with 409, missing ones with 404', async () => {
@@ -124,7 +115,7 @@ describe('defining priority classes', () => {
     ];
     for (const [body, message] of bad) {
       assertError(
-        await api(admin, 'POST', '/priority-classes', body),
+        await api(ctx.admin, 'POST', '/priority-classes', body),
         400,
         'bad_request',
         message,
@@ -132,19 +123,24 @@ describe('defining priority classes', () => {
       );
     }
     assertError(
-      await api(admin, 'POST', '/priority-classes', { name: 'high', value: 7 }),
+      await api(ctx.admin, 'POST', '/priority-classes', { name: 'high', value: 7 }),
       409,
       'conflict',
       /priority class "high" already exists/,
     );
-    assert.equal((await api<PriorityClassBody>(admin, 'GET', '/priority-classes/high')).body.value, 1000);
+    assert.equal((await api<PriorityClassBody>(ctx.admin, 'GET', '/priority-classes/high')).body.value, 1000);
     assertError(
-      await api(admin, 'GET', '/priority-classes/nope'),
+      await api(ctx.admin, 'GET', '/priority-classes/nope'),
       404,
       'not_found',
       /priority class "nope" not found/,
     );
-    assertError(await api(admin, 'DELETE', '/priority-classes/nope'), 404, 'not_found', /"nope" not found/);
+    assertError(
+      await api(ctx.admin, 'DELETE', '/priority-classes/nope'),
+      404,
+      'not_found',
+      /"nope" not found/,
+    );
   });
 
   test('the extreme values are accepted', async () => {
@@ -152,11 +148,11 @@ describe('defining priority classes', () => {
       ['ceiling', 1_000_000_000],
       ['floor', -1_000_000_000],
     ] as const) {
-      const res = await api<PriorityClassBody>(admin, 'POST', '/priority-classes', { name, value });
+      const res = await api<PriorityClassBody>(ctx.admin, 'POST', '/priority-classes', { name, value });
       assertStatus(res, 201, name);
       assert.equal(res.body.value, value);
-      assertStatus(await api(admin, 'DELETE', `/priority-classes/${name}`), 204, name);
-      assertError(await api(admin, 'GET', `/priority-classes/${name}`), 404, 'not_found');
+      assertStatus(await api(ctx.admin, 'DELETE', `/priority-classes/${name}`), 204, name);
+      assertError(await api(ctx.admin, 'GET', `/priority-classes/${name}`), 404, 'not_found');
     }
   });
 });
@@ -177,8 +173,9 @@ describe('priority at submission', () => {
     const none = await submit({});
     assert.equal(none.body.priority, 0);
     assert.equal(none.body.priorityClass, null);
-    for (const id of [res.body.id, plain.body.id, none.body.id]) await waitDone(server.api, admin, id);
-    const after = await api<JobBody>(admin, 'GET', `/jobs/${res.body.id}`);
+    for (const id of [res.body.id, plain.body.id, none.body.id])
+      await waitDone(ctx.server.api, ctx.admin, id);
+    const after = await api<JobBody>(ctx.admin, 'GET', `/jobs/${res.body.id}`);
     assert.equal(after.body.priority, 1000);
     assert.equal(after.body.priorityClass, 'high');
   });
@@ -194,11 +191,11 @@ describe('priority at submission', () => {
   });
 
   test('deleting a class leaves the jobs that used it as they were', async () => {
-    assertStatus(await api(admin, 'POST', '/priority-classes', { name: 'fleeting', value: 42 }), 201);
+    assertStatus(await api(ctx.admin, 'POST', '/priority-classes', { name: 'fleeting', value: 42 }), 201);
     const job = await submit({ priority: 'fleeting' });
     assertStatus(job, 201);
-    assertStatus(await api(admin, 'DELETE', '/priority-classes/fleeting'), 204);
-    const after = await api<JobBody>(admin, 'GET', `/jobs/${job.body.id}`);
+    assertStatus(await api(ctx.admin, 'DELETE', '/priority-classes/fleeting'), 204);
+    const after = await api<JobBody>(ctx.admin, 'GET', `/jobs/${job.body.id}`);
     assert.equal(after.body.priority, 42);
     assert.equal(after.body.priorityClass, 'fleeting');
     assertError(
@@ -207,14 +204,14 @@ describe('priority at submission', () => {
       'unprocessable',
       /unknown priority class "fleeting"/,
     );
-    await waitDone(server.api, admin, job.body.id);
+    await waitDone(ctx.server.api, ctx.admin, job.body.id);
   });
 
   test('in a held queue, jobs are admitted by priority once it resumes', async () => {
-    await createQueue(api, admin, 'one-by-one', { quota: { jobs: 1 }, stopPolicy: 'Hold' });
-    await createProject(api, admin, 'ranked', 'one-by-one');
+    await createQueue(api, ctx.admin, 'one-by-one', { quota: { jobs: 1 }, stopPolicy: 'Hold' });
+    await createProject(api, ctx.admin, 'ranked', 'one-by-one');
     const post = async (name: string, priority?: number | string) => {
-      const res = await api<JobBody>(admin, 'POST', '/projects/ranked/jobs', {
+      const res = await api<JobBody>(ctx.admin, 'POST', '/projects/ranked/jobs', {
         name,
         command: ['true'],
         ...(priority === undefined ? {} : { priority }),
@@ -229,18 +226,18 @@ describe('priority at submission', () => {
     const mid = await post('mid', 10);
     const high = await post('high', 'high');
     assert.deepEqual([batch.priority, plain.priority, mid.priority, high.priority], [-100, 0, 10, 1000]);
-    const pending = await api<{ id: number }[]>(admin, 'GET', '/cluster-queues/one-by-one/pending');
+    const pending = await api<{ id: number }[]>(ctx.admin, 'GET', '/cluster-queues/one-by-one/pending');
     assertStatus(pending, 200);
     assert.deepEqual(
       pending.body.map((e) => e.id),
       [high.id, mid.id, plain.id, batch.id],
     );
 
-    assertStatus(await api(admin, 'PATCH', '/cluster-queues/one-by-one', { stopPolicy: 'None' }), 200);
+    assertStatus(await api(ctx.admin, 'PATCH', '/cluster-queues/one-by-one', { stopPolicy: 'None' }), 200);
     const done = [];
-    for (const j of [high, mid, plain, batch]) done.push(await waitDone(server.api, admin, j.id));
+    for (const j of [high, mid, plain, batch]) done.push(await waitDone(ctx.server.api, ctx.admin, j.id));
     const admitted = await Promise.all(
-      done.map(async (j) => (await api<JobBody>(admin, 'GET', `/jobs/${j.id}`)).body.admittedAt),
+      done.map(async (j) => (await api<JobBody>(ctx.admin, 'GET', `/jobs/${j.id}`)).body.admittedAt),
     );
     assert.ok(admitted.every((a) => a !== null));
     // One job at a time (jobs: 1), so each was admitted only after the one before it ended.

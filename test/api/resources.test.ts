@@ -1,40 +1,24 @@
 /** The shapes the API answers with, and how updates combine with what is stored. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import {
-  assertStatus,
-  caller,
-  createQueue,
-  type Caller,
-  type ProjectBody,
-  type QueueBody,
-} from './fixtures.js';
+import { test } from 'node:test';
+import { assertStatus, createQueue, useServer, type ProjectBody, type QueueBody } from './fixtures.js';
 
-let server: TestServer;
-let api: Caller;
-let admin: string;
-
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-  admin = server.adminToken;
-});
-after(() => server.close());
+const ctx = useServer();
+const { api } = ctx;
 
 void test('first start made queue "default" and project "default" bound to it', async () => {
-  const q = await api<QueueBody>(admin, 'GET', '/cluster-queues/default');
+  const q = await api<QueueBody>(ctx.admin, 'GET', '/cluster-queues/default');
   assertStatus(q, 200);
   assert.ok(Number(q.body.quota.cpu) >= 1);
   assert.match(q.body.quota.memory ?? '', /^\d+Gi$/);
-  const p = await api<ProjectBody>(admin, 'GET', '/projects/default');
+  const p = await api<ProjectBody>(ctx.admin, 'GET', '/projects/default');
   assertStatus(p, 200);
   assert.equal(p.body.clusterQueue, 'default');
 });
 
 void test('a new user gets a fresh token, shown once', async () => {
   const res = await api<{ name: string; admin: boolean; token: string; createdAt: string }>(
-    admin,
+    ctx.admin,
     'POST',
     '/users',
     {
@@ -45,7 +29,7 @@ void test('a new user gets a fresh token, shown once', async () => {
   assert.equal(res.body.admin, false);
   assert.match(res.body.token, /^berth_[A-Za-z0-9_-]{43}$/);
   assert.ok(!Number.isNaN(Date.parse(res.body.createdAt)));
-  const shown = await api<Record<string, unknown>>(admin, 'GET', '/users/newbie');
+  const shown = await api<Record<string, unknown>>(ctx.admin, 'GET', '/users/newbie');
   assertStatus(shown, 200);
   assert.equal(shown.body.token, undefined, 'the token is never shown again');
   const who = await api<{ kind: string; name: string; admin: boolean }>(res.body.token, 'GET', '/whoami');
@@ -53,7 +37,10 @@ void test('a new user gets a fresh token, shown once', async () => {
 });
 
 void test('a queue answers with its spec, defaults filled, and its live figures', async () => {
-  const res = await api<QueueBody>(admin, 'POST', '/cluster-queues', { name: 'shape', quota: { cpu: 4 } });
+  const res = await api<QueueBody>(ctx.admin, 'POST', '/cluster-queues', {
+    name: 'shape',
+    quota: { cpu: 4 },
+  });
   assertStatus(res, 201);
   const { createdAt, updatedAt, usage, borrowed, pending, admitted, ...spec } = res.body as QueueBody & {
     createdAt: string;
@@ -76,7 +63,7 @@ void test('a queue answers with its spec, defaults filled, and its live figures'
   // Nothing runs yet: no usage, nothing borrowed, pending or admitted.
   for (const amount of [...Object.values(usage), ...Object.values(borrowed)]) assert.equal(amount, '0');
   assert.deepEqual([pending, admitted], [0, 0]);
-  const list = await api<QueueBody[]>(admin, 'GET', '/cluster-queues');
+  const list = await api<QueueBody[]>(ctx.admin, 'GET', '/cluster-queues');
   assert.deepEqual(
     list.body.map((q) => q.name),
     [...list.body.map((q) => q.name)].sort(),
@@ -85,12 +72,12 @@ void test('a queue answers with its spec, defaults filled, and its live figures'
 });
 
 void test('a queue patch replaces the given fields and keeps the rest', async () => {
-  await createQueue(api, admin, 'patched', {
+  await createQueue(api, ctx.admin, 'patched', {
     cohort: 'pool',
     quota: { cpu: '8', memory: '16Gi' },
     stopPolicy: 'Hold',
   });
-  const res = await api<QueueBody>(admin, 'PATCH', '/cluster-queues/patched', {
+  const res = await api<QueueBody>(ctx.admin, 'PATCH', '/cluster-queues/patched', {
     quota: { cpu: '2' },
     preemption: { reclaimWithinCohort: 'Any' },
   });
@@ -99,12 +86,12 @@ void test('a queue patch replaces the given fields and keeps the rest', async ()
   assert.equal(res.body.cohort, 'pool');
   assert.equal(res.body.stopPolicy, 'Hold');
   assert.deepEqual(res.body.preemption, { withinClusterQueue: 'Never', reclaimWithinCohort: 'Any' });
-  const again = await api<QueueBody>(admin, 'GET', '/cluster-queues/patched');
+  const again = await api<QueueBody>(ctx.admin, 'GET', '/cluster-queues/patched');
   assert.deepEqual(again.body, res.body);
 });
 
 void test('a project answers with its fields; tags are de-duplicated; patches keep what they omit', async () => {
-  const created = await api<ProjectBody>(admin, 'POST', '/projects', {
+  const created = await api<ProjectBody>(ctx.admin, 'POST', '/projects', {
     name: 'shaped',
     clusterQueue: 'default',
     tags: ['ml', 'ml', 'team:a'],
@@ -115,7 +102,7 @@ void test('a project answers with its fields; tags are de-duplicated; patches ke
   assert.deepEqual(created.body.tags, ['ml', 'team:a']);
   assert.deepEqual(created.body.members, []);
   assert.deepEqual(created.body.privileges, []);
-  const patched = await api<ProjectBody>(admin, 'PATCH', '/projects/shaped', {
+  const patched = await api<ProjectBody>(ctx.admin, 'PATCH', '/projects/shaped', {
     description: 'about',
     active: false,
   });
@@ -124,6 +111,9 @@ void test('a project answers with its fields; tags are de-duplicated; patches ke
     [patched.body.description, patched.body.active, patched.body.tags, patched.body.clusterQueue],
     ['about', false, ['ml', 'team:a'], 'default'],
   );
-  const cleared = await api<ProjectBody>(admin, 'PATCH', '/projects/shaped', { tags: [], description: '' });
+  const cleared = await api<ProjectBody>(ctx.admin, 'PATCH', '/projects/shaped', {
+    tags: [],
+    description: '',
+  });
   assert.deepEqual([cleared.body.tags, cleared.body.description, cleared.body.active], [[], '', false]);
 });

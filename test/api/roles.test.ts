@@ -4,18 +4,16 @@
  * be able to tell an existing project from a missing one.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, test } from 'node:test';
 import {
   ACTORS,
   assertError,
   assertStatus,
-  caller,
   createQueue,
   createUser,
   makeWorld,
+  useServer,
   type Actor,
-  type Caller,
   type ErrorBody,
   type ProjectBody,
   type QueueBody,
@@ -33,24 +31,17 @@ const ACTOR_USER: Record<Actor, string> = {
 
 const CODE_BY_STATUS: Record<number, string> = { 401: 'unauthorized', 403: 'forbidden', 404: 'not_found' };
 
-let server: TestServer;
-let api: Caller;
 let world: World;
-let admin: string;
-
-before(async () => {
-  server = await startTestServer();
-  api = caller(server);
-  admin = server.adminToken;
-  await createQueue(api, admin, 'q1');
-  await createQueue(api, admin, 'q2');
-  world = await makeWorld(api, admin, 'q1');
-  await createUser(api, admin, 'extra');
+const ctx = useServer(async () => {
+  await createQueue(api, ctx.admin, 'q1');
+  await createQueue(api, ctx.admin, 'q2');
+  world = await makeWorld(api, ctx.admin, 'q1');
+  await createUser(api, ctx.admin, 'extra');
 });
-after(() => server.close());
+const { api } = ctx;
 
 async function adminView(name: string): Promise<ProjectBody | undefined> {
-  const res = await api<ProjectBody>(admin, 'GET', `/projects/${name}`);
+  const res = await api<ProjectBody>(ctx.admin, 'GET', `/projects/${name}`);
   if (res.status === 404) return undefined;
   assertStatus(res, 200, `admin reads ${name}`);
   return res.body;
@@ -149,7 +140,8 @@ const PROJECT_ROWS: ProjectRow[] = [
   },
   {
     op: 'revoke privilege',
-    setup: async (p) => assertStatus(await api(admin, 'PUT', `/projects/${p}/privileges/target.gpu`), 200),
+    setup: async (p) =>
+      assertStatus(await api(ctx.admin, 'PUT', `/projects/${p}/privileges/target.gpu`), 200),
     request: (p) => ['DELETE', `/projects/${p}/privileges/target.gpu`],
     expect: { admin: 200, owner: 403, member: 403, viewer: 403, outsider: 403 },
     effect: (a) => assert.deepEqual(a?.privileges, []),
@@ -189,7 +181,7 @@ void describe('projects: role boundaries', () => {
         ['mark', 'olivia', 'vera'],
       );
     }
-    const res = await api<ProjectBody>(admin, 'GET', '/projects/roles-shown');
+    const res = await api<ProjectBody>(ctx.admin, 'GET', '/projects/roles-shown');
     assert.equal(res.body.role, 'admin');
   });
 
@@ -202,7 +194,7 @@ void describe('projects: role boundaries', () => {
       if (actor === 'admin') assertStatus(res, 201);
       else assertError(res, 403, 'forbidden', /only admins can create projects/);
     }
-    const list = await api<ProjectBody[]>(admin, 'GET', '/projects');
+    const list = await api<ProjectBody[]>(ctx.admin, 'GET', '/projects');
     assert.deepEqual(
       list.body.map((p) => p.name).filter((n) => n.startsWith('new-')),
       ['new-admin'],
@@ -254,7 +246,7 @@ void describe('projects: a non-member cannot tell a hidden project from a missin
   void test('project lists show members only their own projects', async () => {
     await world.project('listed-a');
     await world.project('listed-b');
-    assertStatus(await api(admin, 'PUT', '/projects/listed-b/members/otto', { role: 'viewer' }), 200);
+    assertStatus(await api(ctx.admin, 'PUT', '/projects/listed-b/members/otto', { role: 'viewer' }), 200);
     const names = async (actor: Actor) => {
       const res = await api<ProjectBody[]>(world.tokens[actor], 'GET', '/projects');
       assertStatus(res, 200);
@@ -297,15 +289,15 @@ void describe('cluster queues: role boundaries', () => {
         quota: { cpu: '1' },
       });
       const existing = `cq-existing-${actor}`;
-      await createQueue(api, admin, existing);
-      const before = await api<QueueBody>(admin, 'GET', `/cluster-queues/${existing}`);
+      await createQueue(api, ctx.admin, existing);
+      const before = await api<QueueBody>(ctx.admin, 'GET', `/cluster-queues/${existing}`);
       const updated = await api<QueueBody>(token, 'PATCH', `/cluster-queues/${existing}`, {
         stopPolicy: 'Hold',
       });
       const unused = `cq-unused-${actor}`;
-      await createQueue(api, admin, unused);
+      await createQueue(api, ctx.admin, unused);
       const deleted = await api(token, 'DELETE', `/cluster-queues/${unused}`);
-      const afterList = await api<QueueBody[]>(admin, 'GET', '/cluster-queues');
+      const afterList = await api<QueueBody[]>(ctx.admin, 'GET', '/cluster-queues');
       const names = afterList.body.map((q) => q.name);
       if (actor === 'admin') {
         assertStatus(created, 201);
@@ -320,7 +312,7 @@ void describe('cluster queues: role boundaries', () => {
         assertError(deleted, adminOnly[actor], 'forbidden', /only admins can delete cluster queues/);
         assert.ok(!names.includes(fresh));
         assert.ok(names.includes(unused));
-        assert.deepEqual((await api(admin, 'GET', `/cluster-queues/${existing}`)).body, before.body);
+        assert.deepEqual((await api(ctx.admin, 'GET', `/cluster-queues/${existing}`)).body, before.body);
       }
     });
 
@@ -359,11 +351,11 @@ void describe('users: role boundaries', () => {
         `/users/${actor === 'admin' ? 'otto' : 'admin'}`,
       );
       const victim = `victim-of-${actor}`;
-      await createUser(api, admin, victim);
+      await createUser(api, ctx.admin, victim);
       const deleted = await api(token(), 'DELETE', `/users/${victim}`);
       assertStatus(self, 200);
       assert.equal(self.body.name, me);
-      const users = (await api<{ name: string }[]>(admin, 'GET', '/users')).body.map((u) => u.name);
+      const users = (await api<{ name: string }[]>(ctx.admin, 'GET', '/users')).body.map((u) => u.name);
       if (actor === 'admin') {
         assertStatus(created, 201);
         assertStatus(list, 200);
@@ -409,18 +401,18 @@ void describe('users: role boundaries', () => {
   });
 
   void test('a deleted user loses its membership and its tokens', async () => {
-    const gone = await createUser(api, admin, 'gone');
+    const gone = await createUser(api, ctx.admin, 'gone');
     await world.project('with-gone');
-    assertStatus(await api(admin, 'PUT', '/projects/with-gone/members/gone', { role: 'member' }), 200);
+    assertStatus(await api(ctx.admin, 'PUT', '/projects/with-gone/members/gone', { role: 'member' }), 200);
     assertStatus(await api(gone.token, 'GET', '/projects/with-gone'), 200);
-    assertStatus(await api(admin, 'DELETE', '/users/gone'), 204);
+    assertStatus(await api(ctx.admin, 'DELETE', '/users/gone'), 204);
     assertError(await api(gone.token, 'GET', '/whoami'), 401, 'unauthorized');
     const members = (await adminView('with-gone'))?.members?.map((m) => m.user);
     assert.ok(members && !members.includes('gone'));
   });
 
   void test('an admin created through the API has admin powers', async () => {
-    const boss = await createUser(api, admin, 'boss', true);
+    const boss = await createUser(api, ctx.admin, 'boss', true);
     assert.equal(boss.admin, true);
     assertStatus(await api(boss.token, 'GET', '/users'), 200);
     await world.project('boss-sees');

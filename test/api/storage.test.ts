@@ -3,21 +3,19 @@
  * event row for every change, written in the change's own transaction.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, test } from 'node:test';
+import type { TestServer } from '../helpers/server.js';
 import {
   assertError,
   assertStatus,
-  caller,
   createProject,
   createQueue,
   createUser,
-  type Caller,
+  sha256,
+  useServer,
+  withDb,
 } from './fixtures.js';
 
 interface EventRow {
@@ -30,18 +28,6 @@ interface EventRow {
   type: string;
   message: string;
   data: string | null;
-}
-
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-/** Runs `fn` on a connection of its own to the server's SQLite file. */
-function withDb<T>(server: TestServer, fn: (db: Database.Database) => T): T {
-  const db = new Database(join(server.dataDir, 'berth.db'));
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
 }
 
 /** The events about users, cluster queues and projects (the controller records others). */
@@ -57,16 +43,11 @@ const events = (server: TestServer) =>
   );
 
 void describe('tokens at rest', () => {
-  let server: TestServer;
-  let api: Caller;
-  before(async () => {
-    server = await startTestServer();
-    api = caller(server);
-  });
-  after(() => server.close());
+  const ctx = useServer();
+  const { api } = ctx;
 
   void test('admin.token holds the admin token, readable by its owner only', async () => {
-    const file = join(server.dataDir, 'admin.token');
+    const file = join(ctx.server.dataDir, 'admin.token');
     assert.equal(statSync(file).mode & 0o777, 0o600);
     const token = readFileSync(file, 'utf8');
     assert.match(token, /^berth_[A-Za-z0-9_-]{43}\n$/);
@@ -76,11 +57,11 @@ void describe('tokens at rest', () => {
   });
 
   void test('no column and no byte of the database holds a plaintext token', async () => {
-    const tokens = [server.adminToken];
-    tokens.push((await createUser(api, server.adminToken, 'alice')).token);
-    tokens.push((await createUser(api, server.adminToken, 'root2', true)).token);
+    const tokens = [ctx.admin];
+    tokens.push((await createUser(api, ctx.admin, 'alice')).token);
+    tokens.push((await createUser(api, ctx.admin, 'root2', true)).token);
     for (const label of ['ci', 'laptop']) {
-      const res = await api<{ token: string }>(server.adminToken, 'POST', '/users/alice/tokens', { label });
+      const res = await api<{ token: string }>(ctx.admin, 'POST', '/users/alice/tokens', { label });
       assertStatus(res, 201);
       tokens.push(res.body.token);
     }
@@ -89,7 +70,7 @@ void describe('tokens at rest', () => {
 
     // The secret part of each token, without its well-known prefix.
     const secrets = tokens.map((t) => t.replace(/^berth_/, ''));
-    withDb(server, (db) => {
+    withDb(ctx.server, (db) => {
       const tables = (
         db
           .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
@@ -115,7 +96,7 @@ void describe('tokens at rest', () => {
       for (const t of tokens) assert.ok(hashes.has(sha256(t)), 'each token is stored as its SHA-256');
     });
     for (const file of ['berth.db', 'berth.db-wal']) {
-      const path = join(server.dataDir, file);
+      const path = join(ctx.server.dataDir, file);
       if (!existsSync(path)) continue;
       const bytes = readFileSync(path).toString('latin1');
       for (const s of secrets) assert.ok(!bytes.includes(s), `${file} holds a token`);
@@ -124,21 +105,14 @@ void describe('tokens at rest', () => {
 });
 
 void describe('events', () => {
-  let server: TestServer;
-  let api: Caller;
-  let admin: string;
-  before(async () => {
-    server = await startTestServer();
-    api = caller(server);
-    admin = server.adminToken;
-  });
-  after(() => server.close());
+  const ctx = useServer();
+  const { api } = ctx;
 
   /** Runs a change and returns the event rows it wrote. */
   async function change(method: string, path: string, body: unknown, status: number): Promise<EventRow[]> {
-    const last = events(server).at(-1)?.id ?? 0;
-    assertStatus(await api(admin, method, path, body), status, `${method} ${path}`);
-    return events(server).filter((e) => e.id > last);
+    const last = events(ctx.server).at(-1)?.id ?? 0;
+    assertStatus(await api(ctx.admin, method, path, body), status, `${method} ${path}`);
+    return events(ctx.server).filter((e) => e.id > last);
   }
 
   const one = (rows: EventRow[], expected: Partial<EventRow>) => {
@@ -151,7 +125,7 @@ void describe('events', () => {
   };
 
   void test('first start recorded the admin, the default queue and the default project', () => {
-    const rows = events(server).map((e) => `${e.subject_kind}/${e.subject}/${e.type}`);
+    const rows = events(ctx.server).map((e) => `${e.subject_kind}/${e.subject}/${e.type}`);
     assert.deepEqual(rows, [
       'user/admin/created',
       'cluster-queue/default/created',
@@ -189,7 +163,7 @@ void describe('events', () => {
   });
 
   void test('projects: create, update, members, privileges, delete', async () => {
-    await createUser(api, admin, 'ev-member');
+    await createUser(api, ctx.admin, 'ev-member');
     const p = { subject_kind: 'project', subject: 'ev-p', project: 'ev-p' };
     one(await change('POST', '/projects', { name: 'ev-p', clusterQueue: 'default' }, 201), {
       ...p,
@@ -222,8 +196,8 @@ void describe('events', () => {
   });
 
   void test('refused changes write no event', async () => {
-    await createQueue(api, admin, 'ev-used');
-    await createProject(api, admin, 'ev-user-of', 'ev-used');
+    await createQueue(api, ctx.admin, 'ev-used');
+    await createProject(api, ctx.admin, 'ev-user-of', 'ev-used');
     assert.deepEqual(await change('POST', '/users', { name: 'admin' }, 409), []);
     assert.deepEqual(await change('DELETE', '/cluster-queues/ev-used', undefined, 409), []);
     assert.deepEqual(await change('POST', '/projects', { name: 'x', clusterQueue: 'nope' }, 422), []);
@@ -233,30 +207,21 @@ void describe('events', () => {
 });
 
 void describe('a change and its event share one transaction', () => {
-  let server: TestServer;
-  let api: Caller;
-  let admin: string;
-  let configFile: string;
-  before(async () => {
-    // The failures below are deliberate: keep their error logs out of the test output.
-    configFile = join(tmpdir(), `berth-quiet-${process.pid}.yaml`);
-    writeFileSync(configFile, 'logLevel: fatal\n');
-    server = await startTestServer({ configFile });
-    api = caller(server);
-    admin = server.adminToken;
-    await createQueue(api, admin, 'victim');
-    await createProject(api, admin, 'victim', 'victim');
-    await createUser(api, admin, 'victim');
-    refuseVictimEvents(true);
-  });
-  after(async () => {
-    await server.close();
-    rmSync(configFile, { force: true });
-  });
+  // The failures below are deliberate: keep their error logs out of the test output.
+  const ctx = useServer(
+    async () => {
+      await createQueue(api, ctx.admin, 'victim');
+      await createProject(api, ctx.admin, 'victim', 'victim');
+      await createUser(api, ctx.admin, 'victim');
+      refuseVictimEvents(true);
+    },
+    { config: 'logLevel: fatal\n' },
+  );
+  const { api } = ctx;
 
   /** While on, recording any event about "victim…" fails, except the creation of "victim" itself. */
   function refuseVictimEvents(on: boolean) {
-    withDb(server, (db) =>
+    withDb(ctx.server, (db) =>
       db.exec(
         on
           ? `CREATE TRIGGER refuse_victim BEFORE INSERT ON events
@@ -268,12 +233,12 @@ void describe('a change and its event share one transaction', () => {
   }
 
   const state = async () => ({
-    queues: (await api(admin, 'GET', '/cluster-queues')).body,
-    projects: (await api(admin, 'GET', '/projects')).body,
-    victim: (await api(admin, 'GET', '/projects/victim')).body,
-    users: (await api(admin, 'GET', '/users')).body,
-    tokens: withDb(server, (db) => db.prepare('SELECT count(*) AS n FROM api_tokens').get()),
-    events: events(server).length,
+    queues: (await api(ctx.admin, 'GET', '/cluster-queues')).body,
+    projects: (await api(ctx.admin, 'GET', '/projects')).body,
+    victim: (await api(ctx.admin, 'GET', '/projects/victim')).body,
+    users: (await api(ctx.admin, 'GET', '/users')).body,
+    tokens: withDb(ctx.server, (db) => db.prepare('SELECT count(*) AS n FROM api_tokens').get()),
+    events: events(ctx.server).length,
   });
 
   const changes: [string, string, unknown][] = [
@@ -293,11 +258,11 @@ void describe('a change and its event share one transaction', () => {
     void test(`${method} ${path} is rolled back when its event cannot be written`, async () => {
       if (path === '/cluster-queues/victim-unused') {
         refuseVictimEvents(false);
-        await createQueue(api, admin, 'victim-unused');
+        await createQueue(api, ctx.admin, 'victim-unused');
         refuseVictimEvents(true);
       }
       const before = await state();
-      const res = await api(admin, method, path, body);
+      const res = await api(ctx.admin, method, path, body);
       const err = assertError(res, 500, 'internal', /internal server error/);
       assert.ok(!/refused|SQLITE|at /.test(err.error.message), 'no internals in the answer');
       assert.deepEqual(await state(), before);

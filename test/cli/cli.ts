@@ -4,13 +4,16 @@
  * nothing leaks in from the developer's shell.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { parse } from 'yaml';
+import { call, useTestServer, type StartOptions, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TSX = import.meta.resolve('tsx');
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -55,29 +58,118 @@ export interface RunOptions {
   input?: string;
 }
 
+/** A `berth ARGS…` process in the sandbox; its output collects in `out` as it comes. */
+function spawnBerth(sb: Sandbox, args: string[], opts: RunOptions, stdin: 'pipe' | 'ignore') {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+    cwd: opts.cwd ?? sb.cwd,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: sb.home,
+      XDG_CONFIG_HOME: sb.config,
+      XDG_STATE_HOME: sb.state,
+      ...opts.env,
+    },
+    stdio: [stdin, 'pipe', 'pipe'],
+  });
+  const { stdout, stderr } = child;
+  assert.ok(stdout && stderr, 'berth runs with piped output');
+  const out = { stdout: '', stderr: '' };
+  stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
+  stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
+  const exit = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, ...out }));
+  });
+  return { child, out, exit };
+}
+
 /** `berth ARGS…` in the sandbox; never rejects (the exit code is part of the result). */
 export function berth(sb: Sandbox, args: string[], opts: RunOptions = {}): Promise<CliResult> {
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: sb.home,
-    XDG_CONFIG_HOME: sb.config,
-    XDG_STATE_HOME: sb.state,
-    ...opts.env,
+  const { child, exit } = spawnBerth(sb, args, opts, 'pipe');
+  child.stdin?.end(opts.input ?? '');
+  return exit;
+}
+
+/** The processes of `startBerth` still running (`useCliServer` kills them after the tests). */
+const started = new Set<ChildProcess>();
+
+export interface RunningBerth {
+  exit: Promise<CliResult>;
+  signal(signal: NodeJS.Signals): boolean;
+  /** Resolves once `text` has appeared on the stream. */
+  shows(stream: 'stdout' | 'stderr', text: string): Promise<true>;
+}
+
+/** `berth ARGS…` left running, its output readable while it runs. */
+export function startBerth(sb: Sandbox, args: string[], opts: Omit<RunOptions, 'input'> = {}): RunningBerth {
+  const { child, out, exit } = spawnBerth(sb, args, opts, 'ignore');
+  started.add(child);
+  child.on('close', () => started.delete(child));
+  return {
+    exit,
+    signal: (signal) => child.kill(signal),
+    shows: (stream, text) =>
+      waitFor(`${JSON.stringify(text)} on the ${stream} of berth ${args.join(' ')}`, () =>
+        out[stream].includes(text),
+      ),
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
-      cwd: opts.cwd ?? sb.cwd,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.input ?? '');
+}
+
+/** `berth ARGS…` against a server with a token; `env` adds to (or overrides) BERTH_URL and BERTH_TOKEN. */
+export type Runner = (args: string[], env?: Record<string, string>) => Promise<CliResult>;
+
+/** A server and a sandbox for the CLI tests of a file, as `useCliServer` gives them. */
+export interface CliServer {
+  /** The running server (available from the `before` hook on). */
+  readonly server: TestServer;
+  readonly sb: Sandbox;
+  /** BERTH_URL and BERTH_TOKEN for `token` (by default the admin's). */
+  readonly connection: (token?: string) => Record<string, string>;
+  /** `berth` as the holder of `token`. */
+  readonly as: (token: string) => Runner;
+  /** `berth` as the admin. */
+  readonly admin: Runner;
+  /** An API call as the admin that must succeed (a status below 300); returns the body. */
+  readonly request: <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
+}
+
+/**
+ * Registers `before` and `after` hooks in the current file: a fresh server (started with `opts`, as
+ * `startTestServer` takes them) and sandbox, then `setup`; after the tests, whatever `startBerth`
+ * left running is killed and both are removed.
+ */
+export function useCliServer(setup?: (s: CliServer) => Promise<void>, opts: StartOptions = {}): CliServer {
+  let sb: Sandbox | undefined;
+  // Registered before the server's hooks, so that they run first: the sandbox is there for
+  // `setup`, and what runs in it is killed before the server goes.
+  before(() => {
+    sb = sandbox();
   });
+  after(() => {
+    for (const child of started) child.kill('SIGKILL');
+    sb?.remove();
+  });
+  const server = useTestServer(opts, async () => {
+    await setup?.(s);
+  });
+  const s: CliServer = {
+    get server() {
+      return server();
+    },
+    get sb() {
+      assert.ok(sb, 'the sandbox has not been made');
+      return sb;
+    },
+    connection: (token) => ({ BERTH_URL: server().url, BERTH_TOKEN: token ?? server().adminToken }),
+    as: (token) => (args, env) => berth(s.sb, args, { env: { ...s.connection(token), ...env } }),
+    admin: (args, env) => s.as(server().adminToken)(args, env),
+    request: async <T>(method: string, path: string, body?: unknown) => {
+      const r = await call<T>(server().api, server().adminToken, method, path, body);
+      assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
+      return r.body;
+    },
+  };
+  return s;
 }
 
 /** Success: exit 0 and nothing on stderr. */

@@ -4,27 +4,13 @@
  * for a while wait for a gate file the test creates; nothing waits for a fixed time.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
-import { call, startTestServer, type TestServer } from '../helpers/server.js';
+import { localFactoryConfig } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  allFail,
-  berth,
-  fails,
-  keyValues,
-  ok,
-  parseJson,
-  row,
-  rows,
-  sandbox,
-  type CliResult,
-  type Sandbox,
-} from './cli.js';
+import { allFail, fails, keyValues, ok, parseJson, row, rows, startBerth, useCliServer } from './cli.js';
 
 interface JobJson extends JobView {
   name: string;
@@ -41,43 +27,18 @@ interface JobJson extends JobView {
 /** A job that never ends fails its suite rather than hanging the run. */
 const SUITE_TIMEOUT_MS = 120_000;
 
-let server: TestServer;
-let sb: Sandbox;
-const children = new Set<ChildProcess>();
+const ctx = useCliServer(
+  async ({ request }) => {
+    await request('POST', '/cluster-queues', { name: 'one-at-a-time', quota: { jobs: 1 } });
+    await request('POST', '/projects', { name: 'solo', clusterQueue: 'one-at-a-time' });
+    await request('POST', '/projects', { name: 'listing', clusterQueue: 'default' });
+  },
+  { config: localFactoryConfig() },
+);
+const { admin: cli } = ctx;
 
-before(async () => {
-  sb = sandbox();
-  const config = join(sb.root, 'berth.yaml');
-  writeFileSync(
-    config,
-    [
-      'graceSeconds: 1',
-      'heartbeatSeconds: 10',
-      'factories:',
-      '  local: { kind: local, capacity: 8 }',
-      'targets:',
-      '  local: { factory: local }',
-    ].join('\n'),
-  );
-  server = await startTestServer({ configFile: config });
-  const admin = (method: string, path: string, body: unknown) =>
-    call(server.api, server.adminToken, method, path, body);
-  await admin('POST', '/cluster-queues', { name: 'one-at-a-time', quota: { jobs: 1 } });
-  await admin('POST', '/projects', { name: 'solo', clusterQueue: 'one-at-a-time' });
-  await admin('POST', '/projects', { name: 'listing', clusterQueue: 'default' });
-});
-after(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await server.close();
-  sb.remove();
-});
-
-const connection = () => ({ BERTH_URL: server.url, BERTH_TOKEN: server.adminToken });
-const cli = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
-  berth(sb, args, { env: { ...connection(), ...env } });
-
-const job = (id: number) => getJob(server.api, server.adminToken, id);
-const finished = (id: number) => waitDone(server.api, server.adminToken, id);
+const job = (id: number) => getJob(ctx.server.api, ctx.server.adminToken, id);
+const finished = (id: number) => waitDone(ctx.server.api, ctx.server.adminToken, id);
 
 /** The id in `submitted job 12 (queued: …)`. */
 function submittedId(out: string): number {
@@ -89,56 +50,15 @@ function submittedId(out: string): number {
 let gates = 0;
 /** A job script that runs `first`, waits until the test opens the gate, then runs `then`. */
 function gated(first = 'true', then = 'true') {
-  const path = join(sb.root, `gate-${++gates}`);
+  const path = join(ctx.sb.root, `gate-${++gates}`);
   return {
     script: `${first}; while [ ! -e ${path} ]; do sleep 0.05; done; ${then}`,
     open: () => writeFileSync(path, ''),
   };
 }
 
-/** `berth ARGS…` left running, its output readable while it runs. */
-function start(args: string[]) {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      import.meta.resolve('tsx'),
-      fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)),
-      ...args,
-    ],
-    {
-      cwd: sb.cwd,
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: sb.home,
-        XDG_CONFIG_HOME: sb.config,
-        XDG_STATE_HOME: sb.state,
-        ...connection(),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.add(child);
-  const out = { stdout: '', stderr: '' };
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
-  const exit = new Promise<CliResult>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      children.delete(child);
-      resolve({ code, ...out });
-    });
-  });
-  return {
-    exit,
-    signal: (signal: NodeJS.Signals) => child.kill(signal),
-    /** Resolves once `text` has appeared on the stream. */
-    shows: (stream: 'stdout' | 'stderr', text: string) =>
-      waitFor(`${JSON.stringify(text)} on the ${stream} of berth ${args.join(' ')}`, () =>
-        out[stream].includes(text),
-      ),
-  };
-}
+/** `berth ARGS…` as the admin, left running, its output readable while it runs. */
+const start = (args: string[]) => startBerth(ctx.sb, args, { env: ctx.connection() });
 
 /** The TYPE column of the timeline that `berth status` prints. */
 function timelineTypes(out: string): string[] {
@@ -192,7 +112,7 @@ describe('berth submit', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   it('-o json prints the job with every flag sent; with --wait the finished job', async () => {
-    const dep = await submit(server.api, server.adminToken, 'default', { command: ['true'] });
+    const dep = await submit(ctx.server.api, ctx.server.adminToken, 'default', { command: ['true'] });
     const j = parseJson<JobJson>(
       await cli([
         'submit',
@@ -445,12 +365,12 @@ describe('berth jobs', { timeout: SUITE_TIMEOUT_MS }, () => {
   before(async () => {
     gate = gated();
     for (const command of [['true'], ['false']]) {
-      const j = await submit(server.api, server.adminToken, 'listing', { command });
+      const j = await submit(ctx.server.api, ctx.server.adminToken, 'listing', { command });
       await finished(j.id);
       ids.push(j.id);
     }
-    const running = await submit(server.api, server.adminToken, 'listing', { script: gate.script });
-    const waiting = await submit(server.api, server.adminToken, 'listing', {
+    const running = await submit(ctx.server.api, ctx.server.adminToken, 'listing', { script: gate.script });
+    const waiting = await submit(ctx.server.api, ctx.server.adminToken, 'listing', {
       command: ['true'],
       dependsOn: [running.id],
     });

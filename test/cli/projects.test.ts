@@ -1,40 +1,21 @@
 /** `berth project …` against a real server, as an admin (BERTH_URL/BERTH_TOKEN) and as a member. */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { call, startTestServer, type TestServer } from '../helpers/server.js';
-import { berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
+import { describe, it } from 'node:test';
+import type { ProjectBody } from '../api/fixtures.js';
+import { fails, keyValues, ok, parseJson, row, useCliServer } from './cli.js';
 
-interface ProjectJson {
-  name: string;
-  description: string;
-  tags: string[];
-  clusterQueue: string;
-  active: boolean;
+interface ProjectJson extends ProjectBody {
   members: { user: string; role: string }[];
   privileges: string[];
 }
 
-let server: TestServer;
-let sb: Sandbox;
 let carolToken: string;
 
-before(async () => {
-  server = await startTestServer();
-  sb = sandbox();
-  const res = await call<{ token: string }>(server.api, server.adminToken, 'POST', '/users', {
-    name: 'carol',
-  });
-  carolToken = res.body.token;
+const ctx = useCliServer(async ({ request }) => {
+  carolToken = (await request<{ token: string }>('POST', '/users', { name: 'carol' })).token;
 });
-after(async () => {
-  sb.remove();
-  await server.close();
-});
-
-const admin = (args: string[]) =>
-  berth(sb, args, { env: { BERTH_URL: server.url, BERTH_TOKEN: server.adminToken } });
-const carol = (args: string[]) =>
-  berth(sb, args, { env: { BERTH_URL: server.url, BERTH_TOKEN: carolToken } });
+const { admin } = ctx;
+const carol = (args: string[]) => ctx.as(carolToken)(args);
 
 describe('project create', () => {
   it('creates a project with description and tags; -o json is the API object', async () => {

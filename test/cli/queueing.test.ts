@@ -6,23 +6,11 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { getJob, waitDone } from '../helpers/jobs.js';
-import { call, startTestServer, type TestServer } from '../helpers/server.js';
+import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  allFail,
-  berth,
-  fails,
-  keyValues,
-  ok,
-  parseJson,
-  row,
-  rows,
-  sandbox,
-  type CliResult,
-  type Sandbox,
-} from './cli.js';
+import { allFail, fails, keyValues, ok, parseJson, row, rows, useCliServer } from './cli.js';
 
 interface JobJson {
   id: number;
@@ -33,33 +21,17 @@ interface JobJson {
 
 const SUITE_TIMEOUT_MS = 120_000;
 
-let server: TestServer;
-let sb: Sandbox;
 let carolToken: string;
 
-before(async () => {
-  server = await startTestServer();
-  sb = sandbox();
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const r = await call<{ token: string }>(server.api, server.adminToken, method, path, body);
-    assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
-    return r.body;
-  };
-  carolToken = (await admin('POST', '/users', { name: 'carol' })).token;
-  await admin('POST', '/cluster-queues', { name: 'lab', quota: { jobs: 10 }, stopPolicy: 'Hold' });
-  await admin('POST', '/projects', { name: 'mine', clusterQueue: 'lab' });
-  await admin('POST', '/projects', { name: 'theirs', clusterQueue: 'lab' });
-  await admin('PUT', '/projects/mine/members/carol', { role: 'owner' });
+const ctx = useCliServer(async ({ request }) => {
+  carolToken = (await request<{ token: string }>('POST', '/users', { name: 'carol' })).token;
+  await request('POST', '/cluster-queues', { name: 'lab', quota: { jobs: 10 }, stopPolicy: 'Hold' });
+  await request('POST', '/projects', { name: 'mine', clusterQueue: 'lab' });
+  await request('POST', '/projects', { name: 'theirs', clusterQueue: 'lab' });
+  await request('PUT', '/projects/mine/members/carol', { role: 'owner' });
 });
-after(async () => {
-  await server.close();
-  sb.remove();
-});
-
-const as = (token: string) => (args: string[]) =>
-  berth(sb, args, { env: { BERTH_URL: server.url, BERTH_TOKEN: token } });
-const admin = (args: string[]): Promise<CliResult> => as(server.adminToken)(args);
-const carol = (args: string[]): Promise<CliResult> => as(carolToken)(args);
+const { admin } = ctx;
+const carol = (args: string[]) => ctx.as(carolToken)(args);
 
 async function submitted(project: string, name: string, more: string[] = []): Promise<JobJson> {
   return parseJson<JobJson>(
@@ -132,7 +104,7 @@ describe('berth priority', { timeout: SUITE_TIMEOUT_MS }, () => {
 
 describe('berth queue hold, drain, resume', { timeout: SUITE_TIMEOUT_MS }, () => {
   it('sets the stop policy and says what it means', async () => {
-    await call(server.api, server.adminToken, 'POST', '/cluster-queues', {
+    await call(ctx.server.api, ctx.server.adminToken, 'POST', '/cluster-queues', {
       name: 'toggle',
       quota: { jobs: 1 },
     });
@@ -247,12 +219,15 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
   });
 
   it('names the resource, the queue and the shortfall when quota is short', async () => {
-    await call(server.api, server.adminToken, 'POST', '/cluster-queues', {
+    await call(ctx.server.api, ctx.server.adminToken, 'POST', '/cluster-queues', {
       name: 'tiny',
       quota: { cpu: '1' },
     });
-    await call(server.api, server.adminToken, 'POST', '/projects', { name: 'small', clusterQueue: 'tiny' });
-    const gate = join(sb.root, 'gate-tiny');
+    await call(ctx.server.api, ctx.server.adminToken, 'POST', '/projects', {
+      name: 'small',
+      clusterQueue: 'tiny',
+    });
+    const gate = join(ctx.sb.root, 'gate-tiny');
     const holder = parseJson<JobJson>(
       await admin([
         'submit',
@@ -268,7 +243,7 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
     );
     await waitFor(
       'the holder to run',
-      async () => (await getJob(server.api, server.adminToken, holder.id)).state === 'running',
+      async () => (await getJob(ctx.server.api, ctx.server.adminToken, holder.id)).state === 'running',
     );
     const waiting = await submitted('small', 'waiting', ['--request', 'cpu=500m']);
     const out = ok(await admin(['status', String(waiting.id)]));
@@ -277,7 +252,7 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
       /\nblocked by:\n {2}cpu in queue tiny: needs 500m, 0 free \(1 of 1 in use\); short by 500m\n/,
     );
     writeFileSync(gate, '');
-    await waitDone(server.api, server.adminToken, waiting.id);
+    await waitDone(ctx.server.api, ctx.server.adminToken, waiting.id);
     // Not waiting any more: no project position, no blockers.
     const done = keyValues(ok(await admin(['status', String(waiting.id)])));
     assert.equal(done.state, 'succeeded');

@@ -1,41 +1,19 @@
 /** `berth queue …` against a real server. */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { call, startTestServer, type TestServer } from '../helpers/server.js';
-import { allFail, berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
+import { describe, it } from 'node:test';
+import type { QueueBody } from '../api/fixtures.js';
+import { allFail, fails, keyValues, ok, parseJson, row, useCliServer } from './cli.js';
 
-interface QueueJson {
-  name: string;
-  quota: Record<string, string>;
-  cohort: string | null;
-  borrowingLimit: Record<string, string>;
-  lendingLimit: Record<string, string>;
-  queueingStrategy: string;
-  preemption: { withinClusterQueue: string; reclaimWithinCohort: string };
-  stopPolicy: string;
-  usage: Record<string, string>;
-  pending: number;
+interface QueueJson extends QueueBody {
   admitted: number;
 }
 
-let server: TestServer;
-let sb: Sandbox;
 let daveToken: string;
 
-before(async () => {
-  server = await startTestServer();
-  sb = sandbox();
-  daveToken = (
-    await call<{ token: string }>(server.api, server.adminToken, 'POST', '/users', { name: 'dave' })
-  ).body.token;
+const ctx = useCliServer(async ({ request }) => {
+  daveToken = (await request<{ token: string }>('POST', '/users', { name: 'dave' })).token;
 });
-after(async () => {
-  sb.remove();
-  await server.close();
-});
-
-const admin = (args: string[]) =>
-  berth(sb, args, { env: { BERTH_URL: server.url, BERTH_TOKEN: server.adminToken } });
+const { admin } = ctx;
 
 describe('queue create', () => {
   it('sends every flag; -o json is the API object', async () => {
@@ -136,9 +114,7 @@ describe('queue create', () => {
 
   it('is for admins only', async () => {
     fails(
-      await berth(sb, ['queue', 'create', 'q', '--quota', 'cpu=1'], {
-        env: { BERTH_URL: server.url, BERTH_TOKEN: daveToken },
-      }),
+      await ctx.as(daveToken)(['queue', 'create', 'q', '--quota', 'cpu=1']),
       1,
       /^berth: only admins can create cluster queues\n$/,
     );

@@ -1,24 +1,10 @@
 /** `berth user …`, plus what every command shares: help, usage errors, exit codes. */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { allFail, berth, fails, keyValues, ok, parseJson, row, sandbox, type Sandbox } from './cli.js';
+import { describe, it } from 'node:test';
+import { allFail, berth, fails, keyValues, ok, parseJson, row, useCliServer } from './cli.js';
 
-let server: TestServer;
-let sb: Sandbox;
-
-before(async () => {
-  server = await startTestServer();
-  sb = sandbox();
-});
-after(async () => {
-  sb.remove();
-  await server.close();
-});
-
-const as = (token: string) => (args: string[]) =>
-  berth(sb, args, { env: { BERTH_URL: server.url, BERTH_TOKEN: token } });
-const admin = (args: string[]) => as(server.adminToken)(args);
+const ctx = useCliServer();
+const { as, admin } = ctx;
 
 describe('users', () => {
   let aliceToken: string;
@@ -72,24 +58,28 @@ describe('users', () => {
 
 describe('help and usage errors', () => {
   it('prints help with examples, exit 0', async () => {
-    const out = ok(await berth(sb, ['queue', 'create', '--help']));
+    const out = ok(await berth(ctx.sb, ['queue', 'create', '--help']));
     assert.match(out, /^Usage: berth queue create \[options\] <name>/);
     assert.match(out, /--quota <quantities>/);
     assert.match(out, /\nExamples:\n {2}\$ berth queue create research --quota cpu=8,memory=32Gi,jobs=10\n/);
-    assert.match(ok(await berth(sb, ['--help'])), /Commands:[\s\S]*project[\s\S]*queue[\s\S]*user/);
+    assert.match(ok(await berth(ctx.sb, ['--help'])), /Commands:[\s\S]*project[\s\S]*queue[\s\S]*user/);
   });
 
   it('reports unknown commands and options in one line, exit 2', async () => {
     await allFail([
-      [berth(sb, ['projetc', 'list']), 2, /^berth: unknown command 'projetc' \(Did you mean project\?\)\n$/],
-      [berth(sb, ['project', 'list', '--bogus']), 2, /^berth: unknown option '--bogus'\n$/],
-      [berth(sb, ['project', 'show', 'a', 'b']), 2, /^berth: too many arguments for 'show'/],
-      [berth(sb, ['user', 'create']), 2, /^berth: missing required argument 'name'\n$/],
+      [
+        berth(ctx.sb, ['projetc', 'list']),
+        2,
+        /^berth: unknown command 'projetc' \(Did you mean project\?\)\n$/,
+      ],
+      [berth(ctx.sb, ['project', 'list', '--bogus']), 2, /^berth: unknown option '--bogus'\n$/],
+      [berth(ctx.sb, ['project', 'show', 'a', 'b']), 2, /^berth: too many arguments for 'show'/],
+      [berth(ctx.sb, ['user', 'create']), 2, /^berth: missing required argument 'name'\n$/],
     ]);
   });
 
   it("prints the group's help on stderr when a subcommand is missing, exit 2", async () => {
-    const r = await berth(sb, ['project']);
+    const r = await berth(ctx.sb, ['project']);
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
     assert.match(

@@ -2,9 +2,10 @@
  * A real berth server for end-to-end tests: real SQLite file in a fresh temp directory, real
  * HTTP on a free port. One per test file (or per test when isolation matters).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { startServer, type RunningServer } from '../../src/server/run.js';
 
 // A server announces itself in the user's state directory for CLI discovery; tests must never
@@ -20,14 +21,48 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(opts: { configFile?: string } = {}): Promise<TestServer> {
+/**
+ * A config with a local factory that runs `capacity` jobs at once and stops them quickly: what the
+ * tests that run real jobs use.
+ */
+export function localFactoryConfig(capacity = 8): string {
+  return [
+    'graceSeconds: 1',
+    'heartbeatSeconds: 10',
+    'factories:',
+    `  local: { kind: local, capacity: ${capacity} }`,
+    'targets:',
+    '  local: { factory: local }',
+  ].join('\n');
+}
+
+export interface StartOptions {
+  /** The server's config file. */
+  configFile?: string;
+  /** The text of a config file, written to a temporary file that `close()` removes. */
+  config?: string;
+}
+
+/** A server with no config (/dev/null) unless `opts` gives one. */
+export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'berth-test-'));
-  const server = await startServer({
-    dataDir,
-    listen: '127.0.0.1:0',
-    configFile: opts.configFile ?? '/dev/null',
-    print: () => {},
-  });
+  const configDir = opts.config === undefined ? undefined : mkdtempSync(join(tmpdir(), 'berth-test-config-'));
+  const remove = () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    if (configDir !== undefined) rmSync(configDir, { recursive: true, force: true });
+  };
+  let configFile = opts.configFile ?? '/dev/null';
+  if (configDir !== undefined) {
+    configFile = join(configDir, 'berth.yaml');
+    writeFileSync(configFile, opts.config ?? '');
+  }
+  let server: RunningServer;
+  try {
+    server = await startServer({ dataDir, listen: '127.0.0.1:0', configFile, print: () => {} });
+  } catch (e) {
+    remove();
+    throw e;
+  }
   const adminToken = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
   return {
     url: server.url,
@@ -37,8 +72,25 @@ export async function startTestServer(opts: { configFile?: string } = {}): Promi
     server,
     async close() {
       await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      remove();
     },
+  };
+}
+
+/**
+ * Registers `before` and `after` hooks in the current file or suite: a fresh server (started with
+ * `opts`), then `setup`; the server is closed after the tests. Returns the server's getter.
+ */
+export function useTestServer(opts: StartOptions = {}, setup?: () => Promise<void>): () => TestServer {
+  let server: TestServer | undefined;
+  before(async () => {
+    server = await startTestServer(opts);
+    await setup?.();
+  });
+  after(() => server?.close());
+  return () => {
+    if (!server) throw new Error('the test server has not started');
+    return server;
   };
 }
 

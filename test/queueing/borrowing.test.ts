@@ -3,15 +3,10 @@
  * QUEUEING.md "Capacity" and "Admission".
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Env, inQueue, peak, type Job } from './support.js';
 
-let env: Env;
-before(async () => {
-  env = await Env.start();
-});
-afterEach(() => env.openGates());
-after(async () => env.close());
+const env = Env.use();
 
 describe('borrowing', () => {
   it('a full queue borrows unused cohort quota up to its borrowing limit, and no further', async () => {

@@ -3,16 +3,11 @@
  * admitted, and stopPolicy None lets everything run to success.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
 import { alive, Env, peak, type Job } from './support.js';
 
-let env: Env;
-before(async () => {
-  env = await Env.start();
-});
-afterEach(() => env.openGates());
-after(async () => env.close());
+const env = Env.use();
 
 describe('HoldAndDrain', () => {
   it('stops and requeues running jobs, admits nothing, and None resumes them', async () => {

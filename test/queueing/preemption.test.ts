@@ -5,16 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
 import { alive, Env, inQueue, peak, type Job } from './support.js';
 
-let env: Env;
-before(async () => {
-  env = await Env.start();
-});
-afterEach(() => env.openGates());
-after(async () => env.close());
+const env = Env.use();
 
 describe('preemption within a queue (LowerPriority)', () => {
   it('stops the minimal set of lower-priority jobs, which come back and succeed after', async () => {
@@ -129,55 +124,49 @@ describe('preemption within a queue (LowerPriority)', () => {
     assert.ok(peak(hold, 'cpu', inQueue('pq')) <= 4, 'pq above its quota');
   });
 
-  it(
-    'keeps the quota its victims free for the preemptor, out of reach of other queues in the cohort',
-    {
-      todo: 'while the preemptor waits for its second victim, another cohort queue borrows the quota the first victim freed: the preemptor no longer fits and waits for that queue, the victims were evicted for nothing',
-    },
-    async () => {
-      // pw lends its quota to cw; xq has 1 cpu of its own and wants 2 more.
-      await env.queue({
-        name: 'pw',
-        cohort: 'cw',
-        quota: { cpu: '4' },
-        preemption: { withinClusterQueue: 'LowerPriority' },
-      });
-      await env.queue({ name: 'xq', cohort: 'cw', quota: { cpu: '1' } });
-      const low = env.gate('pw-low');
-      const high = env.gate('pw-high');
-      const other = env.gate('xq');
-      const jobs: Job[] = [];
-      try {
-        const x1 = await env.blocking('xq', other, { cpu: 1 });
-        jobs.push(x1);
-        await env.running(x1.id);
-        // The same minimal set as above, {l1, l3}; l1 stops at once, l3 only after the grace period.
-        const l1 = await env.blocking('pw', low, { cpu: 2, term: 'record' });
-        const l2 = await env.blocking('pw', low, { cpu: 1 });
-        const l3 = await env.blocking('pw', low, { cpu: 1, term: 'ignore' });
-        jobs.push(l1, l2, l3);
-        for (const j of [l1, l2, l3]) await env.running(j.id);
-        // The cohort is full (5 of 5): x2 must wait.
-        const x2 = await env.blocking('xq', other, { cpu: 2 });
-        jobs.push(x2);
-        await env.barrier();
-        assert.equal((await env.job(x2.id)).state, 'queued');
+  it('keeps the quota its victims free for the preemptor, out of reach of other queues in the cohort', async () => {
+    // pw lends its quota to cw; xq has 1 cpu of its own and wants 2 more.
+    await env.queue({
+      name: 'pw',
+      cohort: 'cw',
+      quota: { cpu: '4' },
+      preemption: { withinClusterQueue: 'LowerPriority' },
+    });
+    await env.queue({ name: 'xq', cohort: 'cw', quota: { cpu: '1' } });
+    const low = env.gate('pw-low');
+    const high = env.gate('pw-high');
+    const other = env.gate('xq');
+    const jobs: Job[] = [];
+    try {
+      const x1 = await env.blocking('xq', other, { cpu: 1 });
+      jobs.push(x1);
+      await env.running(x1.id);
+      // The same minimal set as above, {l1, l3}; l1 stops at once, l3 only after the grace period.
+      const l1 = await env.blocking('pw', low, { cpu: 2, term: 'record' });
+      const l2 = await env.blocking('pw', low, { cpu: 1 });
+      const l3 = await env.blocking('pw', low, { cpu: 1, term: 'ignore' });
+      jobs.push(l1, l2, l3);
+      for (const j of [l1, l2, l3]) await env.running(j.id);
+      // The cohort is full (5 of 5): x2 must wait.
+      const x2 = await env.blocking('xq', other, { cpu: 2 });
+      jobs.push(x2);
+      await env.barrier();
+      assert.equal((await env.job(x2.id)).state, 'queued');
 
-        const h = await env.blocking('pw', high, { cpu: 3, priority: 10 });
-        jobs.push(h);
-        await env.until(h.id, 'to run', (j) => j.state === 'running', 10_000);
-        for (const v of [l1, l3]) assert.equal((await env.job(v.id)).attempts, 1);
-        assert.equal((await env.job(l2.id)).attempts, 0);
-        assert.equal((await env.job(x2.id)).state, 'queued', 'x2 took the quota freed for h');
-      } finally {
-        env.openGates();
-        for (const j of jobs) await env.done(j.id);
-      }
-      for (const j of jobs) assert.equal((await env.job(j.id)).state, 'succeeded');
-      const hold = await env.holdings(jobs);
-      assert.ok(peak(hold, 'cpu') <= 5, 'cohort above the sum of nominals');
-    },
-  );
+      const h = await env.blocking('pw', high, { cpu: 3, priority: 10 });
+      jobs.push(h);
+      await env.until(h.id, 'to run', (j) => j.state === 'running', 10_000);
+      for (const v of [l1, l3]) assert.equal((await env.job(v.id)).attempts, 1);
+      assert.equal((await env.job(l2.id)).attempts, 0);
+      assert.equal((await env.job(x2.id)).state, 'queued', 'x2 took the quota freed for h');
+    } finally {
+      env.openGates();
+      for (const j of jobs) await env.done(j.id);
+    }
+    for (const j of jobs) assert.equal((await env.job(j.id)).state, 'succeeded');
+    const hold = await env.holdings(jobs);
+    assert.ok(peak(hold, 'cpu') <= 5, 'cohort above the sum of nominals');
+  });
 
   it('preempts nobody when evicting every candidate would not free enough', async () => {
     await env.queue({

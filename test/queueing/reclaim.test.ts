@@ -3,16 +3,11 @@
  * lender was idle gives the quota back when the lender's jobs arrive. QUEUEING.md "Preemption".
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
 import { alive, Env, inQueue, peak, type Job } from './support.js';
 
-let env: Env;
-before(async () => {
-  env = await Env.start();
-});
-afterEach(() => env.openGates());
-after(async () => env.close());
+const env = Env.use();
 
 describe('reclaim within cohort', () => {
   it("preempts the borrower's jobs until the lender is back at its nominal quota", async () => {
@@ -89,61 +84,55 @@ describe('reclaim within cohort', () => {
     assert.ok(peak(h, 'cpu', inQueue('borrower')) <= 8);
   });
 
-  it(
-    'keeps the quota its victims free for the preemptor, even when one victim stops before the other',
-    {
-      todo: 'quota freed by the first victim to stop is borrowed again (by that very victim) while the preemptor waits for the second: the preemptor never fits and preempts again, forever',
-    },
-    async () => {
-      await env.queue({
-        name: 'owner2',
-        cohort: 'rc2',
-        quota: { cpu: '4' },
-        preemption: { reclaimWithinCohort: 'Any' },
-      });
-      await env.queue({ name: 'borrower2', cohort: 'rc2', quota: { cpu: '4' } });
-      const bGate = env.gate('borrower2');
-      const aGate = env.gate('owner2');
-      const bs: Job[] = [];
-      let a: Job | undefined;
-      try {
-        // b3 and b4 are the most recently admitted: the victims. b3 obeys SIGTERM at once, b4
-        // ignores it and ends only by SIGKILL a grace period (1 s) later.
-        for (const term of ['record', 'record', 'record', 'ignore'] as const) {
-          const j = await env.blocking('borrower2', bGate, { cpu: 2, term });
-          bs.push(j);
-          await env.running(j.id);
-        }
-        const [b1, b2, b3, b4] = bs as [Job, Job, Job, Job];
-
-        // One owner job needs all 4 of owner2's nominal cpu back: b3 and b4 must go.
-        a = await env.blocking('owner2', aGate, { cpu: 4 });
-        const owner = a;
-        await env.until(owner.id, 'to run', (j) => j.state === 'running', 10_000);
-
-        // Exactly b3 and b4 were preempted, once each: b3's 2 cpu were kept for the preemptor
-        // while b4 was still stopping, not lent out again.
-        for (const b of [b1, b2]) {
-          assert.ok(!(await env.types(b.id)).includes('requeued'), `job ${b.id} was preempted`);
-        }
-        for (const v of [b3, b4]) {
-          const j = await env.job(v.id);
-          assert.equal(j.state, 'queued', `job ${v.id}`);
-          assert.equal(j.attempts, 1, `job ${v.id} was preempted ${j.attempts} times`);
-          const requeued = (await env.events(v.id)).filter((e) => e.type === 'requeued');
-          assert.match(requeued[0]?.message ?? '', new RegExp(`preempted by job ${owner.id}\\b`));
-        }
-        const ownerView = await env.queueView('owner2');
-        assert.equal(ownerView.usage.cpu, '4');
-      } finally {
-        aGate.open();
-        bGate.open();
-        for (const j of a ? [...bs, a] : bs) await env.done(j.id);
+  it('keeps the quota its victims free for the preemptor, even when one victim stops before the other', async () => {
+    await env.queue({
+      name: 'owner2',
+      cohort: 'rc2',
+      quota: { cpu: '4' },
+      preemption: { reclaimWithinCohort: 'Any' },
+    });
+    await env.queue({ name: 'borrower2', cohort: 'rc2', quota: { cpu: '4' } });
+    const bGate = env.gate('borrower2');
+    const aGate = env.gate('owner2');
+    const bs: Job[] = [];
+    let a: Job | undefined;
+    try {
+      // b3 and b4 are the most recently admitted: the victims. b3 obeys SIGTERM at once, b4
+      // ignores it and ends only by SIGKILL a grace period (1 s) later.
+      for (const term of ['record', 'record', 'record', 'ignore'] as const) {
+        const j = await env.blocking('borrower2', bGate, { cpu: 2, term });
+        bs.push(j);
+        await env.running(j.id);
       }
-      for (const j of a ? [...bs, a] : bs) assert.equal((await env.job(j.id)).state, 'succeeded');
-      const h = await env.holdings(a ? [...bs, a] : bs);
-      assert.ok(peak(h, 'cpu') <= 8, 'cohort above the sum of nominals');
-      assert.ok(peak(h, 'cpu', inQueue('owner2')) <= 4, 'owner2 above its nominal');
-    },
-  );
+      const [b1, b2, b3, b4] = bs as [Job, Job, Job, Job];
+
+      // One owner job needs all 4 of owner2's nominal cpu back: b3 and b4 must go.
+      a = await env.blocking('owner2', aGate, { cpu: 4 });
+      const owner = a;
+      await env.until(owner.id, 'to run', (j) => j.state === 'running', 10_000);
+
+      // Exactly b3 and b4 were preempted, once each: b3's 2 cpu were kept for the preemptor
+      // while b4 was still stopping, not lent out again.
+      for (const b of [b1, b2]) {
+        assert.ok(!(await env.types(b.id)).includes('requeued'), `job ${b.id} was preempted`);
+      }
+      for (const v of [b3, b4]) {
+        const j = await env.job(v.id);
+        assert.equal(j.state, 'queued', `job ${v.id}`);
+        assert.equal(j.attempts, 1, `job ${v.id} was preempted ${j.attempts} times`);
+        const requeued = (await env.events(v.id)).filter((e) => e.type === 'requeued');
+        assert.match(requeued[0]?.message ?? '', new RegExp(`preempted by job ${owner.id}\\b`));
+      }
+      const ownerView = await env.queueView('owner2');
+      assert.equal(ownerView.usage.cpu, '4');
+    } finally {
+      aGate.open();
+      bGate.open();
+      for (const j of a ? [...bs, a] : bs) await env.done(j.id);
+    }
+    for (const j of a ? [...bs, a] : bs) assert.equal((await env.job(j.id)).state, 'succeeded');
+    const h = await env.holdings(a ? [...bs, a] : bs);
+    assert.ok(peak(h, 'cpu') <= 8, 'cohort above the sum of nominals');
+    assert.ok(peak(h, 'cpu', inQueue('owner2')) <= 4, 'owner2 above its nominal');
+  });
 });

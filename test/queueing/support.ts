@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, startTestServer, type TestServer } from '../helpers/server.js';
+import { after, afterEach, before } from 'node:test';
+import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 export interface Job {
@@ -59,38 +60,45 @@ const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 export class Env {
   private readonly gates: Gate[] = [];
   private barrierReady = false;
-
-  private constructor(
-    readonly s: TestServer,
-    readonly dir: string,
-  ) {}
+  private started: { s: TestServer; dir: string } | undefined;
 
   /** `capacity`: how many jobs the local factory runs at once. */
-  static async start(capacity = 8): Promise<Env> {
-    const dir = mkdtempSync(join(tmpdir(), 'berth-queueing-'));
-    const config = join(dir, 'berth.yaml');
-    writeFileSync(
-      config,
-      [
-        'graceSeconds: 1',
-        'heartbeatSeconds: 10',
-        'factories:',
-        `  local: { kind: local, capacity: ${capacity} }`,
-        'targets:',
-        '  local: { factory: local }',
-      ].join('\n'),
-    );
-    try {
-      return new Env(await startTestServer({ configFile: config }), dir);
-    } catch (e) {
-      rmSync(dir, { recursive: true, force: true });
-      throw e;
-    }
+  private constructor(private readonly capacity: number) {}
+
+  /**
+   * The environment of one test file: the server starts before its tests, every gate is opened
+   * after each test, and the server is closed after them all.
+   */
+  static use(capacity = 8): Env {
+    const env = new Env(capacity);
+    before(() => env.start());
+    afterEach(() => env.openGates());
+    after(() => env.close());
+    return env;
   }
 
-  async close(): Promise<void> {
-    await this.s.close();
-    rmSync(this.dir, { recursive: true, force: true });
+  get s(): TestServer {
+    return this.current().s;
+  }
+
+  get dir(): string {
+    return this.current().dir;
+  }
+
+  private current(): { s: TestServer; dir: string } {
+    if (!this.started) throw new Error('the queueing environment has not started (Env.use registers it)');
+    return this.started;
+  }
+
+  private async start(): Promise<void> {
+    const s = await startTestServer({ config: localFactoryConfig(this.capacity) });
+    this.started = { s, dir: mkdtempSync(join(tmpdir(), 'berth-queueing-')) };
+  }
+
+  private async close(): Promise<void> {
+    if (!this.started) return;
+    await this.started.s.close();
+    rmSync(this.started.dir, { recursive: true, force: true });
   }
 
   async req<T>(

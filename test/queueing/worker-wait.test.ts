@@ -3,15 +3,10 @@
  * requeued at once, without ever having run, and the preemptor takes its place in line.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Env, peak } from './support.js';
 
-let env: Env;
-before(async () => {
-  env = await Env.start(2);
-});
-afterEach(() => env.openGates());
-after(async () => env.close());
+const env = Env.use(2);
 
 describe('preempting a job that waits for a worker', () => {
   it('requeues it at once; it runs later and succeeds', async () => {
