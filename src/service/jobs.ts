@@ -17,8 +17,8 @@ import {
   toJob,
 } from '../store/queries/jobs.js';
 import { listPrivileges } from '../store/queries/projects.js';
-import { findWorkerForJob } from '../store/queries/workers.js';
-import { jobInstanceRows } from '../store/queries/resource-instances.js';
+import { latestWorkers } from '../store/queries/workers.js';
+import { instancesOfJobs } from '../store/queries/resource-instances.js';
 import type { JobRow } from '../store/schema.js';
 import type { Db } from '../store/store.js';
 import { actorName, requireProject } from './access.js';
@@ -203,22 +203,29 @@ function defaultName(command: string[]): string {
 
 /** The stored job with the controller's live reason and position laid over it. */
 async function view(ctx: ServiceContext, row: JobRow, fresh = false): Promise<Job> {
-  const id = Number(row.id);
-  const live = isTerminal(row.state as JobState) ? undefined : ctx.runtime?.controller.explain(id);
-  const worker = fresh ? undefined : await findWorkerForJob(ctx.store.db, id); // a new job has none
-  const job = toJob(row, {
-    position: live?.position ?? null,
-    projectPosition: live?.projectPosition ?? null,
-    blockers: live?.blockers ?? [],
-    resources: (await jobInstanceRows(ctx.store.db, id)).map((r) => ({
-      type: r.type,
-      id: Number(r.id),
-      state: r.state,
-    })),
-    worker: worker ? { id: Number(worker.id), state: worker.state } : null,
+  return (await views(ctx, [row], fresh))[0]!;
+}
+
+/** Jobs as the API shows them: two queries for a whole page, plus the in-memory overlay. */
+async function views(ctx: ServiceContext, rows: JobRow[], fresh = false): Promise<Job[]> {
+  const ids = rows.map((r) => Number(r.id));
+  // A job just submitted has neither a worker nor resource instances yet.
+  const workers = fresh ? new Map<number, never>() : await latestWorkers(ctx.store.db, ids);
+  const instances = fresh ? new Map<number, never>() : await instancesOfJobs(ctx.store.db, ids);
+  return rows.map((row) => {
+    const id = Number(row.id);
+    const live = isTerminal(row.state as JobState) ? undefined : ctx.runtime?.controller.explain(id);
+    const worker = workers.get(id);
+    const job = toJob(row, {
+      position: live?.position ?? null,
+      projectPosition: live?.projectPosition ?? null,
+      blockers: live?.blockers ?? [],
+      resources: (instances.get(id) ?? []).map((r) => ({ type: r.type, id: Number(r.id), state: r.state })),
+      worker: worker ? { id: Number(worker.id), state: worker.state } : null,
+    });
+    if (live) job.reason = live.reason;
+    return job;
   });
-  if (live) job.reason = live.reason;
-  return job;
 }
 
 /** Loads a job the caller may see (404 otherwise, so ids of other projects reveal nothing). */
@@ -267,7 +274,7 @@ export async function listJobs(
     before: q.before,
     limit: q.limit ?? 100,
   });
-  return Promise.all(rows.map((r) => view(ctx, r)));
+  return views(ctx, rows);
 }
 
 export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {

@@ -77,11 +77,16 @@ export async function loadLiveWorkerRows(db: Db): Promise<WorkerRow[]> {
     .execute();
 }
 
-export async function findWorkerForJob(db: Db, jobId: number): Promise<WorkerRow | undefined> {
-  return db
+/** The latest worker of each of `jobIds` (one query for a whole page of jobs). */
+export async function latestWorkers(db: Db, jobIds: number[]): Promise<Map<number, WorkerRow>> {
+  const out = new Map<number, WorkerRow>();
+  if (jobIds.length === 0) return out;
+  const rows = await db
     .selectFrom('workers')
     .selectAll()
-    .where('job_id', '=', jobId)
-    .orderBy('id', 'desc')
-    .executeTakeFirst();
+    .where('job_id', 'in', jobIds)
+    .orderBy('id')
+    .execute();
+  for (const r of rows) out.set(Number(r.job_id), r); // ascending ids: the last one wins
+  return out;
 }
