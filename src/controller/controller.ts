@@ -110,7 +110,6 @@ export class Controller implements FactoryListener {
   private tickAgain = false;
   private resyncTimer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly o: ControllerOptions) {
     for (const f of o.factories.values()) this.addPool(new Pool('factory', f.name, f.capacity));
@@ -149,28 +148,31 @@ export class Controller implements FactoryListener {
       const pool = this.poolOf(h);
       if (pool) pool.inUse++;
     }
-    const holdingJobs = new Set(leftovers.map((h) => h.jobId));
-    for (const row of await loadActiveJobRows(db)) await this.restore(row, holdingJobs.has(Number(row.id)));
-    for (const h of leftovers) {
-      this.jobs.get(h.jobId)?.holdings.add(holdingKey(h.kind, h.id));
-      void this.destroyHolding(h);
-    }
+    const heldBy = new Map<number, string[]>();
+    for (const h of leftovers)
+      heldBy.set(h.jobId, [...(heldBy.get(h.jobId) ?? []), holdingKey(h.kind, h.id)]);
+    for (const row of await loadActiveJobRows(db)) await this.restore(row, heldBy.get(Number(row.id)) ?? []);
+    for (const h of leftovers) void this.destroyHolding(h);
     this.resyncTimer = setInterval(() => this.resync(), this.o.resyncMs ?? 1000);
     this.resyncTimer.unref();
     this.wake();
   }
 
-  private async restore(row: JobRow, holdsSomething: boolean): Promise<void> {
+  /** Rebuilds one job; `held` are the leftovers of the previous run it held (being destroyed). */
+  private async restore(row: JobRow, held: string[]): Promise<void> {
     const id = Number(row.id);
     const state = row.state as JobState;
-    if (isTerminal(state)) {
-      if (holdsSomething) {
-        this.track(row);
-        this.finishedJobs.add(id); // cleaned up once its leftovers are destroyed
-      } else await this.markCleanedUp(id);
+    if (isTerminal(state) && held.length === 0) {
+      await this.markCleanedUp(id);
       return;
     }
+    // Attached before anything else, so the job counts as cleaned up only once they are gone.
     const job = this.track(row);
+    for (const key of held) job.holdings.add(key);
+    if (isTerminal(state)) {
+      this.finishedJobs.add(id);
+      return;
+    }
     if (state === 'running') {
       await this.finishJob(job, 'failed', 'worker lost: the server restarted while the job ran', null);
       return;
@@ -352,8 +354,6 @@ export class Controller implements FactoryListener {
       if (this.tickAgain) {
         this.tickAgain = false;
         this.wake();
-      } else {
-        for (const w of this.idleWaiters.splice(0)) w();
       }
     }
   }
@@ -961,12 +961,6 @@ export class Controller implements FactoryListener {
       if (h?.kind === 'instance' && h.metadata && !h.destroying) out[h.provider] = h.metadata;
     }
     return out;
-  }
-
-  /** Resolves when the loop has nothing left to do right now (for tests and shutdown). */
-  idle(): Promise<void> {
-    if (!this.ticking && !this.wakeScheduled) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private async event(db: Db, job: Tracked, type: string, message: string, data?: unknown): Promise<void> {

@@ -7,7 +7,7 @@ import { isTerminal, type Job, type JobSpec, type JobState } from '../domain/job
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
 import type { Principal } from '../domain/user.js';
-import { appendEvent, toEventView, type EventView } from '../store/queries/events.js';
+import { appendEvent, listJobEvents, type EventView } from '../store/queries/events.js';
 import {
   existingJobIds,
   findJobByKey,
@@ -288,13 +288,7 @@ export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): 
 
 export async function jobEvents(ctx: ServiceContext, p: Principal, id: number): Promise<EventView[]> {
   await visibleJob(ctx, p, id);
-  const rows = await ctx.store.db
-    .selectFrom('events')
-    .selectAll()
-    .where('job_id', '=', id)
-    .orderBy('id')
-    .execute();
-  return rows.map(toEventView);
+  return listJobEvents(ctx.store.db, id);
 }
 
 export async function jobLogs(

@@ -48,14 +48,8 @@ export const toEventView = (r: EventRow): EventView => ({
   ...(r.data === null ? {} : { data: JSON.parse(r.data) as unknown }),
 });
 
-export async function listSubjectEvents(db: Db, subjectKind: string, subject: string): Promise<EventView[]> {
-  const rows = await db
-    .selectFrom('events')
-    .selectAll()
-    .where('job_id', 'is', null) // job timelines are read by job id (events_job)
-    .where('subject_kind', '=', subjectKind)
-    .where('subject', '=', subject)
-    .orderBy('id')
-    .execute();
+/** A job's timeline, oldest first (through the events_job index). */
+export async function listJobEvents(db: Db, jobId: number): Promise<EventView[]> {
+  const rows = await db.selectFrom('events').selectAll().where('job_id', '=', jobId).orderBy('id').execute();
   return rows.map(toEventView);
 }

@@ -83,16 +83,6 @@ export async function listJobRows(db: Db, q: JobPage): Promise<JobRow[]> {
   return query.orderBy('id', 'desc').limit(q.limit).execute();
 }
 
-export async function countJobsByState(db: Db, project: string): Promise<Record<string, number>> {
-  const rows = await db
-    .selectFrom('jobs')
-    .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('project', '=', project)
-    .groupBy('state')
-    .execute();
-  return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
-}
-
 /** Unfinished jobs, and finished ones whose cleanup is not confirmed: the controller's model. */
 export async function loadActiveJobRows(db: Db): Promise<JobRow[]> {
   return db
