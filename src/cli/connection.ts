@@ -150,7 +150,18 @@ export function resolveConnection(opts: ResolveOptions = {}): Connection {
       tokenOrigin: 'BERTH_TOKEN',
     };
   } else {
-    const current = currentContext(config);
+    let current = currentContext(config);
+    // A local server named here and now (BERTH_DATA_DIR, or ./.berth) beats a saved context that
+    // points at another local data directory: that context is usually a server since gone.
+    const here = env.BERTH_DATA_DIR ?? (existsSync(join('.berth', SERVER_FILE)) ? '.berth' : undefined);
+    if (
+      current &&
+      !isUrlContext(current.context) &&
+      here &&
+      resolve(here) !== resolve(current.context.dataDir)
+    ) {
+      current = undefined;
+    }
     server = current ? contextServer(current.name, current.context) : discoverLocalServer(env);
     contextProject = current?.context.project;
     if (env.BERTH_TOKEN) server = { ...server, token: env.BERTH_TOKEN, tokenOrigin: 'BERTH_TOKEN' };

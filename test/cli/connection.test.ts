@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import {
@@ -109,6 +109,29 @@ describe('local server discovery', () => {
     symlinkSync(server.dataDir, join(work, '.berth'));
     const me = parseJson<{ name: string }>(await berth(sb, ['whoami', '-o', 'json'], { cwd: work }));
     assert.equal(me.name, 'admin');
+  });
+
+  it('prefers ./.berth over a saved context for another, stopped, local server', async () => {
+    const stale = join(sb.root, 'gone');
+    mkdirSync(stale);
+    mkdirSync(dirname(sb.configFile), { recursive: true });
+    writeFileSync(
+      sb.configFile,
+      `current: local\ncontexts:\n  local:\n    dataDir: ${stale}\n    project: x\n`,
+      {
+        mode: 0o600,
+      },
+    );
+    const work = join(sb.root, 'new-server');
+    mkdirSync(work);
+    symlinkSync(server.dataDir, join(work, '.berth'));
+    const me = parseJson<{ name: string }>(await berth(sb, ['whoami', '-o', 'json'], { cwd: work }));
+    assert.equal(me.name, 'admin');
+    // Elsewhere the saved context still applies (and fails, naming its data directory).
+    const r = await berth(sb, ['whoami'], { cwd: sb.cwd });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, new RegExp(`^berth: .*${stale}`));
+    rmSync(sb.configFile);
   });
 
   it('finds $BERTH_DATA_DIR', async () => {
