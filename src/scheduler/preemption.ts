@@ -12,7 +12,7 @@
  * room. Nothing is evicted unless the result fits.
  */
 import { compareKeys, laterKey, type OrderKey } from './ordering.js';
-import { applyUsage, fits, isBorrowing, room } from './quota.js';
+import { applyUsage, fits, isBorrowing, ownUsage, room } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import type { Vec } from './resources.js';
 import type { AdmittedNode, WorkloadNode } from './workload-node.js';
@@ -112,7 +112,7 @@ export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | 
   candidates.sort(candidateOrder(q));
 
   const own = candidates.filter((c) => c.holder === q);
-  if (own.length === candidates.length) return minimal(q, n.req, need, candidates, true);
+  if (own.length === candidates.length) return ownWithBorrowing(q, n.req, need, own);
   // Reclaiming from others only while this queue stays within its nominal.
   const underNominal = need.every((i) => {
     const j = l.idx.indexOf(i);
@@ -122,7 +122,47 @@ export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | 
     const targets = minimal(q, n.req, need, candidates, false);
     if (targets !== null) return targets;
   }
-  return own.length === 0 ? null : minimal(q, n.req, need, own, true);
+  return own.length === 0 ? null : ownWithBorrowing(q, n.req, need, own);
+}
+
+/** Victims in its own queue, borrowing what is still missing — unless a lender waits for it. */
+function ownWithBorrowing(
+  q: QueueState,
+  req: Vec,
+  need: readonly number[],
+  own: AdmittedNode[],
+): AdmittedNode[] | null {
+  const targets = minimal(q, req, need, own, true);
+  if (targets !== null && borrowsDespite(q, req, targets) && lenderWaits(q, need)) return null;
+  return targets;
+}
+
+/** Whether `req` still borrows once `victims` are gone (the accounting is left as it was). */
+function borrowsDespite(q: QueueState, req: Vec, victims: readonly AdmittedNode[]): boolean {
+  for (const v of victims) applyUsage(v.holder, v.req, -1);
+  const borrows = !fits(q, req, true);
+  for (const v of victims) applyUsage(v.holder, v.req, 1);
+  return borrows;
+}
+
+/**
+ * Anti-flapping (berth's addition to Kueue's rules): whether another cohort member waits below
+ * its nominal in a resource `need`s — with workloads pending and the right to reclaim. Quota
+ * borrowed from it while preempting would be reclaimed at once, and the evicted workloads could
+ * then preempt their way back the same way: the two queues would evict each other in turn
+ * without end. Such a preemptor waits instead, as if that quota were not idle (it is not).
+ */
+function lenderWaits(q: QueueState, need: readonly number[]): boolean {
+  for (const other of q.cohort?.members ?? []) {
+    if (other === q || other.pendingCount === 0 || other.holds) continue;
+    if ((other.model?.preemption.reclaimWithinCohort ?? 'Never') === 'Never') continue;
+    const l = other.limits;
+    for (let j = 0; j < l.idx.length; j++) {
+      const i = l.idx[j] ?? 0;
+      if (need.includes(i) && ownUsage(other, i) < (l.nominal[j] ?? 0)) return true;
+    }
+  }
+  return false;
 }
 
 /** Kueue's minimalPreemptions, simulated on the live accounting and undone before returning. */
