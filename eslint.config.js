@@ -28,6 +28,39 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard (web/src): a browser program, type-checked with its own tsconfig.
+    files: ['web/src/**/*.ts', 'web/src/**/*.tsx'],
+    languageOptions: {
+      parserOptions: {
+        projectService: false,
+        project: ['./tsconfig.web.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        sessionStorage: 'readonly',
+        localStorage: 'readonly',
+        fetch: 'readonly',
+        console: 'readonly',
+      },
+    },
+  },
+  {
+    // Its build config runs in Node.
+    files: ['web/vite.config.ts'],
+    languageOptions: {
+      parserOptions: {
+        projectService: false,
+        project: ['./web/tsconfig.node.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

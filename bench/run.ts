@@ -5,10 +5,15 @@
  *   (a) scheduler alone  — bench/scheduler.ts
  *   (b) API submissions  — bench/api.ts (against a bare node:http server measured in the same run)
  *   (c) end to end       — bench/e2e.ts (against a process-spawn baseline measured in the same run)
+ *   (d) dashboard        — bench/dashboard.ts (jobs page of 100,000 jobs in chromium, against the bare API call)
+ *   (e) pipeline         — bench/pipeline.ts (jobs per second through the whole pipeline, simulated factory)
  */
 import { runApiBench } from './api.js';
+import { printDashboardBench, runDashboardBench } from './dashboard.js';
 import { runE2eBench } from './e2e.js';
+import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
 import { fmt } from './lib.js';
+import { printPipeline, runPipelineBench } from './pipeline.js';
 import { runSchedulerBench } from './scheduler.js';
 
 const only = process.argv.slice(2);
@@ -45,4 +50,18 @@ if (want('e2e')) {
     `  baseline, spawning the same no-op process directly at the same concurrency: ${fmt(r.spawnBaselinePerSecond)}/s`,
   );
   console.log(`  ratio berth / baseline: ${fmt(r.ratioToSpawn, 3)}`);
+}
+if (want('dashboard')) {
+  console.log('== (d) dashboard: the jobs page of a project with 100,000 jobs, in chromium');
+  printDashboardBench(await runDashboardBench());
+}
+if (want('pipeline')) {
+  console.log('== (e) pipeline: jobs through admission, worker, run and cleanup (simulated factory)');
+  printPipeline(await runPipelineBench());
+}
+// Kueue's scheduler-performance scenarios (bench/kueue.ts): minutes each, so only when named.
+for (const name of ['kueue', 'kueue-large'] as const) {
+  if (!only.includes(name)) continue;
+  console.log(`== ${name}: Kueue's scheduler-performance scenario, run for real through a berth server`);
+  printKueueBench(await runKueueBench(SCENARIOS[name]), name === 'kueue');
 }

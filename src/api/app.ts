@@ -22,6 +22,9 @@ import { agentRoutes } from './routes/agent.js';
 import { infrastructureRoutes } from './routes/infrastructure.js';
 import { jobRoutes } from './routes/jobs.js';
 import { priorityClassRoutes } from './routes/priority-classes.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { streamRoutes } from './routes/stream.js';
+import { webRoutes } from './routes/web.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,6 +43,8 @@ export const BODY_LIMIT = 1024 * 1024;
 export interface ApiOptions {
   logger?: FastifyServerOptions['logger'];
   version: string;
+  /** The built dashboard (default: the package's dist/web). */
+  webRoot?: string;
 }
 
 export type Api = FastifyInstance;
@@ -87,8 +92,12 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       await jobRoutes(api, ctx);
       await agentRoutes(api, ctx);
       await infrastructureRoutes(api, ctx);
+      await metricsRoutes(api, ctx);
+      await streamRoutes(api, ctx);
     },
     { prefix: API_PREFIX },
   );
+  // The dashboard, outside the API prefix: every other GET path.
+  await webRoutes(app, opts.webRoot);
   return app;
 }

@@ -1,6 +1,7 @@
 /** Request schemas of the job, agent and infrastructure endpoints. */
 import { Type } from '@sinclair/typebox';
 import { JOB_STATES } from '../domain/job.js';
+import { JOB_SORTS, type JobSort } from '../domain/job-order.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { WORKER_STATES } from '../store/queries/workers.js';
 import { Quantity } from './schemas.js';
@@ -38,7 +39,19 @@ export const ProjectJobsParams = strict({ name: Type.String({ minLength: 1, maxL
 
 export const JobListQuery = strict({
   state: Type.Optional(Type.String({ description: `comma-separated: ${JOB_STATES.join(', ')}` })),
-  before: Type.Optional(Type.Integer({ minimum: 1, description: 'only jobs with a smaller id (paging)' })),
+  sort: Type.Optional(
+    Type.Unsafe<JobSort>({
+      type: 'string',
+      enum: [...JOB_SORTS],
+      description: '-id newest first (default), id oldest first, -priority or priority (ties by newest)',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 200, description: 'the X-Next-Cursor header of the previous page' }),
+  ),
+  before: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'only jobs with a smaller id (older paging; prefer cursor)' }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
 });
 

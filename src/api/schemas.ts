@@ -3,13 +3,14 @@
  * these before a handler runs, and @fastify/swagger publishes them as the OpenAPI document.
  * Objects reject unknown fields; semantic checks (names, quantities) live in the domain layer.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox';
 import {
   QUEUEING_STRATEGIES,
   RECLAIM_WITHIN_COHORT,
   STOP_POLICIES,
   WITHIN_CLUSTER_QUEUE,
 } from '../domain/cluster-queue.js';
+import { JOB_STATES, type JobState } from '../domain/job.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { ROLES } from '../domain/roles.js';
 
@@ -94,5 +95,36 @@ export const CreatePriorityClassBody = strict({
 });
 
 export const MemberBody = strict({ role: literals(ROLES) });
+
+// Views: what GET answers. Serialization keeps fields these do not name (additionalProperties),
+// so they document the shape without ever dropping a field.
+const view = <T extends Parameters<typeof Type.Object>[0]>(props: T, description?: string) =>
+  Type.Object(props, { additionalProperties: true, ...(description ? { description } : {}) });
+
+export const JobCountsView = Type.Object(
+  Object.fromEntries(JOB_STATES.map((s) => [s, Type.Integer({ minimum: 0 })])) as Record<JobState, TInteger>,
+  { description: "how many of the project's jobs are in each state" },
+);
+const projectFields = {
+  name: Type.String(),
+  description: Type.String(),
+  tags: Type.Array(Type.String()),
+  clusterQueue: Type.String(),
+  active: Type.Boolean(),
+  weight: Type.Number(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+  jobCounts: JobCountsView,
+};
+export const ProjectView = view(projectFields, 'a project the caller can see');
+export const ProjectDetailView = view(
+  {
+    ...projectFields,
+    members: Type.Array(view({ user: Type.String(), role: literals(ROLES) })),
+    privileges: Type.Array(Type.String()),
+    role: literals([...ROLES, 'admin'], "the caller's role; admin for global admins"),
+  },
+  'a project with its members and privileges',
+);
 
 export type Body<T extends TSchema> = Static<T>;

@@ -9,6 +9,7 @@ import { registerProjectCommands } from './commands/project.js';
 import { registerQueueCommands } from './commands/queue.js';
 import { registerResourceCommands } from './commands/resources.js';
 import { registerServerCommand } from './commands/server.js';
+import { registerSimulateCommand } from './commands/simulate.js';
 import { registerUserCommands } from './commands/user.js';
 import { oneLine } from './errors.js';
 
@@ -40,5 +41,6 @@ The current project is --project, else BERTH_PROJECT, else the context's, else "
   registerUserCommands(program);
   registerJobCommands(program);
   registerResourceCommands(program);
+  registerSimulateCommand(program);
   return program;
 }

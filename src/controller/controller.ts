@@ -22,6 +22,7 @@ import { isTerminal, type ActiveJob, type JobSpec, type JobState } from '../doma
 import { formatAmounts, parseAmounts, type Amounts } from '../domain/quantity.js';
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import type { Factory, FactoryListener, WorkerHandle } from '../factories/factory.js';
+import type { ControllerMetrics } from '../metrics/metrics.js';
 import { WellError, type Metadata, type Well } from '../wells/well.js';
 import type { Decision, Explanation, QueueFigures, QueueModel, SchedulerApi } from '../scheduler/types.js';
 import type { TargetConfig } from '../server/config.js';
@@ -38,6 +39,7 @@ import {
   updateInstance,
 } from '../store/queries/resource-instances.js';
 import type { JobRow } from '../store/schema.js';
+import { GroupCommit } from '../store/group-commit.js';
 import type { Db, Store } from '../store/store.js';
 import type { LogStore } from './log-store.js';
 import { toQueueModel } from './queue-model.js';
@@ -58,12 +60,24 @@ export interface ControllerOptions {
   heartbeatSeconds: number;
   resyncMs?: number;
   onError?: (err: unknown, what: string) => void;
+  /**
+   * Shares transactions with other writers (the submissions'). Every transition is one unit with
+   * its event, committed or rolled back alone; units written at the same time share a commit.
+   */
+  groupCommit?: GroupCommit;
+  /** Where timings and counts go (GET /metrics); none in tests that do not look. */
+  metrics?: ControllerMetrics;
+  /** A job changed (a transition, a cancel request, its cleanup): for the live stream. */
+  onJobChanged?: (id: number, project: string, state: JobState, reason: string) => void;
 }
 
 type StopKind = 'cancel' | 'preempt' | 'drain';
 
 interface Tracked extends ActiveJob {
   name: string;
+  /** What its agent runs (served by agentStart without a store read). */
+  command: string[];
+  env: Record<string, string>;
   /** Times the job was evicted and requeued. */
   attempts: number;
   workerId: number | null;
@@ -83,6 +97,8 @@ interface Tracked extends ActiveJob {
   waitingIn: Pool<Tracked> | null;
   /** Failed attempts to create its current resource. */
   createFailures: number;
+  /** Whether an agent token may exist for it (none is made for in-process workers). */
+  mayHoldToken: boolean;
 }
 
 /** Attempts to create one resource instance before the job fails with the well's reason. */
@@ -103,6 +119,13 @@ export class Controller implements FactoryListener {
   private readonly stopWaiters = new Map<number, Set<() => void>>();
   private readonly dependents = new Map<number, Set<number>>();
   private readonly finishedJobs = new Set<number>();
+  /** Unfinished jobs with a worker: what resync watches (heartbeats, stops, timeouts). */
+  private readonly withWorker = new Set<Tracked>();
+  /** Holdings whose destruction failed, retried with backoff by resync. */
+  private readonly destroyRetries = new Set<Holding>();
+  /** Jobs handed to the scheduler and not yet admitted or withdrawn: a pass has work if any. */
+  private pendingInScheduler = 0;
+  private readonly commits: GroupCommit;
   /** The queues as the scheduler knows them, for submission checks without a store read. */
   private readonly queues = new Map<string, QueueModel>();
   private wakeScheduled = false;
@@ -112,6 +135,7 @@ export class Controller implements FactoryListener {
   private stopped = false;
 
   constructor(private readonly o: ControllerOptions) {
+    this.commits = o.groupCommit ?? new GroupCommit(o.store);
     for (const f of o.factories.values()) this.addPool(new Pool('factory', f.name, f.capacity));
     for (const w of o.wells.values()) this.addPool(new Pool('resource', w.type, w.capacity));
   }
@@ -208,6 +232,8 @@ export class Controller implements FactoryListener {
     const job: Tracked = {
       id: Number(row.id),
       name: row.name,
+      command: spec.command,
+      env: spec.env,
       attempts: row.attempts,
       project: row.project,
       queue: row.cluster_queue,
@@ -236,6 +262,8 @@ export class Controller implements FactoryListener {
       holdings: new Set(),
       waitingIn: null,
       createFailures: 0,
+      // A queued job never holds one: requeue and finish delete it with the state change.
+      mayHoldToken: row.state !== 'queued',
     };
     this.jobs.set(job.id, job);
     return job;
@@ -245,6 +273,7 @@ export class Controller implements FactoryListener {
 
   /** A job was committed to the store as queued. */
   async jobSubmitted(row: JobRow): Promise<void> {
+    this.o.metrics?.jobSubmitted();
     const job = this.track(row);
     await this.enqueueWhenReady(job);
     this.wake();
@@ -274,6 +303,7 @@ export class Controller implements FactoryListener {
       }
       return;
     }
+    this.pendingInScheduler++;
     this.o.scheduler.enqueue({
       id: job.id,
       queue: job.queue,
@@ -289,13 +319,13 @@ export class Controller implements FactoryListener {
     const job = this.jobs.get(id);
     if (!job || this.finishedJobs.has(id)) throw new ConflictError(`job ${id} has already finished`);
     const reason = `cancelled by ${by}`;
-    await this.o.store.transaction(async (db) => {
+    await this.write(async (db) => {
       await updateJob(db, id, { cancel_requested: 1 });
       await this.event(db, job, 'cancel-requested', reason);
     });
     job.cancelRequested = true;
     if (job.state === 'queued') {
-      this.o.scheduler.withdraw(id);
+      if (this.o.scheduler.withdraw(id)) this.pendingInScheduler--;
       await this.finishJob(job, 'cancelled', reason, null);
     } else if (job.workerId === null) {
       this.leaveWaitlist(job);
@@ -344,65 +374,90 @@ export class Controller implements FactoryListener {
     }
     this.ticking = true;
     try {
+      // Whatever asked for another pass while this one waited for its writes gets it at once,
+      // before the event loop turns: e.g. the pass after a preemption victim is requeued admits
+      // its preemptor before anyone can see the victim waiting behind it.
+      do {
+        this.tickAgain = false;
+        await this.reconcile();
+      } while (this.tickAgain && !this.stopped);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** One pass: scheduler decisions, carried out and recorded; then pools hand out what is free. */
+  private async reconcile(): Promise<void> {
+    const t0 = performance.now();
+    try {
+      const hadWork = this.pendingInScheduler > 0;
       const decisions = this.o.scheduler.schedule(this.o.now());
+      if (hadWork) this.o.metrics?.schedulerPass((performance.now() - t0) / 1000);
       if (decisions.length > 0) await this.apply(decisions);
       this.dispatch();
     } catch (e) {
       this.o.onError?.(e, 'reconcile');
     } finally {
-      this.ticking = false;
-      if (this.tickAgain) {
-        this.tickAgain = false;
-        this.wake();
-      }
+      this.o.metrics?.tick((performance.now() - t0) / 1000);
     }
   }
 
   private async apply(decisions: Decision[]): Promise<void> {
     const now = this.o.now();
-    const admitted: Tracked[] = [];
-    await this.o.store.transaction(async (db) => {
-      for (const d of decisions) {
-        if (d.kind !== 'admit') continue;
-        const job = this.jobs.get(d.id);
-        if (!job) continue;
-        const borrowed = Object.keys(d.borrowed).length > 0 ? formatAmounts(d.borrowed) : null;
-        await updateJob(db, job.id, {
-          state: 'admitted',
-          admitted_at: now,
-          borrowed: borrowed && JSON.stringify(borrowed),
-          reason: 'admitted',
-        });
-        const borrowText = borrowed
-          ? ` borrowing ${Object.entries(borrowed)
-              .map(([r, q]) => `${r} ${q}`)
-              .join(', ')}`
-          : '';
-        await this.event(
-          db,
-          job,
-          'admitted',
-          `admitted by cluster queue ${d.queue}${borrowText}`,
-          borrowed ?? undefined,
-        );
-        job.state = 'admitted';
-        job.admittedAt = now;
-        job.borrowed = d.borrowed;
-        admitted.push(job);
-      }
-    });
-    for (const job of admitted) this.advance(job);
+    const admits: { job: Tracked; d: Extract<Decision, { kind: 'admit' }> }[] = [];
+    for (const d of decisions) {
+      this.o.metrics?.decision(d.kind);
+      if (d.kind !== 'admit') continue;
+      this.pendingInScheduler--;
+      const job = this.jobs.get(d.id);
+      if (job) admits.push({ job, d });
+    }
+    // The admissions of one pass are one unit: one commit however many there are.
+    if (admits.length > 0)
+      await this.write(async (db) => {
+        for (const { job, d } of admits) {
+          const borrowed = Object.keys(d.borrowed).length > 0 ? formatAmounts(d.borrowed) : null;
+          await updateJob(db, job.id, {
+            state: 'admitted',
+            admitted_at: now,
+            borrowed: borrowed && JSON.stringify(borrowed),
+            reason: 'admitted',
+          });
+          const borrowText = borrowed
+            ? ` borrowing ${Object.entries(borrowed)
+                .map(([r, q]) => `${r} ${q}`)
+                .join(', ')}`
+            : '';
+          await this.event(
+            db,
+            job,
+            'admitted',
+            `admitted by cluster queue ${d.queue}${borrowText}`,
+            borrowed ?? undefined,
+          );
+        }
+      });
+    for (const { job, d } of admits) {
+      job.state = 'admitted';
+      job.admittedAt = now;
+      job.borrowed = d.borrowed;
+      this.advance(job);
+    }
+    // Evictions at once, so that their records share commits.
+    const evictions: Promise<void>[] = [];
     for (const d of decisions) {
       if (d.kind === 'preempt') {
         for (const victimId of d.victims) {
           const victim = this.jobs.get(victimId);
-          if (victim) await this.preempt(victim, 'preempt', `preempted by job ${d.preemptor}: ${d.reason}`);
+          if (victim)
+            evictions.push(this.preempt(victim, 'preempt', `preempted by job ${d.preemptor}: ${d.reason}`));
         }
       } else if (d.kind === 'drain') {
         const job = this.jobs.get(d.id);
-        if (job) await this.preempt(job, 'drain', d.reason);
+        if (job) evictions.push(this.preempt(job, 'drain', d.reason));
       }
     }
+    await Promise.all(evictions);
   }
 
   /** Evicts an admitted job so it returns to its queue. */
@@ -463,7 +518,7 @@ export class Controller implements FactoryListener {
 
   private async createInstance(well: Well, job: Tracked): Promise<void> {
     const now = this.o.now();
-    const id = await this.o.store.transaction(async (db) => {
+    const id = await this.write(async (db) => {
       const instanceId = await insertInstance(db, job.id, well.type, now);
       await updateJob(db, job.id, { reason: `acquiring resource ${well.type} (instance ${instanceId})` });
       await this.event(
@@ -484,7 +539,7 @@ export class Controller implements FactoryListener {
       await this.instanceFailed(job, h, e);
       return;
     }
-    await this.o.store.transaction(async (db) => {
+    await this.write(async (db) => {
       await updateInstance(db, id, { state: 'ready', metadata: JSON.stringify(h.metadata) }, this.o.now());
       await this.event(db, job, 'resource-ready', `resource ${well.type} ready (instance ${id})`);
     });
@@ -504,7 +559,7 @@ export class Controller implements FactoryListener {
     const message = e instanceof Error ? e.message : String(e);
     const retryable = !(e instanceof WellError) || e.retryable;
     job.createFailures++;
-    await this.o.store.transaction(async (db) => {
+    await this.write(async (db) => {
       await updateInstance(db, h.id, { state: 'failed', error: message }, this.o.now());
       await this.event(
         db,
@@ -535,14 +590,21 @@ export class Controller implements FactoryListener {
 
   private async createWorker(factory: Factory, job: Tracked): Promise<void> {
     const now = this.o.now();
-    const token = newToken('job');
-    const workerId = await this.o.store.transaction(async (db) => {
+    // An in-process agent calls the controller directly: no token to make, none to leak.
+    const token = factory.inProcess ? null : newToken('job');
+    if (token) job.mayHoldToken = true;
+    const workerId = await this.write(async (db) => {
       const id = await insertWorker(db, { jobId: job.id, factory: factory.name, target: job.target }, now);
-      await insertToken(
-        db,
-        { hash: hashToken(token), userId: null, jobId: job.id, label: `job ${job.id}`, expiresAt: null },
-        now,
-      );
+      if (token) {
+        const record = {
+          hash: hashToken(token),
+          userId: null,
+          jobId: job.id,
+          label: `job ${job.id}`,
+          expiresAt: null,
+        };
+        await insertToken(db, record, now);
+      }
       await updateJob(db, job.id, { reason: `starting on worker ${id} (factory ${factory.name})` });
       await this.event(db, job, 'worker-creating', `worker ${id} requested from factory ${factory.name}`);
       return id;
@@ -552,6 +614,7 @@ export class Controller implements FactoryListener {
     job.holdings.add(holdingKey('worker', workerId));
     job.workerId = workerId;
     job.lastHeartbeat = this.o.now();
+    this.withWorker.add(job);
     try {
       record.handle = await factory.create({
         workerId,
@@ -560,7 +623,7 @@ export class Controller implements FactoryListener {
         url: this.o.serverUrl(),
         token,
       });
-      await this.o.store.transaction(async (db) => {
+      await this.write(async (db) => {
         await updateWorker(
           db,
           workerId,
@@ -570,9 +633,7 @@ export class Controller implements FactoryListener {
       });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      await this.o.store.transaction((db) =>
-        updateWorker(db, workerId, { state: 'failed', error: message }, this.o.now()),
-      );
+      await this.write((db) => updateWorker(db, workerId, { state: 'failed', error: message }, this.o.now()));
       await this.endRun(job, {
         outcome: 'start-failed',
         exitCode: null,
@@ -594,11 +655,9 @@ export class Controller implements FactoryListener {
   async agentStart(jobId: number): Promise<StartResponse> {
     const job = this.jobForAgent(jobId);
     if (job.stopping) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
-    const row = (await findJobRow(this.o.store.db, jobId))!;
-    const spec = JSON.parse(row.spec) as JobSpec;
     if (job.state !== 'running') {
       const now = this.o.now();
-      await this.o.store.transaction(async (db) => {
+      await this.write(async (db) => {
         await updateJob(db, jobId, {
           state: 'running',
           started_at: now,
@@ -613,10 +672,10 @@ export class Controller implements FactoryListener {
     return {
       jobId,
       project: job.project,
-      command: spec.command,
-      env: spec.env,
+      command: job.command,
+      env: job.env,
       resources: this.heldMetadata(job),
-      timeoutSeconds: spec.timeoutSeconds,
+      timeoutSeconds: job.timeoutSeconds,
       graceSeconds: this.o.graceSeconds,
       heartbeatSeconds: this.o.heartbeatSeconds,
     };
@@ -631,7 +690,7 @@ export class Controller implements FactoryListener {
   async agentHeartbeat(jobId: number, waitMs: number): Promise<{ cancel: boolean; reason?: string }> {
     const job = this.jobForAgent(jobId);
     job.lastHeartbeat = this.o.now();
-    if (!job.stopping && waitMs > 0) {
+    if (!job.stopping && waitMs > 0 && !this.stopped) {
       await new Promise<void>((resolve) => {
         let set = this.stopWaiters.get(jobId);
         if (!set) this.stopWaiters.set(jobId, (set = new Set()));
@@ -698,7 +757,8 @@ export class Controller implements FactoryListener {
 
   /** Puts an evicted job back in its queue at its old place; what it held is destroyed. */
   private async requeue(job: Tracked, reason: string): Promise<void> {
-    await this.o.store.transaction(async (db) => {
+    const revoke = job.mayHoldToken;
+    await this.write(async (db) => {
       await updateJob(db, job.id, {
         state: 'queued',
         reason,
@@ -707,9 +767,11 @@ export class Controller implements FactoryListener {
         borrowed: null,
         attempts: job.attempts + 1,
       });
-      await deleteJobTokens(db, job.id);
+      if (revoke) await deleteJobTokens(db, job.id);
       await this.event(db, job, 'requeued', reason);
     });
+    job.mayHoldToken = false;
+    this.withWorker.delete(job);
     job.state = 'queued';
     job.attempts++;
     job.admittedAt = null;
@@ -719,6 +781,7 @@ export class Controller implements FactoryListener {
     job.stopping = null;
     job.acquired = 0;
     job.createFailures = 0;
+    this.pendingInScheduler++;
     this.o.scheduler.requeue(job.id);
     this.releaseAll(job);
     this.wake();
@@ -735,12 +798,16 @@ export class Controller implements FactoryListener {
     const holdsSomething = job.holdings.size > 0;
     const update: JobUpdate = { state, reason, exit_code: exitCode, finished_at: now };
     if (!holdsSomething) update.cleaned_up = 1;
-    await this.o.store.transaction(async (db) => {
+    const revoke = job.mayHoldToken;
+    await this.write(async (db) => {
       await updateJob(db, job.id, update);
-      await deleteJobTokens(db, job.id);
+      if (revoke) await deleteJobTokens(db, job.id);
       await this.event(db, job, state, reason, exitCode === null ? undefined : { exitCode });
     });
+    job.mayHoldToken = false;
     job.state = state;
+    this.o.metrics?.jobFinished(state);
+    this.withWorker.delete(job);
     this.finishedJobs.add(job.id);
     this.leaveWaitlist(job);
     this.o.logs.ended(job.id);
@@ -767,6 +834,8 @@ export class Controller implements FactoryListener {
   }
 
   private forget(jobId: number): void {
+    const job = this.jobs.get(jobId);
+    if (job) this.withWorker.delete(job);
     this.jobs.delete(jobId);
     this.finishedJobs.delete(jobId);
     this.stopWaiters.delete(jobId);
@@ -796,7 +865,7 @@ export class Controller implements FactoryListener {
         ? updateWorker(db, h.id, { state }, this.o.now())
         : updateInstance(db, h.id, { state }, this.o.now());
     try {
-      await this.o.store.transaction((db) => mark(db, 'destroying'));
+      await this.write((db) => mark(db, 'destroying'));
       if (h.kind === 'worker') await this.o.factories.get(h.provider)?.destroy(h.id, h.handle);
       else {
         const req = {
@@ -810,24 +879,27 @@ export class Controller implements FactoryListener {
       const job = this.jobs.get(h.jobId);
       job?.holdings.delete(key);
       const cleaned = !job || (this.finishedJobs.has(h.jobId) && job.holdings.size === 0);
-      await this.o.store.transaction(async (db) => {
+      await this.write(async (db) => {
         await mark(db, 'destroyed');
         if (cleaned) await updateJob(db, h.jobId, { cleaned_up: 1 });
       });
       this.holdings.delete(key);
+      this.destroyRetries.delete(h);
       this.poolOf(h)?.free();
+      if (cleaned && job) this.o.onJobChanged?.(job.id, job.project, job.state, 'cleaned up');
       if (cleaned && job) this.forget(h.jobId);
       this.wake();
     } catch (e) {
       h.destroying = false;
       h.destroyAttempts++;
       h.nextDestroyAt = this.o.now() + Math.min(60_000, 1000 * 2 ** h.destroyAttempts);
+      this.destroyRetries.add(h);
       this.o.onError?.(e, `destroy ${key}`);
     }
   }
 
   private async markCleanedUp(jobId: number): Promise<void> {
-    await this.o.store.transaction((db) => updateJob(db, jobId, { cleaned_up: 1 }));
+    await this.write((db) => updateJob(db, jobId, { cleaned_up: 1 }));
   }
 
   // ---------------------------------------------------------------- factory listener
@@ -836,9 +908,9 @@ export class Controller implements FactoryListener {
     const w = this.holdings.get(holdingKey('worker', workerId));
     if (!w) return;
     w.handle = handle;
-    void this.o.store
-      .transaction((db) => updateWorker(db, workerId, { handle: JSON.stringify(handle) }, this.o.now()))
-      .catch((e: unknown) => this.o.onError?.(e, `record worker ${workerId}`));
+    void this.write((db) =>
+      updateWorker(db, workerId, { handle: JSON.stringify(handle) }, this.o.now()),
+    ).catch((e: unknown) => this.o.onError?.(e, `record worker ${workerId}`));
   }
 
   workerLost(workerId: number, message: string): void {
@@ -859,7 +931,7 @@ export class Controller implements FactoryListener {
     const now = this.o.now();
     const graceMs = this.o.graceSeconds * 1000;
     const heartbeatMs = this.o.heartbeatSeconds * 1000;
-    for (const job of this.jobs.values()) {
+    for (const job of this.withWorker) {
       if (this.finishedJobs.has(job.id) || job.workerId === null) continue;
       if (job.stopping && now - job.stopRequestedAt > graceMs + heartbeatMs) {
         this.workerLost(
@@ -877,8 +949,8 @@ export class Controller implements FactoryListener {
         this.requestStop(job, 'cancel', `timed out after ${job.timeoutSeconds}s`);
       }
     }
-    for (const h of this.holdings.values()) {
-      if (!h.destroying && h.destroyAttempts > 0 && now >= h.nextDestroyAt) void this.destroyHolding(h);
+    for (const h of this.destroyRetries) {
+      if (!h.destroying && now >= h.nextDestroyAt) void this.destroyHolding(h);
     }
     this.wake();
   }
@@ -928,6 +1000,14 @@ export class Controller implements FactoryListener {
     return this.o.scheduler.queueFigures(name);
   }
 
+  /** Every cluster queue's live figures (for the metrics gauges). */
+  *queueFiguresAll(): Iterable<QueueFigures & { name: string }> {
+    for (const name of this.queues.keys()) {
+      const f = this.o.scheduler.queueFigures(name);
+      if (f) yield { name, ...f };
+    }
+  }
+
   /** Pending job ids of a queue in admission order (a page of them). */
   pendingIds(queue: string, offset: number, limit: number): number[] {
     return this.o.scheduler.pendingIds(queue, offset, limit);
@@ -963,6 +1043,11 @@ export class Controller implements FactoryListener {
     return out;
   }
 
+  /** One unit of change (a transition with its event), committed with whatever else is written now. */
+  private write<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.commits.run(fn);
+  }
+
   private async event(db: Db, job: Tracked, type: string, message: string, data?: unknown): Promise<void> {
     await appendEvent(
       db,
@@ -977,6 +1062,10 @@ export class Controller implements FactoryListener {
       },
       this.o.now(),
     );
+    // Deferred past the commit: these transactions run to their end without yielding to the
+    // event loop, and by then `job.state` holds the state the transaction recorded.
+    if (this.o.onJobChanged)
+      setImmediate(() => this.o.onJobChanged?.(job.id, job.project, job.state, message));
   }
 }
 

@@ -2,6 +2,8 @@
  * Factories make and destroy workers for targets. The controller records every worker before
  * asking the factory to create it and keeps the record until the factory confirms destruction.
  */
+import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
+
 export interface WorkerHandle {
   /** Working directory of the worker (local factory). */
   workdir?: string;
@@ -14,9 +16,10 @@ export interface WorkerRequest {
   workerId: number;
   jobId: number;
   target: string;
-  /** Where the agent reaches the server, and its job-scoped token. */
+  /** Where the agent reaches the server. */
   url: string;
-  token: string;
+  /** The agent's job-scoped token; null for an in-process factory, whose agent needs none. */
+  token: string | null;
 }
 
 /** What a factory tells the controller on its own initiative. */
@@ -27,10 +30,26 @@ export interface FactoryListener {
   workerLost(workerId: number, message: string): void;
 }
 
+/**
+ * The agent protocol (agent/protocol.ts) as the controller serves it, without HTTP: for agents
+ * that run inside the server's own process. Same calls, same rules as over HTTP.
+ */
+export interface AgentPort {
+  agentStart(jobId: number): Promise<StartResponse>;
+  /** Long poll: counts as a heartbeat; returns early when the job must stop. */
+  agentHeartbeat(jobId: number, waitMs: number): Promise<HeartbeatResponse>;
+  agentFinish(jobId: number, result: FinishRequest): Promise<void>;
+}
+
 export interface Factory {
   readonly name: string;
   readonly kind: string;
   readonly capacity: number;
+  /**
+   * Its agents run in the server's process and speak through the AgentPort: nothing outside
+   * calls the API for them, so no job token is made.
+   */
+  readonly inProcess: boolean;
   /** Creates the worker and starts its agent; resolves with the handle to record. */
   create(req: WorkerRequest): Promise<WorkerHandle>;
   /** Destroys the worker and everything in it; must succeed for a worker already gone. */

@@ -25,6 +25,7 @@ export interface LocalFactoryOptions {
 
 export class LocalFactory implements Factory {
   readonly kind = 'local';
+  readonly inProcess = false;
   readonly name: string;
   readonly capacity: number;
   private host: ChildProcess | undefined;
@@ -95,11 +96,13 @@ export class LocalFactory implements Factory {
   }
 
   async create(req: WorkerRequest): Promise<WorkerHandle> {
+    if (req.token === null) throw new Error('a local worker needs a job token');
+    const token = req.token;
     const workdir = this.workdir(req.workerId);
     mkdirSync(workdir, { recursive: true, mode: 0o700 });
     const host = await this.startHost();
     this.live.add(req.workerId);
-    this.send(host, { type: 'start', workerId: req.workerId, url: req.url, token: req.token, workdir });
+    this.send(host, { type: 'start', workerId: req.workerId, url: req.url, token, workdir });
     return { workdir };
   }
 

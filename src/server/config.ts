@@ -15,7 +15,9 @@ const Privilege = Type.String({ minLength: 1 });
 const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
   Type.Object(props, { additionalProperties: false });
 
-export const FACTORY_KINDS = ['local'] as const;
+export const FACTORY_KINDS = ['local', 'simulated'] as const;
+/** Simulated workers cost no process: room for a large scenario by default. */
+const SIMULATED_CAPACITY = 10_000;
 export const RESOURCE_KINDS = ['semaphore', 'exec', 'postgres', 'token'] as const;
 
 const FactorySchema = strict({
@@ -128,7 +130,10 @@ export function resolveConfig(
   const factories: Record<string, FactoryConfig> = {};
   for (const [name, f] of Object.entries(raw.factories ?? { local: { kind: 'local' as const } })) {
     checkName(`factories.${name}`, name, file);
-    factories[name] = { kind: f.kind, capacity: f.capacity ?? availableParallelism() };
+    factories[name] = {
+      kind: f.kind,
+      capacity: f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism()),
+    };
   }
   const targets = raw.targets ?? (factories.local ? { local: { factory: 'local' } } : {});
   for (const [name, t] of Object.entries(targets)) {

@@ -13,11 +13,13 @@ import { Controller } from '../controller/controller.js';
 import { LogStore } from '../controller/log-store.js';
 import { createFactories } from '../factories/index.js';
 import { Scheduler } from '../scheduler/index.js';
+import { ChangeFeed } from '../service/change-feed.js';
 import { TokenCache } from '../service/token-cache.js';
 import { loadProjectWeights } from '../service/projects.js';
 import { ProjectTokenMinter } from '../service/project-tokens.js';
 import { createWells } from '../wells/index.js';
 import { GroupCommit } from '../store/group-commit.js';
+import { Metrics } from '../metrics/metrics.js';
 import { bootstrap } from './bootstrap.js';
 import { loadConfigFile, parseListen, resolveConfig, type Config, type RawConfig } from './config.js';
 import { announceServer, withdrawServer } from './discovery.js';
@@ -73,11 +75,15 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore(config);
+  const metrics = new Metrics();
+  const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
   const ctx: ServiceContext = {
     store,
     now: Date.now,
     tokenCache: new TokenCache(),
     groupCommit: new GroupCommit(store),
+    metrics,
+    changes,
   };
   let app: FastifyInstance | undefined;
   let controller: Controller | undefined;
@@ -87,10 +93,24 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     app = await buildApi(ctx, { version: VERSION, logger: { level: config.logLevel } });
     const log = app.log;
     const logs = new LogStore(join(dataDir, 'logs'));
-    const factories = createFactories(config, dataDir, {
-      handleChanged: (id, handle) => controller?.handleChanged(id, handle),
-      workerLost: (id, message) => controller?.workerLost(id, message),
-    });
+    // Factories are made before the controller that listens to them: reach it when called.
+    const theController = () => {
+      if (!controller) throw new Error('the controller has not started');
+      return controller;
+    };
+    const factories = createFactories(
+      config,
+      dataDir,
+      {
+        handleChanged: (id, handle) => controller?.handleChanged(id, handle),
+        workerLost: (id, message) => controller?.workerLost(id, message),
+      },
+      {
+        agentStart: (jobId) => theController().agentStart(jobId),
+        agentHeartbeat: (jobId, waitMs) => theController().agentHeartbeat(jobId, waitMs),
+        agentFinish: (jobId, result) => theController().agentFinish(jobId, result),
+      },
+    );
     const wells = createWells(config.resources, {
       baseDir: file ? dirname(resolve(file)) : process.cwd(),
       tokens: new ProjectTokenMinter(ctx, () => url),
@@ -109,8 +129,16 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       graceSeconds: config.graceSeconds,
       heartbeatSeconds: config.heartbeatSeconds,
       onError: (err, what) => log.error({ err }, `controller: ${what}`),
+      groupCommit: ctx.groupCommit,
+      metrics,
+      onJobChanged: (id, project, state, reason) =>
+        changes.publish({ kind: 'job', id, project, state, reason }),
     });
     const live = controller;
+    metrics.observe({
+      queues: () => live.queueFiguresAll(),
+      factories: () => live.factoryFigures(),
+    });
     ctx.runtime = {
       targets: config.targets,
       defaultTarget: config.defaultTarget,
@@ -123,7 +151,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       return f ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0 };
     };
     ctx.listener = {
-      queueChanged: (name, queue) => live.queueChanged(name, queue),
+      queueChanged: (name, queue) => {
+        live.queueChanged(name, queue);
+        changes.publish({ kind: 'queue', name });
+      },
+      projectChanged: (name) => changes.publish({ kind: 'project', name }),
       projectWeightChanged: (name, weight) => live.setProjectWeight(name, weight),
     };
     await loadProjectWeights(ctx);

@@ -29,7 +29,8 @@ export interface ClusterQueueView extends ClusterQueue {
 
 const notFound = (name: string) => new NotFoundError(`cluster queue "${name}" not found`);
 
-function view(ctx: ServiceContext, q: ClusterQueue): ClusterQueueView {
+/** A queue as GET shows it: its spec with the scheduler's live figures. */
+export function queueView(ctx: ServiceContext, q: ClusterQueue): ClusterQueueView {
   const s = ctx.queueStatus?.(q.name) ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0 };
   return {
     ...q,
@@ -73,12 +74,12 @@ export async function createClusterQueueUnchecked(
     return (await findClusterQueue(db, spec.name))!;
   });
   ctx.listener?.queueChanged?.(queue.name, queue);
-  return view(ctx, queue);
+  return queueView(ctx, queue);
 }
 
 export async function listQueues(ctx: ServiceContext, p: Principal): Promise<ClusterQueueView[]> {
   requireUser(p);
-  return (await listClusterQueues(ctx.store.db)).map((q) => view(ctx, q));
+  return (await listClusterQueues(ctx.store.db)).map((q) => queueView(ctx, q));
 }
 
 /** Any signed-in user may read queues: they need to see the quota their projects draw on. */
@@ -86,7 +87,7 @@ export async function getQueue(ctx: ServiceContext, p: Principal, name: string):
   requireUser(p);
   const q = await findClusterQueue(ctx.store.db, name);
   if (!q) throw notFound(name);
-  return view(ctx, q);
+  return queueView(ctx, q);
 }
 
 export async function updateQueue(
@@ -116,7 +117,7 @@ export async function updateQueue(
     return (await findClusterQueue(db, name))!;
   });
   ctx.listener?.queueChanged?.(name, queue);
-  return view(ctx, queue);
+  return queueView(ctx, queue);
 }
 
 export async function deleteQueue(ctx: ServiceContext, p: Principal, name: string): Promise<void> {

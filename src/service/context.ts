@@ -4,7 +4,9 @@ import type { Controller } from '../controller/controller.js';
 import type { LogStore } from '../controller/log-store.js';
 import type { TargetConfig } from '../server/config.js';
 import type { GroupCommit } from '../store/group-commit.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
+import type { ChangeFeed } from './change-feed.js';
 import type { TokenCache } from './token-cache.js';
 
 /** What job endpoints need beyond the store: the configured targets and the live controller. */
@@ -43,4 +45,8 @@ export interface ServiceContext {
   tokenCache?: TokenCache;
   /** Shares transactions between concurrent writers (job submissions). */
   groupCommit?: GroupCommit;
+  /** The server's Prometheus metrics (GET /metrics). */
+  metrics?: Metrics;
+  /** Where committed changes are announced (the live stream listens). */
+  changes?: ChangeFeed;
 }

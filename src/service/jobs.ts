@@ -4,6 +4,7 @@ import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import { maxReachable } from '../domain/capacity.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../domain/errors.js';
 import { isTerminal, type Job, type JobSpec, type JobState } from '../domain/job.js';
+import { decodeCursor, encodeCursor, jobKey, type JobSort } from '../domain/job-order.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
 import type { Principal } from '../domain/user.js';
@@ -16,6 +17,7 @@ import {
   listJobRows,
   toJob,
 } from '../store/queries/jobs.js';
+import { countJobs } from '../store/queries/job-counts.js';
 import { listPrivileges } from '../store/queries/projects.js';
 import { latestWorkers } from '../store/queries/workers.js';
 import { instancesOfJobs } from '../store/queries/resource-instances.js';
@@ -192,7 +194,17 @@ export async function submitJob(
     );
     return { row, created: true };
   });
-  if (outcome.created) await rt.controller.jobSubmitted(outcome.row);
+  if (outcome.created) {
+    await rt.controller.jobSubmitted(outcome.row);
+    const { row } = outcome;
+    ctx.changes?.publish({
+      kind: 'job',
+      id: Number(row.id),
+      project: row.project,
+      state: 'queued',
+      reason: row.reason,
+    });
+  }
   return { job: await view(ctx, outcome.row, outcome.created), created: outcome.created };
 }
 
@@ -261,21 +273,52 @@ export async function getJob(ctx: ServiceContext, p: Principal, id: number): Pro
   return view(ctx, await visibleJob(ctx, p, id));
 }
 
+export interface JobListQuery {
+  states?: JobState[];
+  sort?: JobSort;
+  /** From the previous page's `nextCursor`. */
+  cursor?: string;
+  /** Older API: only jobs with a smaller id (newest first only). */
+  before?: number;
+  limit?: number;
+}
+
+export interface JobList {
+  jobs: Job[];
+  /** Jobs matching the state filter, on every page. */
+  total: number;
+  /** Where the next page starts; absent on the last page. */
+  nextCursor?: string;
+}
+
 export async function listJobs(
   ctx: ServiceContext,
   p: Principal,
   project: string,
-  q: { states?: JobState[]; before?: number; limit?: number },
-): Promise<Job[]> {
-  await requireProject(ctx.store.db, p, project, 'viewer', 'reading jobs');
-  const rows = await listJobRows(ctx.store.db, {
-    project,
-    states: q.states,
-    before: q.before,
-    limit: q.limit ?? 100,
-  });
-  return views(ctx, rows);
+  q: JobListQuery,
+): Promise<JobList> {
+  const db = ctx.store.db;
+  await requireProject(db, p, project, 'viewer', 'reading jobs');
+  const sort = q.sort ?? '-id';
+  let after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, sort);
+  if (q.before !== undefined) {
+    if (after || sort !== '-id')
+      throw new BadRequestError('before: only for the default order without a cursor; page with cursor');
+    after = { key: q.before, id: q.before };
+  }
+  const limit = q.limit ?? 100;
+  // One more than asked: whether it exists says whether there is a next page.
+  const rows = await listJobRows(db, { project, states: q.states, sort, after, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    jobs: await views(ctx, page),
+    total: await countJobs(db, project, q.states),
+    nextCursor: rows.length > limit && last ? encodeCursor(sort, jobKey(sort, toSortable(last))) : undefined,
+  };
 }
+
+const toSortable = (r: JobRow) => ({ id: Number(r.id), priority: r.priority });
 
 export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
   const row = await visibleJob(ctx, p, id, 'member');

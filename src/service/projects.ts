@@ -24,6 +24,7 @@ import {
   updateProject,
   upsertMember,
 } from '../store/queries/projects.js';
+import { jobCountsOf, noJobs, type JobCounts } from '../store/queries/job-counts.js';
 import { findUserByName } from '../store/queries/users.js';
 import type { Db } from '../store/store.js';
 import { requireAdmin, requireProject, requireUser } from './access.js';
@@ -135,19 +136,35 @@ export async function loadProjectWeights(ctx: ServiceContext): Promise<void> {
   }
 }
 
+/** A project as listed: with how many of its jobs are in each state. */
+export interface ProjectView extends Project {
+  jobCounts: JobCounts;
+}
+
 /** Admins see every project; everyone else the projects they are a member of. */
-export async function listVisibleProjects(ctx: ServiceContext, p: Principal): Promise<Project[]> {
+export async function listVisibleProjects(ctx: ServiceContext, p: Principal): Promise<ProjectView[]> {
   const user = requireUser(p);
-  return listProjects(ctx.store.db, user.admin ? undefined : user.id);
+  const projects = await listProjects(ctx.store.db, user.admin ? undefined : user.id);
+  const counts = await jobCountsOf(ctx.store.db, user.admin ? undefined : projects.map((x) => x.name));
+  return projects.map((x) => ({ ...x, jobCounts: counts.get(x.name) ?? noJobs() }));
+}
+
+/** The names of the projects whose jobs `p` may see, or 'all' (admins). */
+export async function visibleProjectNames(ctx: ServiceContext, p: Principal): Promise<Set<string> | 'all'> {
+  const user = requireUser(p);
+  if (user.admin) return 'all';
+  return new Set((await listProjects(ctx.store.db, user.id)).map((x) => x.name));
 }
 
 export async function getProject(
   ctx: ServiceContext,
   p: Principal,
   name: string,
-): Promise<ProjectDetail & { role: Role | 'admin' }> {
-  const { project, role } = await requireProject(ctx.store.db, p, name, 'viewer', 'reading');
-  return { ...(await detail(ctx.store.db, project)), role };
+): Promise<ProjectDetail & { role: Role | 'admin'; jobCounts: JobCounts }> {
+  const db = ctx.store.db;
+  const { project, role } = await requireProject(db, p, name, 'viewer', 'reading');
+  const jobCounts = (await jobCountsOf(db, [name])).get(name) ?? noJobs();
+  return { ...(await detail(db, project)), role, jobCounts };
 }
 
 export async function patchProject(
@@ -211,7 +228,7 @@ export async function setMember(
   role: Role,
 ): Promise<ProjectDetail> {
   if (!ROLES.includes(role)) throw new BadRequestError(`role must be one of ${ROLES.join(', ')}`);
-  return ctx.store.transaction(async (db) => {
+  const result = await ctx.store.transaction(async (db) => {
     const { project: proj } = await requireProject(db, p, project, 'owner', 'managing members');
     const user = await requireUserNamed(db, userName);
     await upsertMember(db, project, user.id, role);
@@ -222,6 +239,8 @@ export async function setMember(
     );
     return detail(db, proj);
   });
+  ctx.listener?.projectChanged?.(project); // who may see its jobs changed
+  return result;
 }
 
 export async function removeMember(
@@ -230,7 +249,7 @@ export async function removeMember(
   project: string,
   userName: string,
 ): Promise<ProjectDetail> {
-  return ctx.store.transaction(async (db) => {
+  const result = await ctx.store.transaction(async (db) => {
     const { project: proj } = await requireProject(db, p, project, 'owner', 'managing members');
     const user = await requireUserNamed(db, userName);
     if (!(await deleteMember(db, project, user.id))) {
@@ -243,6 +262,8 @@ export async function removeMember(
     );
     return detail(db, proj);
   });
+  ctx.listener?.projectChanged?.(project); // who may see its jobs changed
+  return result;
 }
 
 export async function grantPrivilege(

@@ -1,9 +1,10 @@
 /**
  * Group commit: units of work that arrive while a transaction is being written share the next
- * one. Each unit runs inside its own savepoint, so a unit that throws is rolled back alone and
- * gets its own error, while the others commit together. A commit costs the same whether it
- * carries one job or a hundred (the WAL pages they touch are written once), so under load this
- * multiplies write throughput; with no concurrency it adds nothing but one savepoint.
+ * one. A unit must not wait for another unit (it would wait for its own batch to end). Each unit
+ * runs inside its own savepoint, so a unit that throws is rolled back alone and gets its own
+ * error, while the others commit together. A commit costs the same whether it carries one job or
+ * a hundred (the WAL pages they touch are written once), so under load this multiplies write
+ * throughput; with no concurrency it adds nothing but one savepoint.
  */
 import { sql } from 'kysely';
 import type { Db, Store } from './store.js';
@@ -26,12 +27,16 @@ export class GroupCommit {
   run<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) void this.drain();
+      if (this.running) return;
+      this.running = true;
+      // A transaction here never yields to the event loop (the driver is synchronous), so work
+      // arriving "during" one would never exist: collect instead what this turn of the event loop
+      // writes (every request it read, every timer it ran) and commit it together.
+      setImmediate(() => void this.drain());
     });
   }
 
   private async drain(): Promise<void> {
-    this.running = true;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
@@ -59,6 +64,9 @@ export class GroupCommit {
           if (o.ok) unit.resolve(o.value);
           else unit.reject(o.value);
         });
+        // A backlog (the records of a burst of thousands of jobs) is written one batch per turn
+        // of the event loop, so that requests are still answered meanwhile.
+        if (this.queue.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       this.running = false;

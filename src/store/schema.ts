@@ -131,6 +131,13 @@ export interface PriorityClassesTable {
   created_at: number;
 }
 
+/** Jobs per project and state, kept by triggers on `jobs` (migration 0005). */
+export interface JobCountsTable {
+  project: string;
+  state: string;
+  n: number;
+}
+
 export interface Database {
   users: UsersTable;
   api_tokens: ApiTokensTable;
@@ -143,6 +150,7 @@ export interface Database {
   workers: WorkersTable;
   resource_instances: ResourceInstancesTable;
   priority_classes: PriorityClassesTable;
+  job_counts: JobCountsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -1,6 +1,7 @@
 /** Factories, targets, workers, resource types and instances. */
 import type { ServiceContext } from '../../service/context.js';
 import { requireAdmin, requireUser } from '../../service/access.js';
+import { resourceTypeViews } from '../../service/figures.js';
 import { listWorkerRows, toWorkerView } from '../../store/queries/workers.js';
 import { listInstanceRows, toInstanceView } from '../../store/queries/resource-instances.js';
 import { WorkerQuery } from '../job-schemas.js';
@@ -40,18 +41,7 @@ export async function infrastructureRoutes(api: Router, ctx: ServiceContext): Pr
     { schema: { tags, summary: 'Resource types with capacity, instances in use and jobs waiting' } },
     async (req) => {
       requireUser(req.principal);
-      const figures = new Map(ctx.runtime!.controller.resourceFigures().map((f) => [f.name, f]));
-      return Object.entries(ctx.runtime!.resourceTypes).map(([name, t]) => {
-        const f = figures.get(name);
-        return {
-          name,
-          kind: f?.kind ?? '',
-          privilege: t.privilege ?? null,
-          capacity: f?.capacity ?? 0,
-          inUse: f?.inUse ?? 0,
-          waiting: f?.waiting ?? 0,
-        };
-      });
+      return resourceTypeViews(ctx.runtime!);
     },
   );
   api.get(

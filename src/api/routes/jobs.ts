@@ -37,17 +37,24 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
     {
       schema: {
         tags,
-        summary: "A project's jobs, newest first",
+        summary:
+          "A project's jobs, a page at a time: X-Total-Count says how many match the state filter, X-Next-Cursor where the next page starts (absent on the last)",
         params: ProjectJobsParams,
         querystring: JobListQuery,
       },
     },
-    async (req) =>
-      listJobs(ctx, req.principal, req.params.name, {
+    async (req, reply) => {
+      const list = await listJobs(ctx, req.principal, req.params.name, {
         states: parseStates(req.query.state),
+        sort: req.query.sort,
+        cursor: req.query.cursor,
         before: req.query.before,
         limit: req.query.limit,
-      }),
+      });
+      void reply.header('x-total-count', String(list.total));
+      if (list.nextCursor !== undefined) void reply.header('x-next-cursor', list.nextCursor);
+      return list.jobs;
+    },
   );
   api.get(
     '/jobs/:id',

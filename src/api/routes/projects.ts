@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../service/context.js';
 import {
   createProject,
@@ -17,6 +18,8 @@ import {
   NameParams,
   PatchProjectBody,
   PrivilegeParams,
+  ProjectDetailView,
+  ProjectView,
 } from '../schemas.js';
 import type { Router } from './types.js';
 
@@ -29,12 +32,27 @@ export async function projectRoutes(api: Router, ctx: ServiceContext): Promise<v
     },
     async (req, reply) => reply.status(201).send(await createProject(ctx, req.principal, req.body)),
   );
-  api.get('/projects', { schema: { tags, summary: 'Projects the caller can see' } }, async (req) =>
-    listVisibleProjects(ctx, req.principal),
+  api.get(
+    '/projects',
+    {
+      schema: {
+        tags,
+        summary: 'Projects the caller can see, with their job counts',
+        response: { 200: Type.Array(ProjectView) },
+      },
+    },
+    async (req) => listVisibleProjects(ctx, req.principal),
   );
   api.get(
     '/projects/:name',
-    { schema: { tags, summary: 'A project with members and privileges', params: NameParams } },
+    {
+      schema: {
+        tags,
+        summary: 'A project with members, privileges and job counts',
+        params: NameParams,
+        response: { 200: ProjectDetailView },
+      },
+    },
     async (req) => getProject(ctx, req.principal, req.params.name),
   );
   api.patch(

@@ -9,12 +9,14 @@ import { foundation } from './0001_foundation.js';
 import { jobs } from './0002_jobs.js';
 import { priorityClasses } from './0003_priority_classes.js';
 import { resources } from './0004_resources.js';
+import { jobLists } from './0005_job_lists.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
   ['0002_jobs', jobs],
   ['0003_priority_classes', priorityClasses],
   ['0004_resources', resources],
+  ['0005_job_lists', jobLists],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

@@ -1,4 +1,5 @@
-import type { Job, JobSpec, JobState } from '../../domain/job.js';
+import { JOB_STATES, type Job, type JobSpec, type JobState } from '../../domain/job.js';
+import { byPriority, compareJobs, type JobKey, type JobSort } from '../../domain/job-order.js';
 import type { JobRow } from '../schema.js';
 import type { Db } from '../store.js';
 import { iso, isoOrNull } from './time.js';
@@ -70,17 +71,78 @@ export async function existingJobIds(db: Db, project: string, ids: number[]): Pr
 
 export interface JobPage {
   project: string;
+  /** Only jobs in these states (all when absent or empty). */
   states?: JobState[];
-  /** Return jobs with id < before (newest first paging). */
-  before?: number;
+  sort: JobSort;
+  /** Only jobs after this place in the order (the previous page's last job). */
+  after?: JobKey;
   limit: number;
 }
 
+/**
+ * A page of a project's jobs in any order, each read from an index so a page costs the same with
+ * 100,000 jobs as with 10: one index range per state (`state IN (…)` would make SQLite gather and
+ * sort every row of those states), merged here. Without a state filter the id orders use
+ * (project, id); the priority orders go through every state.
+ */
 export async function listJobRows(db: Db, q: JobPage): Promise<JobRow[]> {
-  let query = db.selectFrom('jobs').selectAll().where('project', '=', q.project);
-  if (q.states && q.states.length > 0) query = query.where('state', 'in', q.states);
-  if (q.before !== undefined) query = query.where('id', '<', q.before);
-  return query.orderBy('id', 'desc').limit(q.limit).execute();
+  const filter = [...new Set(q.states ?? [])];
+  const states: (JobState | undefined)[] =
+    filter.length > 0 ? filter : byPriority(q.sort) ? [...JOB_STATES] : [undefined];
+  const rows: JobRow[] = [];
+  for (const state of states) {
+    rows.push(...(byPriority(q.sort) ? await byPriorityIn(db, q, state!) : await byIdIn(db, q, state)));
+  }
+  return states.length === 1 ? rows : rows.sort(compareJobs(q.sort)).slice(0, q.limit);
+}
+
+function inProject(db: Db, project: string, state: JobState | undefined) {
+  const query = db.selectFrom('jobs').where('project', '=', project);
+  return state === undefined ? query : query.where('state', '=', state);
+}
+
+async function byIdIn(db: Db, q: JobPage, state: JobState | undefined): Promise<JobRow[]> {
+  const desc = q.sort === '-id';
+  let query = inProject(db, q.project, state).selectAll();
+  if (q.after) query = query.where('id', desc ? '<' : '>', q.after.id);
+  return query
+    .orderBy('id', desc ? 'desc' : 'asc')
+    .limit(q.limit)
+    .execute();
+}
+
+/**
+ * One state in a priority order, ties by newest. The index is (project, state, priority, id):
+ * the list takes one priority at a time (newest first within it, an index range), then seeks the
+ * next priority, so a page costs a few index seeks whatever the direction.
+ */
+async function byPriorityIn(db: Db, q: JobPage, state: JobState): Promise<JobRow[]> {
+  const desc = q.sort === '-priority';
+  const nextPriority = async (after: number | undefined): Promise<number | undefined> => {
+    let query = inProject(db, q.project, state).select('priority');
+    if (after !== undefined) query = query.where('priority', desc ? '<' : '>', after);
+    const row = await query
+      .orderBy('priority', desc ? 'desc' : 'asc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.priority;
+  };
+  const out: JobRow[] = [];
+  let priority = q.after ? q.after.key : await nextPriority(undefined);
+  let below = q.after?.id;
+  while (priority !== undefined && out.length < q.limit) {
+    let query = inProject(db, q.project, state).selectAll().where('priority', '=', priority);
+    if (below !== undefined) query = query.where('id', '<', below);
+    out.push(
+      ...(await query
+        .orderBy('id', 'desc')
+        .limit(q.limit - out.length)
+        .execute()),
+    );
+    if (out.length < q.limit) priority = await nextPriority(priority);
+    below = undefined;
+  }
+  return out;
 }
 
 /** Unfinished jobs, and finished ones whose cleanup is not confirmed: the controller's model. */

@@ -1,0 +1,18 @@
+/** Prometheus metrics of this server, in the text exposition format (admins only). */
+import { NotFoundError } from '../../domain/errors.js';
+import { requireAdmin } from '../../service/access.js';
+import type { ServiceContext } from '../../service/context.js';
+import type { Router } from './types.js';
+
+export async function metricsRoutes(api: Router, ctx: ServiceContext): Promise<void> {
+  api.get(
+    '/metrics',
+    { schema: { tags: ['meta'], summary: 'Prometheus metrics: scheduler, jobs, queues, process (admin)' } },
+    async (req, reply) => {
+      requireAdmin(req.principal, 'read metrics');
+      if (!ctx.metrics) throw new NotFoundError('this server keeps no metrics');
+      const text = await ctx.metrics.text();
+      return reply.type(ctx.metrics.contentType).send(text);
+    },
+  );
+}

@@ -1,0 +1,179 @@
+/**
+ * The server's Prometheus metrics (GET /api/v1/metrics). They live in a registry owned by one
+ * server instance, not prom-client's global default: tests start many servers in one process.
+ *
+ * Counters and timings are pushed by the controller through `ControllerMetrics` (optional there,
+ * so the controller runs and is tested without metrics); queue and factory gauges are read from
+ * the scheduler's in-memory figures at scrape time, so they cost nothing between scrapes.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { isMilliResource, type Amounts } from '../domain/quantity.js';
+import type { JobState } from '../domain/job.js';
+
+export type DecisionKind = 'admit' | 'preempt' | 'drain';
+
+/** What the controller reports as it works. */
+export interface ControllerMetrics {
+  /** Wall time of one scheduler pass that had pending work. */
+  schedulerPass(seconds: number): void;
+  decision(kind: DecisionKind): void;
+  jobSubmitted(): void;
+  jobFinished(state: JobState): void;
+  /** Wall time of one reconcile tick (scheduling, recording admissions, dispatch). */
+  tick(seconds: number): void;
+}
+
+export interface QueueLive {
+  name: string;
+  pending: number;
+  admitted: number;
+  usage: Amounts;
+}
+
+export interface FactoryLive {
+  name: string;
+  inUse: number;
+  waiting: number;
+}
+
+/** The live figures the gauges show, read at each scrape. */
+export interface LiveFigures {
+  queues(): Iterable<QueueLive>;
+  factories(): Iterable<FactoryLive>;
+}
+
+/** cpu is counted in millicores inside berth; Prometheus shows base units (cores). */
+const baseUnits = (resource: string, amount: number): number =>
+  isMilliResource(resource) ? amount / 1000 : amount;
+
+export class Metrics implements ControllerMetrics {
+  readonly registry = new Registry();
+  private live: LiveFigures | undefined;
+  private readonly pass: Summary;
+  private readonly decisions: Counter<'kind'>;
+  private readonly submitted: Counter;
+  private readonly finished: Counter<'state'>;
+  private readonly ticks: Histogram;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.pass = new Summary({
+      name: 'berth_scheduler_pass_seconds',
+      help: 'Wall time of each scheduler pass that had pending work (quantiles over the last 10 minutes)',
+      percentiles: [0.5, 0.9, 0.99],
+      maxAgeSeconds: 600,
+      ageBuckets: 5,
+      registers,
+    });
+    this.decisions = new Counter({
+      name: 'berth_scheduler_decisions_total',
+      help: 'Scheduler decisions carried out, by kind',
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of ['admit', 'preempt', 'drain'] as const) this.decisions.inc({ kind }, 0);
+    this.submitted = new Counter({
+      name: 'berth_jobs_submitted_total',
+      help: 'Jobs submitted (accepted and recorded)',
+      registers,
+    });
+    this.finished = new Counter({
+      name: 'berth_jobs_finished_total',
+      help: 'Jobs that reached a terminal state, by state',
+      labelNames: ['state'],
+      registers,
+    });
+    for (const state of ['succeeded', 'failed', 'cancelled'] as const) this.finished.inc({ state }, 0);
+    this.ticks = new Histogram({
+      name: 'berth_controller_tick_seconds',
+      help: 'Wall time of each controller reconcile tick',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.liveGauges(registers);
+  }
+
+  /** Where the gauges read their figures (the controller, once it exists). */
+  observe(live: LiveFigures): void {
+    this.live = live;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  schedulerPass(seconds: number): void {
+    this.pass.observe(seconds);
+  }
+
+  decision(kind: DecisionKind): void {
+    this.decisions.inc({ kind });
+  }
+
+  jobSubmitted(): void {
+    this.submitted.inc();
+  }
+
+  jobFinished(state: JobState): void {
+    this.finished.inc({ state });
+  }
+
+  tick(seconds: number): void {
+    this.ticks.observe(seconds);
+  }
+
+  private liveGauges(registers: Registry[]): void {
+    // Each gauge is refilled from the live figures when scraped (`this` is the gauge there).
+    const metrics = () => this.live;
+    const perQueue = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      fill: (g: Gauge, q: QueueLive) => void,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const q of metrics()?.queues() ?? []) fill(this, q);
+        },
+      });
+    perQueue('berth_queue_pending_jobs', 'Jobs waiting for admission, per cluster queue', ['queue'], (g, q) =>
+      g.set({ queue: q.name }, q.pending),
+    );
+    perQueue('berth_queue_admitted_jobs', 'Jobs holding quota, per cluster queue', ['queue'], (g, q) =>
+      g.set({ queue: q.name }, q.admitted),
+    );
+    perQueue(
+      'berth_queue_usage',
+      'Quota in use per cluster queue and resource, in base units (cpu in cores)',
+      ['queue', 'resource'],
+      (g, q) => {
+        for (const [resource, amount] of Object.entries(q.usage))
+          g.set({ queue: q.name, resource }, baseUnits(resource, amount));
+      },
+    );
+    const perFactory = (name: string, help: string, value: (f: FactoryLive) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['factory'],
+        registers,
+        collect() {
+          this.reset();
+          for (const f of metrics()?.factories() ?? []) this.set({ factory: f.name }, value(f));
+        },
+      });
+    perFactory('berth_factory_workers_in_use', 'Workers alive (created, not yet destroyed)', (f) => f.inUse);
+    perFactory('berth_factory_waiting_jobs', 'Admitted jobs waiting for a worker', (f) => f.waiting);
+  }
+}

@@ -1,0 +1,256 @@
+/** Submit a job to the current project. On success the job's page opens. */
+import { useEffect, useId, useState, type FormEvent } from 'react';
+import { api, ApiError } from '../api.js';
+import { ErrorAlert, Loading, Notice } from '../components/Status.js';
+import { useApp } from '../context.js';
+import { parseRequests } from '../format.js';
+import { useTitle } from '../hooks.js';
+import { Link, navigate, paths } from '../router.js';
+import type { PriorityClass, ResourceTypeView, SubmitRequest, TargetView } from '../types.js';
+
+interface Choices {
+  targets: TargetView[];
+  resourceTypes: ResourceTypeView[];
+  priorityClasses: PriorityClass[];
+}
+
+export function Submit() {
+  useTitle('Submit a job');
+  const { project, projects } = useApp();
+  const [choices, setChoices] = useState<Choices | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [command, setCommand] = useState('');
+  const [name, setName] = useState('');
+  const [target, setTarget] = useState('');
+  const [requests, setRequests] = useState('');
+  const [resources, setResources] = useState<string[]>([]);
+  const [priority, setPriority] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const ids = {
+    command: useId(),
+    commandHint: useId(),
+    name: useId(),
+    target: useId(),
+    requests: useId(),
+    requestsHint: useId(),
+    priority: useId(),
+    priorityHint: useId(),
+    classes: useId(),
+  };
+
+  useEffect(() => {
+    const abort = new AbortController();
+    Promise.all([
+      api.targets(abort.signal),
+      api.resourceTypes(abort.signal),
+      api.priorityClasses(abort.signal),
+    ]).then(
+      ([targets, resourceTypes, priorityClasses]) => setChoices({ targets, resourceTypes, priorityClasses }),
+      (e: unknown) => {
+        if (!abort.signal.aborted) setLoadError(e instanceof ApiError ? e.message : String(e));
+      },
+    );
+    return () => abort.abort();
+  }, []);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!project) return;
+    setError(null);
+    let body: SubmitRequest;
+    try {
+      if (!command.trim()) throw new Error('Command: enter a command line, e.g. echo hello.');
+      body = { command: ['sh', '-c', command] };
+      if (name.trim()) body.name = name.trim();
+      if (target) body.target = target;
+      const req = parseRequests(requests);
+      if (Object.keys(req).length > 0) body.requests = req;
+      if (resources.length > 0) body.resources = resources;
+      const p = priority.trim();
+      if (p) body.priority = /^-?[0-9]+$/.test(p) ? Number(p) : p;
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    setBusy(true);
+    try {
+      const job = await api.submit(project, body);
+      navigate(paths.job(job.id));
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : String(err));
+      setBusy(false);
+    }
+  };
+
+  if (projects !== null && !project) {
+    return (
+      <>
+        <h1 tabIndex={-1}>Submit a job</h1>
+        <Notice>You are not a member of any project yet, so there is nowhere to submit to.</Notice>
+      </>
+    );
+  }
+
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <h1 tabIndex={-1}>Submit a job</h1>
+          <p className="page-sub">
+            to project <strong>{project ?? '…'}</strong> (change it with the Project switcher)
+          </p>
+        </div>
+      </div>
+      {loadError && <ErrorAlert>{loadError}</ErrorAlert>}
+      <form className="card form" onSubmit={(e) => void submit(e)} noValidate>
+        <div className="field">
+          <label htmlFor={ids.command}>Command</label>
+          <input
+            id={ids.command}
+            type="text"
+            className="mono"
+            value={command}
+            onChange={(e) => setCommand(e.target.value)}
+            placeholder="python train.py --epochs 10"
+            aria-describedby={ids.commandHint}
+            autoComplete="off"
+            spellCheck={false}
+            required
+          />
+          <p className="hint" id={ids.commandHint}>
+            A shell command line, run with <code>sh -c</code>.
+          </p>
+        </div>
+        <div className="field-row">
+          <div className="field">
+            <label htmlFor={ids.name}>Name</label>
+            <input
+              id={ids.name}
+              type="text"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              placeholder="optional"
+              autoComplete="off"
+            />
+          </div>
+          <div className="field">
+            <label htmlFor={ids.target}>Target</label>
+            <select id={ids.target} value={target} onChange={(e) => setTarget(e.target.value)}>
+              <option value="">the server&apos;s default</option>
+              {choices?.targets.map((t) => (
+                <option key={t.name} value={t.name}>
+                  {t.name}
+                  {t.privilege ? ` (needs ${t.privilege})` : ''}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+        <div className="field-row">
+          <div className="field">
+            <label htmlFor={ids.requests}>Requests</label>
+            <input
+              id={ids.requests}
+              type="text"
+              className="mono"
+              value={requests}
+              onChange={(e) => setRequests(e.target.value)}
+              placeholder="cpu=1,memory=1Gi"
+              aria-describedby={ids.requestsHint}
+              autoComplete="off"
+              spellCheck={false}
+            />
+            <p className="hint" id={ids.requestsHint}>
+              Quota it takes from the queue: <code>resource=quantity</code>, comma-separated.
+            </p>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.priority}>Priority</label>
+            <input
+              id={ids.priority}
+              type="text"
+              value={priority}
+              onChange={(e) => setPriority(e.target.value)}
+              placeholder="0"
+              list={choices && choices.priorityClasses.length > 0 ? ids.classes : undefined}
+              aria-describedby={ids.priorityHint}
+              autoComplete="off"
+              spellCheck={false}
+            />
+            {choices && choices.priorityClasses.length > 0 && (
+              <datalist id={ids.classes}>
+                {choices.priorityClasses.map((c) => (
+                  <option key={c.name} value={c.name}>
+                    {c.value}
+                  </option>
+                ))}
+              </datalist>
+            )}
+            <p className="hint" id={ids.priorityHint}>
+              A number (higher goes first) or a priority class
+              {choices && choices.priorityClasses.length > 0
+                ? `: ${choices.priorityClasses.map((c) => c.name).join(', ')}`
+                : ''}
+              .
+            </p>
+          </div>
+        </div>
+        <fieldset className="field">
+          <legend>Resources</legend>
+          {!choices && !loadError && <Loading what="resource types" />}
+          {choices?.resourceTypes.length === 0 && <p className="muted">No resource types are configured.</p>}
+          <div className="checks">
+            {choices?.resourceTypes.map((r) => (
+              <ResourceCheck
+                key={r.name}
+                type={r}
+                checked={resources.includes(r.name)}
+                onChange={(on) =>
+                  setResources((rs) => (on ? [...rs, r.name].sort() : rs.filter((x) => x !== r.name)))
+                }
+              />
+            ))}
+          </div>
+        </fieldset>
+        {error && <ErrorAlert>{error}</ErrorAlert>}
+        <div className="form-actions">
+          <button type="submit" className="button-primary" disabled={busy || !project}>
+            Submit
+          </button>
+          {project && <Link to={paths.jobs(project)}>Back to the list</Link>}
+        </div>
+      </form>
+    </>
+  );
+}
+
+/** A resource type's checkbox, labelled by its name; how busy it is comes as its description. */
+function ResourceCheck({
+  type,
+  checked,
+  onChange,
+}: {
+  type: ResourceTypeView;
+  checked: boolean;
+  onChange: (on: boolean) => void;
+}) {
+  const id = useId();
+  const hint = useId();
+  return (
+    <div className="check">
+      <input
+        id={id}
+        type="checkbox"
+        checked={checked}
+        onChange={(e) => onChange(e.target.checked)}
+        aria-describedby={hint}
+      />
+      <label htmlFor={id}>{type.name}</label>
+      <span className="muted" id={hint}>
+        {type.inUse}/{type.capacity} in use{type.waiting > 0 ? `, ${type.waiting} waiting` : ''}
+        {type.privilege ? `; needs ${type.privilege}` : ''}
+      </span>
+    </div>
+  );
+}
