@@ -13,7 +13,7 @@
  *   npm run bench kueue         bench/kueue/baseline.yaml (~1–2 min)
  *   npm run bench kueue-large   bench/kueue/large-scale.yaml
  *
- * BENCH_SERVER_CPU_PROF=DIR writes a CPU profile of the server to DIR (see bench/kueue/cpu-profile.mjs).
+ * BENCH_PROFILE=DIR writes a CPU profile of the server to DIR (see bench/cpu-profile.mjs).
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -33,7 +33,7 @@ export const SCENARIOS = {
   'kueue-large': new URL('./kueue/large-scale.yaml', import.meta.url).pathname,
 };
 
-const PROFILER = new URL('./kueue/cpu-profile.mjs', import.meta.url).pathname;
+const PROFILER = new URL('./cpu-profile.mjs', import.meta.url).pathname;
 
 const SERVER_CONFIG = `
 factories:
@@ -126,7 +126,7 @@ export async function runKueueBench(file: string): Promise<KueueBenchResult> {
   const simulateSeconds = (performance.now() - t0) / 1000;
   log(`berth simulate: ${simulateSeconds.toFixed(2)} s`);
 
-  const profileDir = process.env.BENCH_SERVER_CPU_PROF;
+  const profileDir = process.env.BENCH_PROFILE;
   const nodeOptions = process.env.NODE_OPTIONS;
   if (profileDir) process.env.NODE_OPTIONS = `${nodeOptions ?? ''} --import ${PROFILER}`;
   const s = await startBenchServer(SERVER_CONFIG);

@@ -1,12 +1,12 @@
 /** The shapes the API answers with, as the CLI reads them (JSON: dates are ISO strings). */
 import type { ClusterQueue } from '../domain/cluster-queue.js';
-import type { Job } from '../domain/job.js';
+import type { Job, JobEvent } from '../domain/job.js';
 import type { PriorityClass } from '../domain/priority-class.js';
 import type { Project, ProjectDetail } from '../domain/project.js';
 import type { Role } from '../domain/roles.js';
 import type { User } from '../domain/user.js';
 
-export type { Job, PriorityClass, Project, ProjectDetail, User };
+export type { Job, JobEvent, PriorityClass, Project, ProjectDetail, User };
 
 export type WhoAmI =
   { kind: 'user'; name: string; admin: boolean; createdAt: string } | { kind: 'job'; job: string };
@@ -34,12 +34,3 @@ export interface NewToken {
 }
 
 export type NewUser = User & NewToken;
-
-/** One entry of a job's timeline (`GET /jobs/{id}/events`). */
-export interface JobEvent {
-  id: number;
-  at: string;
-  type: string;
-  message: string;
-  data?: unknown;
-}

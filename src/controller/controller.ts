@@ -41,6 +41,7 @@ import {
 import type { JobRow } from '../store/schema.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { Db, Store } from '../store/store.js';
+import type { PoolFigures } from '../domain/pool-figures.js';
 import type { LogStore } from './log-store.js';
 import { toQueueModel } from './queue-model.js';
 import { holdingKey, newHolding, type Holding } from './holding.js';
@@ -103,14 +104,6 @@ interface Tracked extends ActiveJob {
 
 /** Attempts to create one resource instance before the job fails with the well's reason. */
 const MAX_CREATE_ATTEMPTS = 3;
-
-export interface PoolFigures {
-  name: string;
-  kind: string;
-  capacity: number;
-  inUse: number;
-  waiting: number;
-}
 
 export class Controller implements FactoryListener {
   private readonly jobs = new Map<number, Tracked>();

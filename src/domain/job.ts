@@ -65,6 +65,16 @@ export interface Job {
   cleanedUp: boolean;
 }
 
+/** One entry of a job's timeline (`GET /jobs/{id}/events`). */
+export interface JobEvent {
+  id: number;
+  /** ISO 8601. */
+  at: string;
+  type: string;
+  message: string;
+  data?: unknown;
+}
+
 /** The slice of a job the controller keeps in memory while the job is unfinished. */
 export interface ActiveJob {
   id: number;

@@ -4,7 +4,7 @@
  * and a cache of the queue definitions, so a snapshot never reads a table.
  */
 import type { ClusterQueue } from '../domain/cluster-queue.js';
-import type { PoolFigures } from '../controller/controller.js';
+import type { PoolFigures } from '../domain/pool-figures.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
 import { queueView, type ClusterQueueView } from './cluster-queues.js';
 import type { JobRuntime, ServiceContext } from './context.js';

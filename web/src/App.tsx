@@ -13,6 +13,7 @@ import { Submit } from './pages/Submit.js';
 import { Link, navigate, parseRoute, paths, useLocation, type Route } from './router.js';
 import { stream } from './stream.js';
 import type { ProjectView } from './types.js';
+import { Logo } from './components/Logo.js';
 
 const PROJECT_KEY = 'berth.project';
 
@@ -146,16 +147,7 @@ function Header({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
     <header className="top">
       <div className="top-inner">
         <Link to={paths.overview()} className="brand" aria-label="berth, overview">
-          <svg viewBox="0 0 32 32" width="22" height="22" aria-hidden="true">
-            <rect width="32" height="32" rx="7" fill="currentColor" />
-            <path
-              d="M7 21h18M9 21V11h6v10M17 21v-7h6v7"
-              stroke="white"
-              strokeWidth="2.5"
-              fill="none"
-              strokeLinejoin="round"
-            />
-          </svg>
+          <Logo size={22} />
           <span>berth</span>
         </Link>
         <MainNav route={route} />

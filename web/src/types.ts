@@ -5,12 +5,13 @@
  */
 import type { Blocker } from '../../src/domain/blocker.js';
 import type { ClusterQueue } from '../../src/domain/cluster-queue.js';
-import type { Job, JobResourceRef, JobState } from '../../src/domain/job.js';
+import type { Job, JobEvent, JobResourceRef, JobState } from '../../src/domain/job.js';
+import type { PoolFigures } from '../../src/domain/pool-figures.js';
 import type { PriorityClass } from '../../src/domain/priority-class.js';
 import type { Project, ProjectDetail } from '../../src/domain/project.js';
 import type { Role } from '../../src/domain/roles.js';
 
-export type { Blocker, Job, JobResourceRef, JobState, PriorityClass, Role };
+export type { Blocker, Job, JobEvent, JobResourceRef, JobState, PoolFigures, PriorityClass, Role };
 
 /** In the order a job goes through them (as the server's JOB_STATES). */
 export const JOB_STATES = [
@@ -56,15 +57,6 @@ export interface ClusterQueueView extends ClusterQueue {
   admitted: number;
 }
 
-/** A factory or a resource type: its capacity, what is in use, and how many jobs wait. */
-export interface PoolFigures {
-  name: string;
-  kind: string;
-  capacity: number;
-  inUse: number;
-  waiting: number;
-}
-
 export interface ResourceTypeView extends PoolFigures {
   privilege: string | null;
 }
@@ -76,15 +68,6 @@ export interface TargetView {
   capacity: number;
   inUse: number;
   waiting: number;
-}
-
-/** One entry of a job's timeline (`GET /jobs/{id}/events`). */
-export interface JobEvent {
-  id: number;
-  at: string;
-  type: string;
-  message: string;
-  data?: unknown;
 }
 
 /** `POST /projects/{name}/jobs`. */

@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { ApiError, signIn, type Session } from '../api.js';
 import { ErrorAlert } from '../components/Status.js';
 import { useTitle } from '../hooks.js';
+import { Logo } from '../components/Logo.js';
 
 interface Props {
   /** Why the last session ended, if it ended by itself. */
@@ -43,16 +44,7 @@ export function SignIn({ notice, onSignedIn }: Props) {
     <main className="signin" id="main">
       <div className="signin-card">
         <div className="signin-brand" aria-hidden="true">
-          <svg viewBox="0 0 32 32" width="36" height="36">
-            <rect width="32" height="32" rx="7" fill="currentColor" />
-            <path
-              d="M7 21h18M9 21V11h6v10M17 21v-7h6v7"
-              stroke="white"
-              strokeWidth="2.5"
-              fill="none"
-              strokeLinejoin="round"
-            />
-          </svg>
+          <Logo size={36} />
         </div>
         <h1>Sign in to berth</h1>
         {notice && !error && <p className="notice">{notice}</p>}

@@ -2,6 +2,7 @@
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { api, ApiError } from '../api.js';
 import { ErrorAlert, Loading, Notice } from '../components/Status.js';
+import { TextField } from '../components/TextField.js';
 import { useApp } from '../context.js';
 import { parseRequests } from '../format.js';
 import { useTitle } from '../hooks.js';
@@ -27,17 +28,7 @@ export function Submit() {
   const [priority, setPriority] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const ids = {
-    command: useId(),
-    commandHint: useId(),
-    name: useId(),
-    target: useId(),
-    requests: useId(),
-    requestsHint: useId(),
-    priority: useId(),
-    priorityHint: useId(),
-    classes: useId(),
-  };
+  const ids = { target: useId(), classes: useId() };
 
   useEffect(() => {
     const abort = new AbortController();
@@ -83,6 +74,8 @@ export function Submit() {
     }
   };
 
+  const classes = choices?.priorityClasses ?? [];
+
   if (projects !== null && !project) {
     return (
       <>
@@ -104,36 +97,21 @@ export function Submit() {
       </div>
       {loadError && <ErrorAlert>{loadError}</ErrorAlert>}
       <form className="card form" onSubmit={(e) => void submit(e)} noValidate>
-        <div className="field">
-          <label htmlFor={ids.command}>Command</label>
-          <input
-            id={ids.command}
-            type="text"
-            className="mono"
-            value={command}
-            onChange={(e) => setCommand(e.target.value)}
-            placeholder="python train.py --epochs 10"
-            aria-describedby={ids.commandHint}
-            autoComplete="off"
-            spellCheck={false}
-            required
-          />
-          <p className="hint" id={ids.commandHint}>
-            A shell command line, run with <code>sh -c</code>.
-          </p>
-        </div>
+        <TextField
+          label="Command"
+          value={command}
+          onChange={setCommand}
+          placeholder="python train.py --epochs 10"
+          code
+          required
+          hint={
+            <>
+              A shell command line, run with <code>sh -c</code>.
+            </>
+          }
+        />
         <div className="field-row">
-          <div className="field">
-            <label htmlFor={ids.name}>Name</label>
-            <input
-              id={ids.name}
-              type="text"
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              placeholder="optional"
-              autoComplete="off"
-            />
-          </div>
+          <TextField label="Name" value={name} onChange={setName} placeholder="optional" />
           <div className="field">
             <label htmlFor={ids.target}>Target</label>
             <select id={ids.target} value={target} onChange={(e) => setTarget(e.target.value)}>
@@ -148,53 +126,39 @@ export function Submit() {
           </div>
         </div>
         <div className="field-row">
-          <div className="field">
-            <label htmlFor={ids.requests}>Requests</label>
-            <input
-              id={ids.requests}
-              type="text"
-              className="mono"
-              value={requests}
-              onChange={(e) => setRequests(e.target.value)}
-              placeholder="cpu=1,memory=1Gi"
-              aria-describedby={ids.requestsHint}
-              autoComplete="off"
-              spellCheck={false}
-            />
-            <p className="hint" id={ids.requestsHint}>
-              Quota it takes from the queue: <code>resource=quantity</code>, comma-separated.
-            </p>
-          </div>
-          <div className="field">
-            <label htmlFor={ids.priority}>Priority</label>
-            <input
-              id={ids.priority}
-              type="text"
-              value={priority}
-              onChange={(e) => setPriority(e.target.value)}
-              placeholder="0"
-              list={choices && choices.priorityClasses.length > 0 ? ids.classes : undefined}
-              aria-describedby={ids.priorityHint}
-              autoComplete="off"
-              spellCheck={false}
-            />
-            {choices && choices.priorityClasses.length > 0 && (
+          <TextField
+            label="Requests"
+            value={requests}
+            onChange={setRequests}
+            placeholder="cpu=1,memory=1Gi"
+            code
+            hint={
+              <>
+                Quota it takes from the queue: <code>resource=quantity</code>, comma-separated.
+              </>
+            }
+          />
+          <TextField
+            label="Priority"
+            value={priority}
+            onChange={setPriority}
+            placeholder="0"
+            code
+            list={classes.length > 0 ? ids.classes : undefined}
+            hint={`A number (higher goes first) or a priority class${
+              classes.length > 0 ? `: ${classes.map((c) => c.name).join(', ')}` : ''
+            }.`}
+          >
+            {classes.length > 0 && (
               <datalist id={ids.classes}>
-                {choices.priorityClasses.map((c) => (
+                {classes.map((c) => (
                   <option key={c.name} value={c.name}>
                     {c.value}
                   </option>
                 ))}
               </datalist>
             )}
-            <p className="hint" id={ids.priorityHint}>
-              A number (higher goes first) or a priority class
-              {choices && choices.priorityClasses.length > 0
-                ? `: ${choices.priorityClasses.map((c) => c.name).join(', ')}`
-                : ''}
-              .
-            </p>
-          </div>
+          </TextField>
         </div>
         <fieldset className="field">
           <legend>Resources</legend>
