@@ -1,12 +1,12 @@
 // The dashboard's build: `vite build --config web/vite.config.ts` writes dist/web, which
-// `berth server` serves at `/`. No React plugin: esbuild's automatic JSX runtime is enough.
+// `berth server` serves at `/`. No React plugin: Oxc's automatic JSX runtime is enough.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/',
-  esbuild: { jsx: 'automatic' },
+  oxc: { jsx: { runtime: 'automatic' } },
   build: {
     outDir: '../dist/web',
     emptyOutDir: true,
