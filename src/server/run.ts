@@ -168,6 +168,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     announceServer({ url, pid: process.pid, dataDir });
     print(`berth ${VERSION} listening on ${url}`);
     print(`data directory: ${dataDir}`);
+    print(`dashboard: ${url}/ (sign in with a token)`);
     if (first) {
       print(`first start: created admin user, cluster queue "default" and project "default"`);
       print(`admin token (shown once; also in ${first.tokenFile}, mode 0600):`);
