@@ -21,6 +21,7 @@ export interface QueueView extends ClusterQueue {
   borrowed: Record<string, string>;
   pending: number;
   admitted: number;
+  running: number;
 }
 
 /** One entry of `GET /cluster-queues/{name}/pending`: a job, or its place when its project is not yours. */

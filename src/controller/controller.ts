@@ -114,6 +114,8 @@ export class Controller implements FactoryListener {
   private readonly finishedJobs = new Set<number>();
   /** Unfinished jobs with a worker: what resync watches (heartbeats, stops, timeouts). */
   private readonly withWorker = new Set<Tracked>();
+  /** Jobs in state running, per cluster queue (the scheduler counts admitted and running as one). */
+  private readonly runningIn = new Map<string, number>();
   /** Holdings whose destruction failed, retried with backoff by resync. */
   private readonly destroyRetries = new Set<Holding>();
   /** Jobs handed to the scheduler and not yet admitted or withdrawn: a pass has work if any. */
@@ -259,6 +261,7 @@ export class Controller implements FactoryListener {
       mayHoldToken: row.state !== 'queued',
     };
     this.jobs.set(job.id, job);
+    if (job.state === 'running') this.countRunning(job.queue, 1);
     return job;
   }
 
@@ -431,7 +434,7 @@ export class Controller implements FactoryListener {
         }
       });
     for (const { job, d } of admits) {
-      job.state = 'admitted';
+      this.setState(job, 'admitted');
       job.admittedAt = now;
       job.borrowed = d.borrowed;
       this.advance(job);
@@ -658,7 +661,7 @@ export class Controller implements FactoryListener {
         });
         await this.event(db, job, 'started', `started on worker ${job.workerId}`);
       });
-      job.state = 'running';
+      this.setState(job, 'running');
       job.startedAt = now;
     }
     job.lastHeartbeat = this.o.now();
@@ -765,7 +768,7 @@ export class Controller implements FactoryListener {
     });
     job.mayHoldToken = false;
     this.withWorker.delete(job);
-    job.state = 'queued';
+    this.setState(job, 'queued');
     job.attempts++;
     job.admittedAt = null;
     job.startedAt = null;
@@ -798,7 +801,7 @@ export class Controller implements FactoryListener {
       await this.event(db, job, state, reason, exitCode === null ? undefined : { exitCode });
     });
     job.mayHoldToken = false;
-    job.state = state;
+    this.setState(job, state);
     this.o.metrics?.jobFinished(state);
     this.withWorker.delete(job);
     this.finishedJobs.add(job.id);
@@ -826,8 +829,22 @@ export class Controller implements FactoryListener {
     }
   }
 
+  /** Every change of a tracked job's state goes through here, so the running counts stay true. */
+  private setState(job: Tracked, state: JobState): void {
+    if (job.state === 'running') this.countRunning(job.queue, -1);
+    if (state === 'running') this.countRunning(job.queue, 1);
+    job.state = state;
+  }
+
+  private countRunning(queue: string, delta: 1 | -1): void {
+    const n = (this.runningIn.get(queue) ?? 0) + delta;
+    if (n > 0) this.runningIn.set(queue, n);
+    else this.runningIn.delete(queue);
+  }
+
   private forget(jobId: number): void {
     const job = this.jobs.get(jobId);
+    if (job?.state === 'running') this.countRunning(job.queue, -1);
     if (job) this.withWorker.delete(job);
     this.jobs.delete(jobId);
     this.finishedJobs.delete(jobId);
@@ -989,8 +1006,9 @@ export class Controller implements FactoryListener {
     return this.jobs.has(id) && !this.finishedJobs.has(id);
   }
 
-  queueFigures(name: string): QueueFigures | undefined {
-    return this.o.scheduler.queueFigures(name);
+  queueFigures(name: string): (QueueFigures & { running: number }) | undefined {
+    const f = this.o.scheduler.queueFigures(name);
+    return f && { ...f, running: this.runningIn.get(name) ?? 0 };
   }
 
   /** Every cluster queue's live figures (for the metrics gauges). */

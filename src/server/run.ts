@@ -148,7 +148,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     };
     ctx.queueStatus = (name) => {
       const f = live.queueFigures(name);
-      return f ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0 };
+      return f ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0, running: 0 };
     };
     ctx.listener = {
       queueChanged: (name, queue) => {

@@ -25,19 +25,21 @@ export interface ClusterQueueView extends ClusterQueue {
   borrowed: Record<string, string>;
   pending: number;
   admitted: number;
+  running: number;
 }
 
 const notFound = (name: string) => new NotFoundError(`cluster queue "${name}" not found`);
 
 /** A queue as GET shows it: its spec with the scheduler's live figures. */
 export function queueView(ctx: ServiceContext, q: ClusterQueue): ClusterQueueView {
-  const s = ctx.queueStatus?.(q.name) ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0 };
+  const s = ctx.queueStatus?.(q.name) ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0, running: 0 };
   return {
     ...q,
     usage: formatAmounts(s.usage),
     borrowed: formatAmounts(s.borrowed),
     pending: s.pending,
     admitted: s.admitted,
+    running: s.running,
   };
 }
 

@@ -24,6 +24,8 @@ export interface QueueStatus {
   borrowed: Amounts;
   pending: number;
   admitted: number;
+  /** Of the admitted, how many have started (the rest are getting resources or a worker). */
+  running: number;
 }
 
 /** Who wants to hear about committed changes (the controller, the live stream). */

@@ -42,12 +42,14 @@ void test('a queue answers with its spec, defaults filled, and its live figures'
     quota: { cpu: 4 },
   });
   assertStatus(res, 201);
-  const { createdAt, updatedAt, usage, borrowed, pending, admitted, ...spec } = res.body as QueueBody & {
-    createdAt: string;
-    updatedAt: string;
-    borrowed: Record<string, string>;
-    admitted: number;
-  };
+  const { createdAt, updatedAt, usage, borrowed, pending, admitted, running, ...spec } =
+    res.body as QueueBody & {
+      createdAt: string;
+      updatedAt: string;
+      borrowed: Record<string, string>;
+      admitted: number;
+      running: number;
+    };
   assert.deepEqual(spec, {
     name: 'shape',
     quota: { cpu: '4' },
@@ -62,7 +64,7 @@ void test('a queue answers with its spec, defaults filled, and its live figures'
   assert.ok(!Number.isNaN(Date.parse(createdAt)));
   // Nothing runs yet: no usage, nothing borrowed, pending or admitted.
   for (const amount of [...Object.values(usage), ...Object.values(borrowed)]) assert.equal(amount, '0');
-  assert.deepEqual([pending, admitted], [0, 0]);
+  assert.deepEqual([pending, admitted, running], [0, 0, 0]);
   const list = await api<QueueBody[]>(ctx.admin, 'GET', '/cluster-queues');
   assert.deepEqual(
     list.body.map((q) => q.name),

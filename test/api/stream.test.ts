@@ -20,7 +20,7 @@ interface SseEvent {
 }
 
 interface Figures {
-  clusterQueues: { name: string; admitted: number; usage: Record<string, string> }[];
+  clusterQueues: { name: string; admitted: number; running: number; usage: Record<string, string> }[];
   factories: { name: string; capacity: number; inUse: number }[];
   resourceTypes: unknown[];
 }
@@ -156,8 +156,9 @@ describe('the stream', () => {
     );
     const busy = await s.next<Figures>(
       'figures',
-      'figures with the job admitted and its worker in use',
-      (f) => f.clusterQueues[0]?.admitted === 1 && f.factories[0]?.inUse === 1,
+      'figures with the job admitted, running, and its worker in use',
+      (f) =>
+        f.clusterQueues[0]?.admitted === 1 && f.clusterQueues[0].running === 1 && f.factories[0]?.inUse === 1,
     );
     assert.equal(busy.clusterQueues[0]?.usage.jobs, '1');
     openGate();
@@ -174,7 +175,8 @@ describe('the stream', () => {
     await s.next<Figures>(
       'figures',
       'figures with the worker freed',
-      (f) => f.clusterQueues[0]?.admitted === 0 && f.factories[0]?.inUse === 0,
+      (f) =>
+        f.clusterQueues[0]?.admitted === 0 && f.clusterQueues[0].running === 0 && f.factories[0]?.inUse === 0,
     );
     // Figures go out only when they change.
     const sent = s.of<Figures>('figures').map((f) => JSON.stringify(f));

@@ -55,6 +55,8 @@ export interface ClusterQueueView extends ClusterQueue {
   borrowed: Record<string, string>;
   pending: number;
   admitted: number;
+  /** Of the admitted, how many have started. */
+  running: number;
 }
 
 export interface ResourceTypeView extends PoolFigures {

@@ -98,6 +98,7 @@ function describeQueue(q: QueueView): string {
     ['borrowed', quantities(q.borrowed)],
     ['pending', q.pending],
     ['admitted', q.admitted],
+    ['running', q.running],
     ['created', q.createdAt],
     ['updated', q.updatedAt],
   ]);

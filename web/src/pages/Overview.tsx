@@ -120,9 +120,14 @@ function QueueCard({ queue: q }: { queue: ClusterQueueView }) {
         <span className={q.pending > 0 ? 'count count-pending' : 'count'}>
           {formatCount(q.pending)} pending
         </span>
-        <span className={q.admitted > 0 ? 'count count-running' : 'count'} title="jobs holding quota">
-          {formatCount(q.admitted)} running
+        <span className={q.running > 0 ? 'count count-running' : 'count'}>
+          {formatCount(q.running)} running
         </span>
+        {q.admitted > q.running && (
+          <span className="count" title="admitted: holding quota, getting resources or a worker">
+            {formatCount(q.admitted - q.running)} starting
+          </span>
+        )}
       </p>
     </section>
   );
