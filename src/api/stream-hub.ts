@@ -149,6 +149,11 @@ export class StreamHub {
       case 'project':
         this.reloadVisibility();
         return;
+      case 'user-deleted':
+        // Its token no longer opens anything: neither may a stream it opened before.
+        for (const s of [...this.sessions])
+          if (s.principal.kind === 'user' && s.principal.user.name === n.name) this.remove(s);
+        return;
     }
   }
 

@@ -128,6 +128,12 @@ export class Controller implements FactoryListener {
   private tickAgain = false;
   private resyncTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /**
+   * While the model is rebuilt on start, nothing else may run in between: a pass would see the
+   * quota of admitted jobs not yet restored as free. So writes go straight to the store (its
+   * driver never yields to the event loop) rather than through the group commit, and passes wait.
+   */
+  private starting = true;
 
   constructor(private readonly o: ControllerOptions) {
     this.commits = o.groupCommit ?? new GroupCommit(o.store);
@@ -171,6 +177,7 @@ export class Controller implements FactoryListener {
     for (const h of leftovers)
       heldBy.set(h.jobId, [...(heldBy.get(h.jobId) ?? []), holdingKey(h.kind, h.id)]);
     for (const row of await loadActiveJobRows(db)) await this.restore(row, heldBy.get(Number(row.id)) ?? []);
+    this.starting = false;
     for (const h of leftovers) void this.destroyHolding(h);
     this.resyncTimer = setInterval(() => this.resync(), this.o.resyncMs ?? 1000);
     this.resyncTimer.unref();
@@ -355,7 +362,7 @@ export class Controller implements FactoryListener {
   // ---------------------------------------------------------------- the loop
 
   wake(): void {
-    if (this.wakeScheduled || this.stopped) return;
+    if (this.wakeScheduled || this.stopped || this.starting) return;
     this.wakeScheduled = true;
     setImmediate(() => {
       this.wakeScheduled = false;
@@ -502,6 +509,32 @@ export class Controller implements FactoryListener {
     }
   }
 
+  /**
+   * Records a worker or instance the job is about to get (`creating`) and attaches it to the job.
+   * While the record is being written the job holds a placeholder, so that a job cancelled or
+   * evicted in the meantime does not count as cleaned up, nor is forgotten, before its new
+   * holding exists: the caller then destroys it through the one destruction path.
+   */
+  private async recordHolding(
+    job: Tracked,
+    kind: Holding['kind'],
+    provider: string,
+    insert: (db: Db) => Promise<number>,
+  ): Promise<Holding> {
+    const placeholder = `acquiring:${kind}:${provider}`;
+    job.holdings.add(placeholder);
+    let id: number;
+    try {
+      id = await this.write(insert);
+    } finally {
+      job.holdings.delete(placeholder);
+    }
+    const h = newHolding(kind, id, job.id, provider);
+    this.holdings.set(holdingKey(kind, id), h);
+    job.holdings.add(holdingKey(kind, id));
+    return h;
+  }
+
   /** Whether the job still wants what it is being given (not cancelled, preempted or finished). */
   private stillWants(job: Tracked): boolean {
     return (
@@ -514,7 +547,7 @@ export class Controller implements FactoryListener {
 
   private async createInstance(well: Well, job: Tracked): Promise<void> {
     const now = this.o.now();
-    const id = await this.write(async (db) => {
+    const h = await this.recordHolding(job, 'instance', well.type, async (db) => {
       const instanceId = await insertInstance(db, job.id, well.type, now);
       await updateJob(db, job.id, { reason: `acquiring resource ${well.type} (instance ${instanceId})` });
       await this.event(
@@ -525,9 +558,8 @@ export class Controller implements FactoryListener {
       );
       return instanceId;
     });
-    const h = newHolding('instance', id, job.id, well.type);
-    this.holdings.set(holdingKey('instance', id), h);
-    job.holdings.add(holdingKey('instance', id));
+    const id = h.id;
+    if (!this.stillWants(job)) return this.destroyHolding(h); // cancelled or evicted meanwhile
     const req = { instanceId: id, jobId: job.id, project: job.project, type: well.type };
     try {
       h.metadata = await well.create(req);
@@ -589,7 +621,7 @@ export class Controller implements FactoryListener {
     // An in-process agent calls the controller directly: no token to make, none to leak.
     const token = factory.inProcess ? null : newToken('job');
     if (token) job.mayHoldToken = true;
-    const workerId = await this.write(async (db) => {
+    const record = await this.recordHolding(job, 'worker', factory.name, async (db) => {
       const id = await insertWorker(db, { jobId: job.id, factory: factory.name, target: job.target }, now);
       if (token) {
         const record = {
@@ -605,9 +637,13 @@ export class Controller implements FactoryListener {
       await this.event(db, job, 'worker-creating', `worker ${id} requested from factory ${factory.name}`);
       return id;
     });
-    const record = newHolding('worker', workerId, job.id, factory.name);
-    this.holdings.set(holdingKey('worker', workerId), record);
-    job.holdings.add(holdingKey('worker', workerId));
+    const workerId = record.id;
+    if (!this.stillWants(job)) {
+      // Cancelled or evicted meanwhile: its token (maybe written after the end revoked tokens)
+      // must not outlive the job.
+      if (token) await this.write((db) => deleteJobTokens(db, job.id));
+      return this.destroyHolding(record);
+    }
     job.workerId = workerId;
     job.lastHeartbeat = this.o.now();
     this.withWorker.add(job);
@@ -1056,7 +1092,7 @@ export class Controller implements FactoryListener {
 
   /** One unit of change (a transition with its event), committed with whatever else is written now. */
   private write<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    return this.commits.run(fn);
+    return this.starting ? this.o.store.transaction(fn) : this.commits.run(fn);
   }
 
   private async event(db: Db, job: Tracked, type: string, message: string, data?: unknown): Promise<void> {

@@ -12,7 +12,9 @@ export type ChangeNotice =
   /** A cluster queue was created, changed or deleted. */
   | { kind: 'queue'; name: string }
   /** A project was created, changed or deleted, or its members changed. */
-  | { kind: 'project'; name: string };
+  | { kind: 'project'; name: string }
+  /** A user was deleted: whatever it had open must end. */
+  | { kind: 'user-deleted'; name: string };
 
 export type ChangeSubscriber = (notice: ChangeNotice) => void;
 

@@ -114,4 +114,5 @@ export async function removeUser(ctx: ServiceContext, p: Principal, name: string
   });
   // After the commit, so that no request can cache the token again in between.
   ctx.tokenCache?.forgetUser(id);
+  ctx.changes?.publish({ kind: 'user-deleted', name });
 }

@@ -253,6 +253,18 @@ describe('the stream', () => {
     assert.equal(del.status, 200);
   });
 
+  it('ends the streams of a user when the user is deleted', async () => {
+    const made = await call<{ token: string }>(server().api, server().adminToken, 'POST', '/users', {
+      name: 'leaver',
+    });
+    assert.equal(made.status, 201);
+    const s = await open(made.body.token);
+    await s.next('figures', 'the first figures');
+    const del = await call(server().api, server().adminToken, 'DELETE', '/users/leaver');
+    assert.ok(del.status === 200 || del.status === 204, `delete: ${del.status} ${del.text}`);
+    await waitFor('the deleted user’s stream to end', () => s.ended);
+  });
+
   it('refuses callers that are not users, and bad parameters', async () => {
     const api = server().api;
     assert.equal((await call(api, undefined, 'GET', '/stream')).status, 401);
