@@ -1,5 +1,5 @@
 /** The shapes the API answers with, as the CLI reads them (JSON: dates are ISO strings). */
-import type { ClusterQueue } from '../domain/cluster-queue.js';
+import type { ClusterQueueView } from '../domain/cluster-queue.js';
 import type { Job, JobEvent } from '../domain/job.js';
 import type { PriorityClass } from '../domain/priority-class.js';
 import type { Project, ProjectDetail } from '../domain/project.js';
@@ -16,13 +16,7 @@ export interface ProjectView extends ProjectDetail {
   role?: Role | 'admin';
 }
 
-export interface QueueView extends ClusterQueue {
-  usage: Record<string, string>;
-  borrowed: Record<string, string>;
-  pending: number;
-  admitted: number;
-  running: number;
-}
+export type QueueView = ClusterQueueView;
 
 /** One entry of `GET /cluster-queues/{name}/pending`: a job, or its place when its project is not yours. */
 export type PendingEntry =

@@ -49,3 +49,14 @@ export interface QueueAmounts {
   borrowingLimit: Amounts;
   lendingLimit: Amounts;
 }
+
+/** A queue as the API shows it: its spec with the scheduler's live figures (quantities as text). */
+export interface ClusterQueueView extends ClusterQueue {
+  usage: Record<string, string>;
+  borrowed: Record<string, string>;
+  pending: number;
+  /** Jobs holding quota… */
+  admitted: number;
+  /** …and of those, how many have started. */
+  running: number;
+}

@@ -1,4 +1,4 @@
-import type { ClusterQueue } from '../domain/cluster-queue.js';
+import type { ClusterQueue, ClusterQueueView } from '../domain/cluster-queue.js';
 import {
   buildClusterQueueSpec,
   patchClusterQueueSpec,
@@ -20,13 +20,7 @@ import { projectsUsingQueue } from '../store/queries/projects.js';
 import { requireAdmin, requireUser } from './access.js';
 import type { ServiceContext } from './context.js';
 
-export interface ClusterQueueView extends ClusterQueue {
-  usage: Record<string, string>;
-  borrowed: Record<string, string>;
-  pending: number;
-  admitted: number;
-  running: number;
-}
+export type { ClusterQueueView };
 
 const notFound = (name: string) => new NotFoundError(`cluster queue "${name}" not found`);
 

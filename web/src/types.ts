@@ -4,14 +4,24 @@
  * server code are restated here.
  */
 import type { Blocker } from '../../src/domain/blocker.js';
-import type { ClusterQueue } from '../../src/domain/cluster-queue.js';
+import type { ClusterQueueView } from '../../src/domain/cluster-queue.js';
 import type { Job, JobEvent, JobResourceRef, JobState } from '../../src/domain/job.js';
 import type { PoolFigures } from '../../src/domain/pool-figures.js';
 import type { PriorityClass } from '../../src/domain/priority-class.js';
 import type { Project, ProjectDetail } from '../../src/domain/project.js';
 import type { Role } from '../../src/domain/roles.js';
 
-export type { Blocker, Job, JobEvent, JobResourceRef, JobState, PoolFigures, PriorityClass, Role };
+export type {
+  Blocker,
+  ClusterQueueView,
+  Job,
+  JobEvent,
+  JobResourceRef,
+  JobState,
+  PoolFigures,
+  PriorityClass,
+  Role,
+};
 
 /** In the order a job goes through them (as the server's JOB_STATES). */
 export const JOB_STATES = [
@@ -48,15 +58,6 @@ export interface ProjectDetailView extends ProjectDetail {
   /** The caller's role in the project; `admin` for global admins. */
   role: Role | 'admin';
   jobCounts?: JobCounts;
-}
-
-export interface ClusterQueueView extends ClusterQueue {
-  usage: Record<string, string>;
-  borrowed: Record<string, string>;
-  pending: number;
-  admitted: number;
-  /** Of the admitted, how many have started. */
-  running: number;
 }
 
 export interface ResourceTypeView extends PoolFigures {
