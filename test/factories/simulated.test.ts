@@ -11,7 +11,14 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { simulatedMillis } from '../../src/factories/simulated.js';
 import { resolveConfig } from '../../src/server/config.js';
-import { events, getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
+import {
+  EVICTED_ONCE_THEN_SUCCEEDED,
+  events,
+  getJob,
+  submit,
+  waitDone,
+  type JobView,
+} from '../helpers/jobs.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { call, useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -184,17 +191,7 @@ describe('preemption of a simulated job', () => {
     const timeline = await events(server().api, server().adminToken, low.id);
     assert.deepEqual(
       timeline.map((e) => e.type),
-      [
-        'submitted',
-        'admitted',
-        'worker-creating',
-        'started',
-        'requeued',
-        'admitted',
-        'worker-creating',
-        'started',
-        'succeeded',
-      ],
+      EVICTED_ONCE_THEN_SUCCEEDED,
     );
     assert.match(
       timeline.find((e) => e.type === 'requeued')!.message,

@@ -52,3 +52,16 @@ export async function waitDone(api: string, token: string, id: number, timeoutMs
 export async function events(api: string, token: string, id: number): Promise<EventItem[]> {
   return (await call<EventItem[]>(api, token, 'GET', `/jobs/${id}/events`)).body;
 }
+
+/** The timeline of a job evicted once (preempted or drained), run again, and succeeded. */
+export const EVICTED_ONCE_THEN_SUCCEEDED = [
+  'submitted',
+  'admitted',
+  'worker-creating',
+  'started',
+  'requeued',
+  'admitted',
+  'worker-creating',
+  'started',
+  'succeeded',
+];

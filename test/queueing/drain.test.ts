@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
+import { EVICTED_ONCE_THEN_SUCCEEDED } from '../helpers/jobs.js';
 import { alive, Env, peak, type Job } from './support.js';
 
 const env = Env.use();
@@ -52,17 +53,7 @@ describe('HoldAndDrain', () => {
     for (const j of all) assert.equal((await env.done(j.id)).state, 'succeeded');
     for (const j of [j1, j2]) {
       assert.equal((await env.job(j.id)).attempts, 1);
-      assert.deepEqual(await env.types(j.id), [
-        'submitted',
-        'admitted',
-        'worker-creating',
-        'started',
-        'requeued',
-        'admitted',
-        'worker-creating',
-        'started',
-        'succeeded',
-      ]);
+      assert.deepEqual(await env.types(j.id), EVICTED_ONCE_THEN_SUCCEEDED);
     }
     const h = await env.holdings(all);
     assert.ok(peak(h, 'cpu') <= 2, 'dq above its quota');

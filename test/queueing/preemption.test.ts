@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
+import { EVICTED_ONCE_THEN_SUCCEEDED } from '../helpers/jobs.js';
 import { alive, Env, inQueue, peak, type Job } from './support.js';
 
 const env = Env.use();
@@ -98,17 +99,7 @@ describe('preemption within a queue (LowerPriority)', () => {
       assert.equal(j.attempts, 1);
       assert.deepEqual(
         (await env.events(v.id)).map((e) => e.type),
-        [
-          'submitted',
-          'admitted',
-          'worker-creating',
-          'started',
-          'requeued',
-          'admitted',
-          'worker-creating',
-          'started',
-          'succeeded',
-        ],
+        EVICTED_ONCE_THEN_SUCCEEDED,
       );
     }
     assert.equal((await env.job(l2.id)).attempts, 0);
