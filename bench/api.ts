@@ -5,7 +5,7 @@
  * running jobs.
  */
 import { spawn } from 'node:child_process';
-import { fmt, pool, post, startBenchServer } from './lib.js';
+import { fmt, pool, post, startBenchServer, type BenchStore } from './lib.js';
 
 /** Submissions per second against the bare node:http baseline (bench/echo-server.ts). */
 async function baseline(n: number, concurrency: number): Promise<number> {
@@ -44,9 +44,13 @@ export interface ApiBenchResult {
   baselinePerSecond: number;
 }
 
-export async function runApiBench(n = 20_000, concurrency = 64): Promise<ApiBenchResult> {
+export async function runApiBench(
+  n = 20_000,
+  concurrency = 64,
+  store: BenchStore = 'sqlite',
+): Promise<ApiBenchResult> {
   const baselinePerSecond = await baseline(n, concurrency);
-  const s = await startBenchServer('factories:\n  local: { kind: local, capacity: 1 }\n');
+  const s = await startBenchServer('factories:\n  local: { kind: local, capacity: 1 }\n', store);
   try {
     await post(s.api, s.token, '/cluster-queues', {
       name: 'bench',

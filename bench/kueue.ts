@@ -17,10 +17,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { buildReport, formatReport, type ScenarioReport } from '../src/simulate/report.js';
+import { formatReport } from '../src/cli/simulate-report.js';
+import { buildReport, type ScenarioReport } from '../src/simulate/report.js';
 import { expandScenario, parseScenario, type ExpandedScenario } from '../src/simulate/scenario.js';
 import { simulate, type SimulateOptions } from '../src/simulate/simulator.js';
-import { fmt, startBenchServer, type BenchServer } from './lib.js';
+import { fmt, startBenchServer, type BenchServer, type BenchStore } from './lib.js';
 import { collect, type Collected } from './kueue/collect.js';
 import { sideBySide, targets, type Column } from './kueue/compare.js';
 import { getJson } from './kueue/http.js';
@@ -117,7 +118,7 @@ async function settle(s: BenchServer, sub: Submission, total: number, start: num
   return false;
 }
 
-export async function runKueueBench(file: string): Promise<KueueBenchResult> {
+export async function runKueueBench(file: string, store: BenchStore = 'sqlite'): Promise<KueueBenchResult> {
   const plan = expandScenario(parseScenario(readFileSync(file, 'utf8'), file));
   log(`${file}: ${plan.queues.length} queues, ${fmt(plan.workloads.length)} workloads`);
   // Simulated first, so that its CPU does not compete with the real run.
@@ -129,7 +130,7 @@ export async function runKueueBench(file: string): Promise<KueueBenchResult> {
   const profileDir = process.env.BENCH_PROFILE;
   const nodeOptions = process.env.NODE_OPTIONS;
   if (profileDir) process.env.NODE_OPTIONS = `${nodeOptions ?? ''} --import ${PROFILER}`;
-  const s = await startBenchServer(SERVER_CONFIG);
+  const s = await startBenchServer(SERVER_CONFIG, store);
   if (profileDir) {
     if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
     else process.env.NODE_OPTIONS = nodeOptions;

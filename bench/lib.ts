@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer } from '../test/helpers/server-process.js';
+import { createTestDatabase } from '../test/helpers/store.js';
 
 export interface BenchServer {
   api: string;
@@ -21,12 +22,18 @@ export function processCpuSeconds(pid: number): number {
   return ticks / 100; // USER_HZ is 100 on Linux
 }
 
-/** Starts `berth server` as its own process (so it has a core to itself) with `config` YAML. */
-export async function startBenchServer(config: string): Promise<BenchServer> {
+export type BenchStore = 'sqlite' | 'postgres';
+
+/**
+ * Starts `berth server` as its own process (so it has a core to itself) with `config` YAML, on
+ * SQLite (the default) or on a new PostgreSQL database on 127.0.0.1:5432, dropped at the end.
+ */
+export async function startBenchServer(config: string, store: BenchStore = 'sqlite'): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
   const configFile = join(dir, 'berth.yaml');
   writeFileSync(configFile, config);
-  const server = await spawnServer(join(dir, 'data'), configFile);
+  const database = store === 'postgres' ? await createTestDatabase() : undefined;
+  const server = await spawnServer(join(dir, 'data'), configFile, { database: database?.url ?? 'sqlite' });
   return {
     api: server.api,
     token: server.token,
@@ -36,6 +43,7 @@ export async function startBenchServer(config: string): Promise<BenchServer> {
       server.child.kill('SIGTERM');
       await exited;
       rmSync(dir, { recursive: true, force: true });
+      await database?.drop();
     },
   };
 }

@@ -7,6 +7,9 @@
  *   (c) end to end       — bench/e2e.ts (against a process-spawn baseline measured in the same run)
  *   (d) dashboard        — bench/dashboard.ts (jobs page of 100,000 jobs in chromium, against the bare API call)
  *   (e) pipeline         — bench/pipeline.ts (jobs per second through the whole pipeline, simulated factory)
+ *
+ * Only when named (minutes each): kueue, kueue-large (Kueue's scenarios through a real server),
+ * stores (submissions and Kueue's baseline on SQLite and on PostgreSQL, side by side).
  */
 import { runApiBench } from './api.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
@@ -15,6 +18,7 @@ import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
 import { fmt } from './lib.js';
 import { printPipeline, runPipelineBench } from './pipeline.js';
 import { runSchedulerBench } from './scheduler.js';
+import { printStoresBench, runStoresBench } from './stores.js';
 
 const only = process.argv.slice(2);
 const want = (name: string) => only.length === 0 || only.includes(name);
@@ -64,4 +68,8 @@ for (const name of ['kueue', 'kueue-large'] as const) {
   if (!only.includes(name)) continue;
   console.log(`== ${name}: Kueue's scheduler-performance scenario, run for real through a berth server`);
   printKueueBench(await runKueueBench(SCENARIOS[name]), name === 'kueue');
+}
+if (only.includes('stores')) {
+  console.log("== stores: SQLite and PostgreSQL side by side (submissions, Kueue's baseline)");
+  printStoresBench(await runStoresBench());
 }

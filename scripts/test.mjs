@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// Runs the test suite with Node's own test runner (TypeScript through tsx).
+// Runs the test suite with Node's own test runner (TypeScript through tsx), once per store: on
+// SQLite, then on PostgreSQL (127.0.0.1:5432, or $BERTH_TEST_PG_URL), as Kysely's tests loop over
+// dialects. BERTH_TEST_STORE=sqlite or =postgres runs one.
 // Usage: node scripts/test.mjs [path-substring ...]   e.g. `node scripts/test.mjs scheduler`
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -21,8 +24,39 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, BERTH_TEST: '1' },
-});
-process.exit(result.status ?? 1);
+
+const PG_URL = process.env.BERTH_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Drops the databases the suite made and did not drop (servers killed by tests, a crashed run). */
+async function dropTestDatabases() {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'berth\\_test\\_%'",
+    );
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : ['sqlite', 'postgres'];
+let status = 0;
+for (const store of stores) {
+  console.log(`\n== tests on ${store}\n`);
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=spec', ...files],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, BERTH_TEST: '1', BERTH_TEST_STORE: store },
+    },
+  );
+  if (store === 'postgres') await dropTestDatabases();
+  if (result.status !== 0) {
+    console.error(`\n== tests on ${store} failed`);
+    status = result.status ?? 1;
+  }
+}
+process.exit(status);

@@ -13,6 +13,7 @@ import type { Principal } from '../domain/user.js';
 import { authenticate } from '../service/authenticate.js';
 import type { ServiceContext } from '../service/context.js';
 import { installErrorHandlers } from './errors.js';
+import { installForwarding } from './forward.js';
 import { validatorCompiler } from './validation.js';
 import { metaRoutes } from './routes/meta.js';
 import { projectRoutes } from './routes/projects.js';
@@ -80,6 +81,8 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     const token = /^bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]; // the scheme is case-insensitive (RFC 7235)
     request.principal = await authenticate(ctx, token);
   });
+  // After authentication: a follower checks the token itself before it hands a request on.
+  installForwarding(app, ctx);
 
   await app.register(
     async (api) => {

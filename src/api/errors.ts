@@ -4,7 +4,8 @@
  * and those are logged with their stack but answered without it.
  */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { BerthError, type ErrorCode } from '../domain/errors.js';
+import { BerthError, UnavailableError, type ErrorCode } from '../domain/errors.js';
+import { isStoreUnavailable } from '../service/unavailable.js';
 
 interface AjvError {
   keyword: string;
@@ -117,6 +118,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (err instanceof BerthError) {
       // RFC 7235: a 401 names the scheme that would work.
       if (err.status === 401) void reply.header('www-authenticate', 'Bearer realm="berth"');
+      if (err instanceof UnavailableError) void reply.header('retry-after', String(err.retryAfterSeconds));
       return reply.status(err.status).send({ error: { code: err.code, message: err.message } });
     }
     if (err.validation && err.validation.length > 0) {
@@ -129,6 +131,15 @@ export function installErrorHandlers(app: FastifyInstance): void {
       }
       const message = first ? describeValidationError(context, first) : 'the request is invalid';
       return reply.status(400).send({ error: { code: 'bad_request', message } });
+    }
+    if (isStoreUnavailable(err)) {
+      request.log.warn({ err }, 'the store is unavailable');
+      return reply
+        .status(503)
+        .header('retry-after', '1')
+        .send({
+          error: { code: 'unavailable', message: 'the database is unavailable at the moment; try again' },
+        });
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { JOB_STATES } from '../domain/job.js';
 import { JOB_SORTS, type JobSort } from '../domain/job-order.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
-import { WORKER_STATES } from '../store/queries/workers.js';
+import { WORKER_STATES } from '../domain/worker.js';
 import { Quantity } from './schemas.js';
 
 const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>

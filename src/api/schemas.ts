@@ -3,7 +3,7 @@
  * these before a handler runs, and @fastify/swagger publishes them as the OpenAPI document.
  * Objects reject unknown fields; semantic checks (names, quantities) live in the domain layer.
  */
-import { Type, type Static, type TInteger, type TSchema } from '@sinclair/typebox';
+import { Type, type TInteger } from '@sinclair/typebox';
 import {
   QUEUEING_STRATEGIES,
   RECLAIM_WITHIN_COHORT,
@@ -101,7 +101,7 @@ export const MemberBody = strict({ role: literals(ROLES) });
 const view = <T extends Parameters<typeof Type.Object>[0]>(props: T, description?: string) =>
   Type.Object(props, { additionalProperties: true, ...(description ? { description } : {}) });
 
-export const JobCountsView = Type.Object(
+export const JobCountsSchema = Type.Object(
   Object.fromEntries(JOB_STATES.map((s) => [s, Type.Integer({ minimum: 0 })])) as Record<JobState, TInteger>,
   { description: "how many of the project's jobs are in each state" },
 );
@@ -114,10 +114,10 @@ const projectFields = {
   weight: Type.Number(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
-  jobCounts: JobCountsView,
+  jobCounts: JobCountsSchema,
 };
-export const ProjectView = view(projectFields, 'a project the caller can see');
-export const ProjectDetailView = view(
+export const ProjectViewSchema = view(projectFields, 'a project the caller can see');
+export const ProjectDetailViewSchema = view(
   {
     ...projectFields,
     members: Type.Array(view({ user: Type.String(), role: literals(ROLES) })),
@@ -126,5 +126,3 @@ export const ProjectDetailView = view(
   },
   'a project with its members and privileges',
 );
-
-export type Body<T extends TSchema> = Static<T>;

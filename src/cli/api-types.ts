@@ -1,31 +1,20 @@
-/** The shapes the API answers with, as the CLI reads them (JSON: dates are ISO strings). */
-import type { ClusterQueueView } from '../domain/cluster-queue.js';
-import type { Job, JobEvent } from '../domain/job.js';
-import type { PriorityClass } from '../domain/priority-class.js';
-import type { Project, ProjectDetail } from '../domain/project.js';
-import type { Role } from '../domain/roles.js';
+/**
+ * The shapes the API answers with, as the CLI reads them (JSON: dates are ISO strings). The view
+ * types live in src/domain next to their concepts; this file only gathers them for the CLI.
+ */
 import type { User } from '../domain/user.js';
 
-export type { Job, JobEvent, PriorityClass, Project, ProjectDetail, User };
+export type { ClusterQueueView } from '../domain/cluster-queue.js';
+export type { Job, JobEvent, PendingEntry } from '../domain/job.js';
+export type { PriorityClass } from '../domain/priority-class.js';
+export type { Project, ProjectDetail, ProjectDetailView, ProjectView } from '../domain/project.js';
+export type { User, WhoAmI } from '../domain/user.js';
 
-export type WhoAmI =
-  { kind: 'user'; name: string; admin: boolean; createdAt: string } | { kind: 'job'; job: string };
-
-export interface ProjectView extends ProjectDetail {
-  /** The caller's role in the project; `admin` for global admins. */
-  role?: Role | 'admin';
-}
-
-export type QueueView = ClusterQueueView;
-
-/** One entry of `GET /cluster-queues/{name}/pending`: a job, or its place when its project is not yours. */
-export type PendingEntry =
-  | { position: number; id: number; project: string; name: string; priority: number; createdAt: string }
-  | { position: number; hidden: true };
-
+/** `POST /users/{name}/tokens`: a token, shown once. */
 export interface NewToken {
   name: string;
   token: string;
 }
 
+/** `POST /users`: the new user with its first token. */
 export type NewUser = User & NewToken;

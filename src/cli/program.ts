@@ -10,6 +10,7 @@ import { registerQueueCommands } from './commands/queue.js';
 import { registerResourceCommands } from './commands/resources.js';
 import { registerServerCommand } from './commands/server.js';
 import { registerSimulateCommand } from './commands/simulate.js';
+import { registerStoreCommands } from './commands/store.js';
 import { registerUserCommands } from './commands/user.js';
 import { oneLine } from './errors.js';
 
@@ -42,5 +43,6 @@ The current project is --project, else BERTH_PROJECT, else the context's, else "
   registerJobCommands(program);
   registerResourceCommands(program);
   registerSimulateCommand(program);
+  registerStoreCommands(program);
   return program;
 }

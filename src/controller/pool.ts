@@ -3,6 +3,8 @@
  * are served by priority, then first come first served; a unit counts as in use from the moment
  * it is handed out until its destruction is confirmed.
  */
+import type { PoolFigures } from '../domain/pool-figures.js';
+import type { Holding } from './holdings.js';
 import { Waitlist, type Waiter } from './waitlist.js';
 
 export type PoolKind = 'factory' | 'resource';
@@ -38,5 +40,42 @@ export class Pool<T extends Waiter> {
   describeWait(id: number): string {
     const what = this.kind === 'factory' ? `a worker from factory ${this.name}` : `resource ${this.name}`;
     return `waiting for ${what}: ${this.inUse}/${this.capacity} in use; position ${this.waitlist.position(id)}`;
+  }
+}
+
+/** Every factory's and well's pool, by key. */
+export class Pools<T extends Waiter> {
+  private readonly byKey = new Map<string, Pool<T>>();
+  /** The kind of provider behind each pool (`local`, `postgres`, …), for the figures. */
+  private readonly kinds = new Map<string, string>();
+
+  add(pool: Pool<T>, providerKind: string): void {
+    this.byKey.set(pool.key, pool);
+    this.kinds.set(pool.key, providerKind);
+  }
+
+  get(kind: PoolKind, name: string): Pool<T> | undefined {
+    return this.byKey.get(poolKey(kind, name));
+  }
+
+  /** The pool a worker or instance counts against. */
+  of(h: Holding): Pool<T> | undefined {
+    return this.get(h.kind === 'worker' ? 'factory' : 'resource', h.provider);
+  }
+
+  all(): Iterable<Pool<T>> {
+    return this.byKey.values();
+  }
+
+  figures(kind: PoolKind): PoolFigures[] {
+    return [...this.byKey.values()]
+      .filter((p) => p.kind === kind)
+      .map((p) => ({
+        name: p.name,
+        kind: this.kinds.get(p.key) ?? '',
+        capacity: p.capacity,
+        inUse: p.inUse,
+        waiting: p.waitlist.size,
+      }));
   }
 }

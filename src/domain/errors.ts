@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'unprocessable'
+  | 'unavailable'
   | 'internal';
 
 export class BerthError extends Error {
@@ -62,6 +63,19 @@ export class ConflictError extends BerthError {
 export class UnprocessableError extends BerthError {
   constructor(message: string) {
     super('unprocessable', 422, message);
+  }
+}
+
+/**
+ * The server cannot serve this now but will soon: a replica without a leader to hand the request
+ * to (during an election). Answered with 503 and Retry-After.
+ */
+export class UnavailableError extends BerthError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super('unavailable', 503, message);
   }
 }
 

@@ -3,10 +3,9 @@
  * a page hands out for the next. Pure: no I/O.
  */
 import { BadRequestError } from './errors.js';
+import { JOB_SORTS, type JobSort } from './job.js';
 
-/** `-id` newest first (the default), `id` oldest first, `-priority`/`priority` with ties by newest. */
-export const JOB_SORTS = ['-id', 'id', '-priority', 'priority'] as const;
-export type JobSort = (typeof JOB_SORTS)[number];
+export { JOB_SORTS, type JobSort };
 
 /** What a job is sorted by. */
 export interface Sortable {

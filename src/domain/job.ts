@@ -7,6 +7,11 @@ import type { Amounts } from './quantity.js';
 export const JOB_STATES = ['queued', 'admitted', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/** The orders of a project's job list (job-order.ts): `-id` newest first (the default), `id`
+ * oldest first, `-priority`/`priority` with ties by newest. */
+export const JOB_SORTS = ['-id', 'id', '-priority', 'priority'] as const;
+export type JobSort = (typeof JOB_SORTS)[number];
+
 export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(['succeeded', 'failed', 'cancelled']);
 export const isTerminal = (s: JobState): boolean => TERMINAL_STATES.has(s);
 
@@ -20,6 +25,36 @@ export interface JobSpec {
   dependsOn: number[];
   /** The priority class the submitter named, if any (its value is the job's priority). */
   priorityClass?: string;
+}
+
+/**
+ * A job as the store keeps it, in domain terms (epoch-millisecond times, the spec parsed): what
+ * the store's queries return and what the service hands the controller. The API's view of it is
+ * `Job` below.
+ */
+export interface JobRecord {
+  id: number;
+  project: string;
+  name: string;
+  state: JobState;
+  reason: string;
+  clusterQueue: string;
+  target: string;
+  priority: number;
+  spec: JobSpec;
+  idempotencyKey: string | null;
+  createdBy: string;
+  exitCode: number | null;
+  /** Quantities borrowed from the cohort at admission, as written (`{"cpu": "2"}`), or null. */
+  borrowed: Record<string, string> | null;
+  cancelRequested: boolean;
+  cleanedUp: boolean;
+  /** Times it was evicted and requeued. */
+  attempts: number;
+  createdAt: number;
+  admittedAt: number | null;
+  startedAt: number | null;
+  finishedAt: number | null;
 }
 
 export interface JobResourceRef {
@@ -75,6 +110,14 @@ export interface JobEvent {
   data?: unknown;
 }
 
+/**
+ * One entry of `GET /cluster-queues/{name}/pending`, in admission order: a job, or only its place
+ * when the caller may not see its project.
+ */
+export type PendingEntry =
+  | ({ position: number } & Pick<Job, 'id' | 'project' | 'name' | 'priority' | 'createdAt'>)
+  | { position: number; hidden: true };
+
 /** The slice of a job the controller keeps in memory while the job is unfinished. */
 export interface ActiveJob {
   id: number;
@@ -92,6 +135,3 @@ export interface ActiveJob {
   startedAt: number | null;
   borrowed: Amounts | null;
 }
-
-/** Exit codes follow the shell: a process killed by signal N reports 128 + N. */
-export const SIGNAL_EXIT_BASE = 128;

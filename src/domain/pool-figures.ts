@@ -1,3 +1,5 @@
+import type { ClusterQueueView } from './cluster-queue.js';
+
 /** A factory or a resource type as the API shows it: capacity, what is in use, who waits. */
 export interface PoolFigures {
   name: string;
@@ -5,4 +7,26 @@ export interface PoolFigures {
   capacity: number;
   inUse: number;
   waiting: number;
+}
+
+/** A resource type (`GET /resource-types`): its well's figures and the privilege it needs. */
+export interface ResourceTypeView extends PoolFigures {
+  privilege: string | null;
+}
+
+/** A target (`GET /targets`): the factory that makes its workers, with that factory's figures. */
+export interface TargetView {
+  name: string;
+  factory: string;
+  privilege: string | null;
+  capacity: number;
+  inUse: number;
+  waiting: number;
+}
+
+/** The figures the dashboard shows live (the `figures` event of `GET /stream`). */
+export interface Figures {
+  clusterQueues: ClusterQueueView[];
+  factories: PoolFigures[];
+  resourceTypes: ResourceTypeView[];
 }

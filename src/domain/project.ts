@@ -1,4 +1,5 @@
 /** Projects: the namespace every job lives in, bound to exactly one cluster queue. */
+import type { JobState } from './job.js';
 import type { Role } from './roles.js';
 
 export interface Project {
@@ -21,4 +22,22 @@ export interface ProjectMember {
 export interface ProjectDetail extends Project {
   members: ProjectMember[];
   privileges: string[];
+}
+
+/** How many of a project's jobs are in each state. */
+export type JobCounts = Record<JobState, number>;
+
+/** A project as `GET /projects` lists it: with how many of its jobs are in each state. */
+export interface ProjectView extends Project {
+  jobCounts: JobCounts;
+}
+
+/**
+ * A project as `GET /projects/{name}` shows it: members, privileges, the caller's role and job
+ * counts. (Creating, changing and the member and privilege calls answer with a plain ProjectDetail.)
+ */
+export interface ProjectDetailView extends ProjectDetail {
+  /** The caller's role in the project; `admin` for global admins. */
+  role: Role | 'admin';
+  jobCounts: JobCounts;
 }

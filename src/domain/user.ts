@@ -12,3 +12,9 @@ export type Principal =
   | { kind: 'job'; jobId: number }
   /** A token from the `token` well: a member of one project, on behalf of one running job. */
   | { kind: 'project'; project: string; jobId: number };
+
+/** `GET /whoami`: the caller. Job and project tokens name the job they act for. */
+export type WhoAmI =
+  | ({ kind: 'user' } & Pick<User, 'name' | 'admin' | 'createdAt'>)
+  | { kind: 'job'; job: number }
+  | { kind: 'project-token'; project: string; job: number };

@@ -3,14 +3,9 @@
  * asking the factory to create it and keeps the record until the factory confirms destruction.
  */
 import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
+import type { WorkerHandle } from '../domain/worker.js';
 
-export interface WorkerHandle {
-  /** Working directory of the worker (local factory). */
-  workdir?: string;
-  /** Process group of the job, once started. */
-  pid?: number;
-  [key: string]: unknown;
-}
+export type { WorkerHandle };
 
 export interface WorkerRequest {
   workerId: number;

@@ -1,5 +1,5 @@
 /** Builds the configured factories. */
-import type { Config } from '../server/config.js';
+import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
 import { LocalFactory } from './local.js';
 import { SimulatedFactory } from './simulated.js';

@@ -96,6 +96,7 @@ export class LocalFactory implements Factory {
   }
 
   async create(req: WorkerRequest): Promise<WorkerHandle> {
+    if (this.closing) throw new Error('the local factory is closed (the server is stopping)');
     if (req.token === null) throw new Error('a local worker needs a job token');
     const token = req.token;
     const workdir = this.workdir(req.workerId);

@@ -1,5 +1,7 @@
 /** Why a pending workload waits, in one line a user understands plus structured blockers. */
 import { formatAmount } from '../domain/quantity.js';
+import { countAhead, servedAt, tagOf, type SimKey } from './fair-share.js';
+import { rank } from './lane-tree.js';
 import type { WorkloadNode } from './workload-node.js';
 import { room } from './quota.js';
 import type { QueueState } from './queue-state.js';
@@ -113,4 +115,30 @@ export function explainPending(
     };
   }
   return { ...base, reason: `next to be admitted in queue ${q.name}`, blockers: [] };
+}
+
+/**
+ * Why pending workload `n` of queue `q` waits, with its place in the queue's admission order
+ * (fair share among projects included) and among its own project's workloads.
+ */
+export function explainWorkload(
+  q: QueueState,
+  n: WorkloadNode,
+  weightOf: (project: string) => number,
+): Explanation | undefined {
+  const lane = q.lanes.get(n.project);
+  if (lane === undefined) return undefined;
+  const own = rank(lane.root, n);
+  let ahead = own;
+  if (q.lanes.size > 1) {
+    const key: SimKey = {
+      tag: tagOf(lane, n, q.limits, weightOf(lane.project)),
+      served: servedAt(lane, n, q.round),
+    };
+    for (const other of q.lanes.values()) {
+      if (other === lane || other.root === null) continue;
+      ahead += countAhead(other, q.limits, weightOf(other.project), q.round, n, key);
+    }
+  }
+  return explainPending(q, n, ahead + 1, own + 1);
 }

@@ -73,12 +73,6 @@ export function room(h: Holder, j: number): number {
   return Math.min(own, priv + free);
 }
 
-export function rooms(h: Holder): number[] {
-  const out: number[] = [];
-  for (let j = 0; j < h.limits.idx.length; j++) out.push(room(h, j));
-  return out;
-}
-
 /** Whether `req` fits now; with `withinNominal`, also without going above nominal (no borrowing). */
 export function fits(h: Holder, req: Vec, withinNominal = false): boolean {
   const l = h.limits;

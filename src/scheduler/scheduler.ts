@@ -22,9 +22,9 @@
  */
 import type { Amounts } from '../domain/quantity.js';
 import { CohortState } from './cohort.js';
-import { explainPending } from './explain.js';
-import { countAhead, mergedOrder, servedAt, tagOf, type SimKey } from './fair-share.js';
-import { rank, TreapRandom } from './lane-tree.js';
+import { explainWorkload } from './explain.js';
+import { mergedOrder } from './fair-share.js';
+import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';
 import {
@@ -38,6 +38,7 @@ import {
   wouldBorrow,
 } from './quota.js';
 import { QueueState } from './queue-state.js';
+import { Reservations } from './reservations.js';
 import { addTo, ResourceIndex } from './resources.js';
 import { markAdmitted, WorkloadNode, type AdmittedNode } from './workload-node.js';
 import type {
@@ -72,8 +73,10 @@ export class Scheduler implements SchedulerApi {
   private readonly ready = new Set<QueueState>();
   /** Queues with drain decisions still to emit. */
   private readonly draining = new Set<QueueState>();
-  /** Preemptors waiting for their victims to stop, and the queue their request is reserved in. */
-  private readonly reservations = new Map<WorkloadNode, QueueState>();
+  private readonly reservations = new Reservations(
+    (id) => this.admitted.get(id),
+    () => this.version++,
+  );
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
   private epochs = 1;
@@ -219,7 +222,7 @@ export class Scheduler implements SchedulerApi {
   private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
     if (fits(q, n.req)) return this.admit(q, n, now, out);
     const victims = selectVictims(q, n);
-    if (victims !== null && victims.length > 0 && this.keepsReservations(q, n)) {
+    if (victims !== null && victims.length > 0 && this.reservations.keptWith(q, n)) {
       const ids = victims.map((v) => v.id);
       for (const v of victims) {
         this.deactivate(v);
@@ -228,7 +231,7 @@ export class Scheduler implements SchedulerApi {
       }
       n.waitingFor = new Set(ids);
       q.preemptor = n;
-      this.reserve(q, n);
+      this.reservations.reserve(q, n);
       this.ready.delete(q);
       const others = victims.some((v) => v.holder !== q) ? ', reclaiming quota lent to the cohort' : '';
       out.push({
@@ -300,23 +303,8 @@ export class Scheduler implements SchedulerApi {
 
   explain(id: JobId): Explanation | undefined {
     const n = this.pending.get(id);
-    if (n === undefined) return undefined;
-    const q = this.queues.get(n.queue);
-    const lane = q?.lanes.get(n.project);
-    if (q === undefined || lane === undefined) return undefined;
-    const own = rank(lane.root, n);
-    let ahead = own;
-    if (q.lanes.size > 1) {
-      const key: SimKey = {
-        tag: tagOf(lane, n, q.limits, this.weightOf(lane.project)),
-        served: servedAt(lane, n, q.round),
-      };
-      for (const other of q.lanes.values()) {
-        if (other === lane || other.root === null) continue;
-        ahead += countAhead(other, q.limits, this.weightOf(other.project), q.round, n, key);
-      }
-    }
-    return explainPending(q, n, ahead + 1, own + 1);
+    const q = n && this.queues.get(n.queue);
+    return q && explainWorkload(q, n, this.weightOf);
   }
 
   queueFigures(name: string): QueueFigures | undefined {
@@ -416,72 +404,13 @@ export class Scheduler implements SchedulerApi {
   private dropPending(n: WorkloadNode): void {
     this.pending.delete(n.id);
     // A preemptor that goes (withdrawn) gives back the quota kept for it.
-    const freed = this.unreserve(n) !== null || this.resuming.delete(n);
+    const freed = this.reservations.release(n) !== null || this.resuming.delete(n);
     const q = this.queues.get(n.queue);
     if (q === undefined) return;
     q.removePending(n);
     if (freed) this.bump(q);
     if (q.model !== null) this.ready.add(q);
     else if (q.forgettable) this.queues.delete(q.name);
-  }
-
-  /** Counts preemptor `n`'s request in `q` (and its cohort) until its victims have stopped. */
-  private reserve(q: QueueState, n: WorkloadNode): void {
-    applyUsage(q, n.req, 1);
-    addTo(q.reserved, n.req, 1);
-    this.reservations.set(n, q);
-    this.version++;
-  }
-
-  /**
-   * Whether reserving `n`'s request in `q` (its victims still holding theirs) leaves every
-   * preemptor already waiting in the cohort room to fit once its own victims have stopped. `n`
-   * counts on its victims' quota, which is not free until they stop: without this check it could
-   * take room another preemptor counts on. If not, `n` waits as if it could not preempt, until
-   * capacity changes. O(waiting preemptors × their victims), only while some wait in the cohort.
-   */
-  private keepsReservations(q: QueueState, n: WorkloadNode): boolean {
-    const c = q.cohort;
-    if (c === null || this.reservations.size === 0) return true;
-    applyUsage(q, n.req, 1);
-    let ok = true;
-    for (const [p, pq] of this.reservations) {
-      if (pq.cohort === c && !this.fitsOnceStopped(p, pq)) {
-        ok = false;
-        break;
-      }
-    }
-    applyUsage(q, n.req, -1);
-    return ok;
-  }
-
-  /** Whether waiting preemptor `p` fits in `pq` once its remaining victims have stopped. */
-  private fitsOnceStopped(p: WorkloadNode, pq: QueueState): boolean {
-    const gone: AdmittedNode[] = [];
-    for (const id of p.waitingFor ?? []) {
-      const v = this.admitted.get(id);
-      if (v !== undefined) gone.push(v);
-    }
-    applyUsage(pq, p.req, -1);
-    for (const v of gone) applyUsage(v.holder, v.req, -1);
-    const ok = fits(pq, p.req);
-    for (let i = gone.length - 1; i >= 0; i--) {
-      const v = gone[i] as AdmittedNode;
-      applyUsage(v.holder, v.req, 1);
-    }
-    applyUsage(pq, p.req, 1);
-    return ok;
-  }
-
-  /** Drops `n`'s reservation, if any; returns the queue it was in. */
-  private unreserve(n: WorkloadNode): QueueState | null {
-    const q = this.reservations.get(n);
-    if (q === undefined) return null;
-    this.reservations.delete(n);
-    applyUsage(q, n.req, -1);
-    addTo(q.reserved, n.req, -1);
-    this.version++;
-    return q;
   }
 
   /** `n` now holds quota in `q`. */
@@ -542,7 +471,7 @@ export class Scheduler implements SchedulerApi {
     if (p === undefined || p.waitingFor === null || !p.waitingFor.delete(rec.id)) return;
     if (p.waitingFor.size > 0) return;
     p.waitingFor = null;
-    this.unreserve(p);
+    this.reservations.release(p);
     this.resuming.add(p);
     const pq = this.queues.get(p.queue);
     if (pq === undefined) return;

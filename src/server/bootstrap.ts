@@ -21,6 +21,16 @@ export interface BootstrapResult {
 
 export async function bootstrap(ctx: ServiceContext, dataDir: string): Promise<BootstrapResult | undefined> {
   if ((await countUsers(ctx.store.db)) > 0) return undefined;
+  try {
+    return await firstStart(ctx, dataDir);
+  } catch (e) {
+    // Another replica on the same PostgreSQL did the first start at the same time: fine.
+    if ((await countUsers(ctx.store.db)) > 0) return undefined;
+    throw e;
+  }
+}
+
+async function firstStart(ctx: ServiceContext, dataDir: string): Promise<BootstrapResult> {
   const admin = await createUserUnchecked(ctx, { name: 'admin', admin: true });
   const tokenFile = join(dataDir, ADMIN_TOKEN_FILE);
   writeFileSync(tokenFile, admin.token + '\n', { mode: 0o600 });

@@ -1,48 +1,61 @@
-/** `berth server`: load config, open the store, bootstrap, serve, and shut down cleanly. */
+/**
+ * `berth server`: load config, open the store, bootstrap, serve, and shut down cleanly.
+ *
+ * On SQLite the server is alone: it runs the controller itself. On PostgreSQL it is one replica
+ * of possibly several (replicas/replica-node.ts): it serves the API at once and runs the
+ * controller only while it holds the leader's lease.
+ */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/app.js';
-import { ConfigError } from '../domain/errors.js';
-import type { ServiceContext } from '../service/context.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { loadConfigFile, parseListen, resolveConfig } from '../config/load.js';
+import type { Config, RawConfig } from '../config/schema.js';
+import type { Controller } from '../controller/controller.js';
+import type { ControllerPort } from '../controller/port.js';
+import type { Factory } from '../factories/factory.js';
+import { Metrics } from '../metrics/metrics.js';
+import { ReplicaNode } from '../replicas/replica-node.js';
+import { ChangeFeed } from '../service/change-feed.js';
+import type { JobRuntime, ServiceContext } from '../service/context.js';
+import { loadProjectWeights } from '../service/projects.js';
+import { TokenCache } from '../service/token-cache.js';
+import { GroupCommit } from '../store/group-commit.js';
+import { FileLogStore, type LogStore } from '../store/log-store.js';
+import { PgLogStore } from '../store/pg-log-store.js';
+import { initSetting } from '../store/queries/settings.js';
 import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
-import { Controller } from '../controller/controller.js';
-import { LogStore } from '../controller/log-store.js';
-import { createFactories } from '../factories/index.js';
-import { Scheduler } from '../scheduler/index.js';
-import { ChangeFeed } from '../service/change-feed.js';
-import { TokenCache } from '../service/token-cache.js';
-import { loadProjectWeights } from '../service/projects.js';
-import { ProjectTokenMinter } from '../service/project-tokens.js';
-import { createWells } from '../wells/index.js';
-import { GroupCommit } from '../store/group-commit.js';
-import { Metrics } from '../metrics/metrics.js';
 import { bootstrap } from './bootstrap.js';
-import { loadConfigFile, parseListen, resolveConfig, type Config, type RawConfig } from './config.js';
+import { buildController, type ControllerDeps } from './build-controller.js';
 import { announceServer, withdrawServer } from './discovery.js';
+import { openStore, redactUrl } from './open-store.js';
 
 export interface ServerOptions {
   configFile?: string;
   dataDir?: string;
   listen?: string;
-  /** Where human-readable start-up lines go (stdout by default). */
+  /** `sqlite` or a postgres:// URL; overrides the config file's `database`. */
+  database?: string;
+  /** Where human-readable lines go: start-up, and a replica's changes of role (stdout by default). */
   print?: (line: string) => void;
 }
 
 export interface RunningServer {
   url: string;
   config: Config;
-  controller: Controller;
+  /** The controller port the services use now: the controller's own, or a follower's. */
+  readonly controller: ControllerPort;
+  /** The factories of the controller running here, by name (none on a follower). */
+  readonly factories: ReadonlyMap<string, Factory>;
   /** The services' context, for in-process benchmarks and tests. */
   context: ServiceContext;
   close(): Promise<void>;
 }
 
 /** A random id made on first start and kept in the data directory (it moves with it). */
-function installationId(dataDir: string): string {
+function fileInstallationId(dataDir: string): string {
   const file = join(dataDir, 'installation.id');
   try {
     return readFileSync(file, 'utf8').trim();
@@ -53,6 +66,12 @@ function installationId(dataDir: string): string {
   }
 }
 
+/** The installation's id: in the data directory on SQLite, in the store on PostgreSQL (shared). */
+async function installationId(store: Store, dataDir: string): Promise<string> {
+  if (store.dialect === 'sqlite') return fileInstallationId(dataDir);
+  return initSetting(store.db, 'installation', randomBytes(4).toString('hex'));
+}
+
 /** The config file: --config, else $BERTH_CONFIG, else ./berth.yaml when it exists. */
 function configPath(opts: ServerOptions): string | undefined {
   if (opts.configFile) return opts.configFile;
@@ -60,21 +79,17 @@ function configPath(opts: ServerOptions): string | undefined {
   return existsSync('berth.yaml') ? 'berth.yaml' : undefined;
 }
 
-async function openStore(config: Config): Promise<Store> {
-  if (config.database !== 'sqlite') {
-    throw new ConfigError('database', 'PostgreSQL is not supported by this version yet; use "sqlite"');
-  }
-  return openSqliteStore(join(config.dataDir, 'berth.db'));
-}
+const NO_FIGURES = { usage: {}, borrowed: {}, pending: 0, admitted: 0, running: 0 };
 
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const file = configPath(opts);
   const raw: RawConfig = file ? loadConfigFile(file) : {};
-  const config = resolveConfig(raw, { listen: opts.listen, dataDir: opts.dataDir }, file);
+  const overrides = { listen: opts.listen, dataDir: opts.dataDir, database: opts.database };
+  const config = resolveConfig(raw, overrides, file);
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const store = await openStore(config);
+  const store = await openStore(config, dataDir);
   const metrics = new Metrics();
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
   const ctx: ServiceContext = {
@@ -87,87 +102,91 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   };
   let app: FastifyInstance | undefined;
   let controller: Controller | undefined;
+  let replica: ReplicaNode | undefined;
+  let logs: LogStore | undefined;
   let url = '';
   try {
     const first = await bootstrap(ctx, dataDir);
     app = await buildApi(ctx, { version: VERSION, logger: { level: config.logLevel } });
     const log = app.log;
-    const logs = new LogStore(join(dataDir, 'logs'));
-    // Factories are made before the controller that listens to them: reach it when called.
-    const theController = () => {
-      if (!controller) throw new Error('the controller has not started');
-      return controller;
-    };
-    const factories = createFactories(
-      config,
-      dataDir,
-      {
-        handleChanged: (id, handle) => controller?.handleChanged(id, handle),
-        workerLost: (id, message) => controller?.workerLost(id, message),
-      },
-      {
-        agentStart: (jobId) => theController().agentStart(jobId),
-        agentHeartbeat: (jobId, waitMs) => theController().agentHeartbeat(jobId, waitMs),
-        agentFinish: (jobId, result) => theController().agentFinish(jobId, result),
-      },
-    );
-    const wells = createWells(config.resources, {
-      baseDir: file ? dirname(resolve(file)) : process.cwd(),
-      tokens: new ProjectTokenMinter(ctx, () => url),
-      configFile: file,
-      postgresPrefix: `berth_${installationId(dataDir)}_r`,
-    });
-    controller = new Controller({
-      store,
-      scheduler: new Scheduler(),
-      factories,
-      wells,
-      targets: config.targets,
-      logs,
-      serverUrl: () => url,
-      now: Date.now,
-      graceSeconds: config.graceSeconds,
-      heartbeatSeconds: config.heartbeatSeconds,
-      onError: (err, what) => log.error({ err }, `controller: ${what}`),
-      groupCommit: ctx.groupCommit,
-      metrics,
-      onJobChanged: (id, project, state, reason) =>
-        changes.publish({ kind: 'job', id, project, state, reason }),
-    });
-    const live = controller;
-    metrics.observe({
-      queues: () => live.queueFiguresAll(),
-      factories: () => live.factoryFigures(),
-    });
-    ctx.runtime = {
+    logs =
+      store.dialect === 'sqlite'
+        ? new FileLogStore(join(dataDir, 'logs'))
+        : new PgLogStore(store.db, (err) => log.error({ err }, 'job logs'));
+    const runtime: JobRuntime = {
       targets: config.targets,
       defaultTarget: config.defaultTarget,
       resourceTypes: config.resources,
-      controller: live,
+      controller: undefined as unknown as ControllerPort, // set below, before anything reads it
       logs,
     };
-    ctx.queueStatus = (name) => {
-      const f = live.queueFigures(name);
-      return f ?? { usage: {}, borrowed: {}, pending: 0, admitted: 0, running: 0 };
-    };
+    ctx.runtime = runtime;
+    ctx.queueStatus = (name) => runtime.controller.queueFigures(name) ?? NO_FIGURES;
     ctx.listener = {
       queueChanged: (name, queue) => {
-        live.queueChanged(name, queue);
+        runtime.controller.queueChanged(name, queue);
         changes.publish({ kind: 'queue', name });
       },
       projectChanged: (name) => changes.publish({ kind: 'project', name }),
-      projectWeightChanged: (name, weight) => live.setProjectWeight(name, weight),
+      projectWeightChanged: (name, weight) => runtime.controller.setProjectWeight(name, weight),
     };
-    await loadProjectWeights(ctx);
+    metrics.observe({
+      queues: () => runtime.controller.queueFiguresAll(),
+      factories: () => runtime.controller.factoryFigures(),
+    });
+    const deps: ControllerDeps = {
+      config,
+      file,
+      dataDir,
+      installationId: await installationId(store, dataDir),
+      ctx,
+      logs,
+      metrics,
+      url: () => url,
+      onError: (err, what) => log.error({ err }, `controller: ${what}`),
+      onJobChanged: (id, project, state, reason) =>
+        changes.publish({ kind: 'job', id, project, state, reason }),
+    };
+
+    if (store.dialect === 'sqlite') {
+      controller = buildController(deps, { groupCommit: ctx.groupCommit! });
+      runtime.controller = controller;
+      await loadProjectWeights(ctx);
+    } else {
+      replica = new ReplicaNode({
+        ctx,
+        url: config.database,
+        apiUrl: () => url,
+        leaseMs: config.leaseSeconds * 1000,
+        renewMs: config.renewSeconds * 1000,
+        buildController: (writes) => (controller = buildController(deps, writes)),
+        setController: (port) => {
+          runtime.controller = port;
+          if (port !== controller) controller = undefined;
+        },
+        log: {
+          info: (msg) => print(`${new Date().toISOString()} ${msg}`),
+          error: (err, what) => log.error({ err }, what),
+        },
+      });
+      await replica.prepare();
+      if (logs instanceof PgLogStore) await logs.listen(replica.bus);
+    }
+
     const { host, port } = parseListen(config.listen);
     await app.listen({ host, port });
     const address = app.server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
     url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-    await controller.start();
+    if (controller) await controller.start();
+    else await replica?.start();
     announceServer({ url, pid: process.pid, dataDir });
     print(`berth ${VERSION} listening on ${url}`);
     print(`data directory: ${dataDir}`);
+    if (store.dialect !== 'sqlite') {
+      const role = replica?.elector.leading ? `leader (term ${replica.elector.term})` : 'follower';
+      print(`database: ${redactUrl(config.database)}; this replica is the ${role}`);
+    }
     print(`dashboard: ${url}/ (sign in with a token)`);
     if (first) {
       print(`first start: created admin user, cluster queue "default" and project "default"`);
@@ -175,23 +194,32 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       print(`  ${first.adminToken}`);
     }
     const running = app;
-    const runningController = controller;
+    const runningLogs = logs;
     let closing: Promise<void> | undefined;
     return {
       url,
       config,
-      controller: runningController,
+      get controller() {
+        return runtime.controller;
+      },
+      get factories() {
+        return controller?.factories ?? new Map<string, Factory>();
+      },
       context: ctx,
       close: () =>
         (closing ??= (async () => {
           withdrawServer(dataDir);
-          await runningController.stop();
+          if (replica) await replica.stop();
+          else await controller?.stop();
+          runningLogs.close();
           await running.close();
           await store.close();
         })()),
     };
   } catch (e) {
-    await controller?.stop();
+    if (replica) await replica.stop().catch(() => {});
+    else await controller?.stop();
+    logs?.close();
     await app?.close();
     await store.close();
     throw e;

@@ -2,7 +2,7 @@ import { UnauthorizedError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
 import { findToken } from '../store/queries/tokens.js';
 import type { ServiceContext } from './context.js';
-import { hashToken } from './tokens.js';
+import { hashToken } from '../domain/tokens.js';
 
 /** Resolves a bearer token to the principal it stands for, or throws 401. */
 export async function authenticate(ctx: ServiceContext, token: string | undefined): Promise<Principal> {

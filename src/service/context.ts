@@ -1,20 +1,22 @@
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { Amounts } from '../domain/quantity.js';
-import type { Controller } from '../controller/controller.js';
-import type { LogStore } from '../controller/log-store.js';
-import type { TargetConfig } from '../server/config.js';
+import type { ControllerPort } from '../controller/port.js';
+import type { LogStore } from '../store/log-store.js';
+import type { TargetConfig } from '../config/schema.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { TokenCache } from './token-cache.js';
+import type { ControlMessage } from './control.js';
+import type { Db } from '../store/store.js';
 
 /** What job endpoints need beyond the store: the configured targets and the live controller. */
 export interface JobRuntime {
   targets: Record<string, TargetConfig>;
   defaultTarget: string;
   resourceTypes: Record<string, { privilege?: string }>;
-  controller: Controller;
+  controller: ControllerPort;
   logs: LogStore;
 }
 
@@ -26,6 +28,14 @@ export interface QueueStatus {
   admitted: number;
   /** Of the admitted, how many have started (the rest are getting resources or a worker). */
   running: number;
+}
+
+/** This replica's role, as `GET /health` tells it. */
+export interface ClusterView {
+  role(): 'leader' | 'follower';
+  term(): number;
+  /** The leader's API, when one is known. */
+  leaderUrl(): string | undefined;
 }
 
 /** Who wants to hear about committed changes (the controller, the live stream). */
@@ -51,4 +61,17 @@ export interface ServiceContext {
   metrics?: Metrics;
   /** Where committed changes are announced (the live stream listens). */
   changes?: ChangeFeed;
+  /**
+   * Sends a control message to the leading replica from inside the group-commit unit `tx` that
+   * makes the change (replicas on PostgreSQL only).
+   */
+  control?: (tx: Db, m: ControlMessage) => void;
+  /** Which replica leads (replicas on PostgreSQL); absent: this server is the only one. */
+  cluster?: ClusterView;
+}
+
+/** The live parts of a running server; asking before the controller has started is a bug. */
+export function runtimeOf(ctx: ServiceContext): JobRuntime {
+  if (!ctx.runtime) throw new Error('the server has not started its controller');
+  return ctx.runtime;
 }

@@ -4,20 +4,10 @@
  * and a cache of the queue definitions, so a snapshot never reads a table.
  */
 import type { ClusterQueue } from '../domain/cluster-queue.js';
-import type { PoolFigures } from '../domain/pool-figures.js';
+import type { Figures, ResourceTypeView } from '../domain/pool-figures.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
-import { queueView, type ClusterQueueView } from './cluster-queues.js';
+import { queueView } from './cluster-queues.js';
 import type { JobRuntime, ServiceContext } from './context.js';
-
-export interface ResourceTypeView extends PoolFigures {
-  privilege: string | null;
-}
-
-export interface Figures {
-  clusterQueues: ClusterQueueView[];
-  factories: PoolFigures[];
-  resourceTypes: ResourceTypeView[];
-}
 
 /** Every configured resource type with its well's figures (`GET /resource-types`). */
 export function resourceTypeViews(rt: JobRuntime): ResourceTypeView[] {

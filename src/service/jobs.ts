@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import { maxReachable } from '../domain/capacity.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../domain/errors.js';
-import { isTerminal, type Job, type JobSpec, type JobState } from '../domain/job.js';
+import { isTerminal, type Job, type JobRecord, type JobSpec, type JobState } from '../domain/job.js';
 import { decodeCursor, encodeCursor, jobKey, type JobSort } from '../domain/job-order.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
@@ -11,20 +11,19 @@ import type { Principal } from '../domain/user.js';
 import { appendEvent, listJobEvents, type EventView } from '../store/queries/events.js';
 import {
   existingJobIds,
+  findJob,
   findJobByKey,
-  findJobRow,
   insertJob,
-  listJobRows,
-  toJob,
+  listJobs as listJobRecords,
+  updateJob,
 } from '../store/queries/jobs.js';
 import { countJobs } from '../store/queries/job-counts.js';
 import { listPrivileges } from '../store/queries/projects.js';
-import { latestWorkers } from '../store/queries/workers.js';
-import { instancesOfJobs } from '../store/queries/resource-instances.js';
-import type { JobRow } from '../store/schema.js';
+import { isUniqueViolation } from '../store/errors.js';
 import type { Db } from '../store/store.js';
 import { actorName, requireProject } from './access.js';
-import type { JobRuntime, ServiceContext } from './context.js';
+import { runtimeOf, type JobRuntime, type ServiceContext } from './context.js';
+import { jobView, jobViews } from './job-views.js';
 import { resolvePriority } from './priority-classes.js';
 
 export interface SubmitInput {
@@ -43,11 +42,6 @@ export interface SubmitInput {
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-function runtime(ctx: ServiceContext): JobRuntime {
-  if (!ctx.runtime) throw new Error('job runtime not configured');
-  return ctx.runtime;
-}
 
 function buildSpec(input: SubmitInput): JobSpec {
   if (input.command && input.script !== undefined)
@@ -145,16 +139,14 @@ export async function submitJob(
   input: SubmitInput,
 ): Promise<{ job: Job; created: boolean }> {
   const createdBy = actorName(p);
-  const rt = runtime(ctx);
+  const rt = runtimeOf(ctx);
   const spec = buildSpec(input);
   const target = input.target ?? rt.defaultTarget;
-  const write = <T>(fn: (db: Db) => Promise<T>) =>
-    ctx.groupCommit ? ctx.groupCommit.run(fn) : ctx.store.transaction(fn);
-  const outcome = await write(async (db) => {
+  const insert = write(ctx, async (db) => {
     const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs');
     if (input.idempotencyKey) {
       const existing = await findJobByKey(db, project.name, input.idempotencyKey);
-      if (existing) return { row: existing, created: false };
+      if (existing) return { record: existing, created: false };
     }
     if (!project.active)
       throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
@@ -165,7 +157,7 @@ export async function submitJob(
       throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
     const priority = await resolvePriority(db, input.priority);
     const now = ctx.now();
-    const row = await insertJob(
+    const record = await insertJob(
       db,
       {
         project: project.name,
@@ -184,60 +176,44 @@ export async function submitJob(
       db,
       {
         subjectKind: 'job',
-        subject: String(row.id),
+        subject: String(record.id),
         project: project.name,
-        jobId: Number(row.id),
+        jobId: record.id,
         type: 'submitted',
         message: `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`,
       },
       now,
     );
-    return { row, created: true };
+    ctx.control?.(db, { kind: 'submitted', id: record.id });
+    return { record, created: true };
   });
-  if (outcome.created) {
-    await rt.controller.jobSubmitted(outcome.row);
-    const { row } = outcome;
+  // Two submissions with one idempotency key at the same time: the index lets one in; the other
+  // answers with it, as if it had come second.
+  const outcome = await insert.catch(async (e: unknown) => {
+    const existing =
+      input.idempotencyKey && isUniqueViolation(e)
+        ? await findJobByKey(ctx.store.db, projectName, input.idempotencyKey)
+        : undefined;
+    if (!existing) throw e;
+    return { record: existing, created: false };
+  });
+  const { record, created } = outcome;
+  if (created) {
+    await rt.controller.jobSubmitted(record);
     ctx.changes?.publish({
       kind: 'job',
-      id: Number(row.id),
-      project: row.project,
+      id: record.id,
+      project: record.project,
       state: 'queued',
-      reason: row.reason,
+      reason: record.reason,
     });
   }
-  return { job: await view(ctx, outcome.row, outcome.created), created: outcome.created };
+  return { job: await jobView(ctx, record, created), created };
 }
 
 function defaultName(command: string[]): string {
   const first = command[0] === '/bin/sh' && command[1] === '-c' ? 'script' : (command[0] ?? 'job');
   return first.split('/').pop()!.slice(0, 63) || 'job';
-}
-
-/** The stored job with the controller's live reason and position laid over it. */
-async function view(ctx: ServiceContext, row: JobRow, fresh = false): Promise<Job> {
-  return (await views(ctx, [row], fresh))[0]!;
-}
-
-/** Jobs as the API shows them: two queries for a whole page, plus the in-memory overlay. */
-async function views(ctx: ServiceContext, rows: JobRow[], fresh = false): Promise<Job[]> {
-  const ids = rows.map((r) => Number(r.id));
-  // A job just submitted has neither a worker nor resource instances yet.
-  const workers = fresh ? new Map<number, never>() : await latestWorkers(ctx.store.db, ids);
-  const instances = fresh ? new Map<number, never>() : await instancesOfJobs(ctx.store.db, ids);
-  return rows.map((row) => {
-    const id = Number(row.id);
-    const live = isTerminal(row.state as JobState) ? undefined : ctx.runtime?.controller.explain(id);
-    const worker = workers.get(id);
-    const job = toJob(row, {
-      position: live?.position ?? null,
-      projectPosition: live?.projectPosition ?? null,
-      blockers: live?.blockers ?? [],
-      resources: (instances.get(id) ?? []).map((r) => ({ type: r.type, id: Number(r.id), state: r.state })),
-      worker: worker ? { id: Number(worker.id), state: worker.state } : null,
-    });
-    if (live) job.reason = live.reason;
-    return job;
-  });
 }
 
 /** Loads a job the caller may see (404 otherwise, so ids of other projects reveal nothing). */
@@ -246,19 +222,19 @@ async function visibleJob(
   p: Principal,
   id: number,
   needed: 'viewer' | 'member' = 'viewer',
-): Promise<JobRow> {
-  const row = await findJobRow(ctx.store.db, id);
+): Promise<JobRecord> {
+  const job = await findJob(ctx.store.db, id);
   const notFound = new NotFoundError(`job ${id} not found`);
-  if (!row) throw notFound;
+  if (!job) throw notFound;
   if (p.kind === 'job') {
     if (p.jobId !== id) throw notFound;
-    return row;
+    return job;
   }
   try {
     await requireProject(
       ctx.store.db,
       p,
-      row.project,
+      job.project,
       needed,
       needed === 'member' ? 'changing jobs' : 'reading jobs',
     );
@@ -266,11 +242,11 @@ async function visibleJob(
     if (e instanceof NotFoundError) throw notFound;
     throw e;
   }
-  return row;
+  return job;
 }
 
 export async function getJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
-  return view(ctx, await visibleJob(ctx, p, id));
+  return jobView(ctx, await visibleJob(ctx, p, id));
 }
 
 export interface JobListQuery {
@@ -308,25 +284,39 @@ export async function listJobs(
   }
   const limit = q.limit ?? 100;
   // One more than asked: whether it exists says whether there is a next page.
-  const rows = await listJobRows(db, { project, states: q.states, sort, after, limit: limit + 1 });
-  const page = rows.slice(0, limit);
+  const records = await listJobRecords(db, { project, states: q.states, sort, after, limit: limit + 1 });
+  const page = records.slice(0, limit);
   const last = page.at(-1);
   return {
-    jobs: await views(ctx, page),
+    jobs: await jobViews(ctx, page),
     total: await countJobs(db, project, q.states),
-    nextCursor: rows.length > limit && last ? encodeCursor(sort, jobKey(sort, toSortable(last))) : undefined,
+    nextCursor: records.length > limit && last ? encodeCursor(sort, jobKey(sort, last)) : undefined,
   };
 }
 
-const toSortable = (r: JobRow) => ({ id: Number(r.id), priority: r.priority });
-
+/**
+ * Records the request to cancel (with its event, and a message to the leader in the same unit),
+ * then has the controller stop the job — here, or on the leading replica.
+ */
 export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
-  const row = await visibleJob(ctx, p, id, 'member');
-  if (isTerminal(row.state as JobState))
-    throw new ConflictError(`job ${id} has already finished (${row.state})`);
+  const job = await visibleJob(ctx, p, id, 'member');
+  if (isTerminal(job.state)) throw new ConflictError(`job ${id} has already finished (${job.state})`);
   const by = actorName(p);
-  await runtime(ctx).controller.cancel(id, by);
-  return view(ctx, (await findJobRow(ctx.store.db, id))!);
+  const reason = `cancelled by ${by}`;
+  await write(ctx, async (db) => {
+    await updateJob(db, id, { cancelRequested: true });
+    const event = { subjectKind: 'job', subject: String(id), project: job.project, jobId: id };
+    await appendEvent(db, { ...event, type: 'cancel-requested', message: reason }, ctx.now());
+    ctx.control?.(db, { kind: 'cancel', id, by });
+  });
+  ctx.changes?.publish({ kind: 'job', id, project: job.project, state: job.state, reason });
+  await runtimeOf(ctx).controller.cancel(id, by);
+  return jobView(ctx, (await findJob(ctx.store.db, id))!);
+}
+
+/** One unit on the group commit the submissions share (a plain transaction without one). */
+function write<T>(ctx: ServiceContext, fn: (db: Db) => Promise<T>): Promise<T> {
+  return ctx.groupCommit ? ctx.groupCommit.run(fn) : ctx.store.transaction(fn);
 }
 
 export async function jobEvents(ctx: ServiceContext, p: Principal, id: number): Promise<EventView[]> {
@@ -341,7 +331,7 @@ export async function jobLogs(
   follow: boolean,
 ): Promise<Readable> {
   await visibleJob(ctx, p, id);
-  const rt = runtime(ctx);
+  const rt = runtimeOf(ctx);
   if (!follow) return rt.logs.read(id);
   return rt.logs.follow(id, () => !rt.controller.isActive(id));
 }

@@ -4,24 +4,14 @@
  * everyone behind them) and stay anonymous.
  */
 import { NotFoundError } from '../domain/errors.js';
+import type { PendingEntry } from '../domain/job.js';
 import type { Principal } from '../domain/user.js';
 import { findClusterQueue } from '../store/queries/cluster-queues.js';
-import { findJobRows } from '../store/queries/jobs.js';
+import { findJobs } from '../store/queries/jobs.js';
 import { listProjects } from '../store/queries/projects.js';
 import { iso } from '../store/queries/time.js';
 import { requireUser } from './access.js';
 import type { ServiceContext } from './context.js';
-
-export type PendingEntry =
-  | {
-      position: number;
-      id: number;
-      project: string;
-      name: string;
-      priority: number;
-      createdAt: string;
-    }
-  | { position: number; hidden: true };
 
 export async function pendingJobs(
   ctx: ServiceContext,
@@ -35,10 +25,10 @@ export async function pendingJobs(
   if (!(await findClusterQueue(db, queue))) throw new NotFoundError(`cluster queue "${queue}" not found`);
   const ids = ctx.runtime?.controller.pendingIds(queue, offset, limit) ?? [];
   const [rows, visible] = await Promise.all([
-    findJobRows(db, ids),
+    findJobs(db, ids),
     user.admin ? undefined : listProjects(db, user.id).then((ps) => new Set(ps.map((x) => x.name))),
   ]);
-  const byId = new Map(rows.map((r) => [Number(r.id), r]));
+  const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id, i): PendingEntry => {
     const position = offset + i + 1;
     const row = byId.get(id);
@@ -49,7 +39,7 @@ export async function pendingJobs(
       project: row.project,
       name: row.name,
       priority: row.priority,
-      createdAt: iso(row.created_at),
+      createdAt: iso(row.createdAt),
     };
   });
 }

@@ -7,7 +7,7 @@ import { appendEvent } from '../store/queries/events.js';
 import { deleteTokensLabelled, insertToken } from '../store/queries/tokens.js';
 import type { InstanceRequest } from '../wells/well.js';
 import type { ServiceContext } from './context.js';
-import { hashToken, newToken } from './tokens.js';
+import { hashToken, newToken } from '../domain/tokens.js';
 
 const label = (req: InstanceRequest) => `resource-instance:${req.instanceId}`;
 

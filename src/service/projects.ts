@@ -6,7 +6,7 @@ import {
   UnprocessableError,
 } from '../domain/errors.js';
 import { checkDnsLabel, checkName, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
-import type { Project, ProjectDetail } from '../domain/project.js';
+import type { Project, ProjectDetail, ProjectDetailView, ProjectView } from '../domain/project.js';
 import { ROLES, type Role } from '../domain/roles.js';
 import type { Principal } from '../domain/user.js';
 import { findClusterQueue } from '../store/queries/cluster-queues.js';
@@ -24,7 +24,7 @@ import {
   updateProject,
   upsertMember,
 } from '../store/queries/projects.js';
-import { jobCountsOf, noJobs, type JobCounts } from '../store/queries/job-counts.js';
+import { jobCountsOf, noJobs } from '../store/queries/job-counts.js';
 import { findUserByName } from '../store/queries/users.js';
 import type { Db } from '../store/store.js';
 import { requireAdmin, requireProject, requireUser } from './access.js';
@@ -136,11 +136,6 @@ export async function loadProjectWeights(ctx: ServiceContext): Promise<void> {
   }
 }
 
-/** A project as listed: with how many of its jobs are in each state. */
-export interface ProjectView extends Project {
-  jobCounts: JobCounts;
-}
-
 /** Admins see every project; everyone else the projects they are a member of. */
 export async function listVisibleProjects(ctx: ServiceContext, p: Principal): Promise<ProjectView[]> {
   const user = requireUser(p);
@@ -160,7 +155,7 @@ export async function getProject(
   ctx: ServiceContext,
   p: Principal,
   name: string,
-): Promise<ProjectDetail & { role: Role | 'admin'; jobCounts: JobCounts }> {
+): Promise<ProjectDetailView> {
   const db = ctx.store.db;
   const { project, role } = await requireProject(db, p, name, 'viewer', 'reading');
   const jobCounts = (await jobCountsOf(db, [name])).get(name) ?? noJobs();

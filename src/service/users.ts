@@ -7,7 +7,7 @@ import { deleteUser, findUserByName, insertUser, listUsers } from '../store/quer
 import type { Db } from '../store/store.js';
 import { requireAdmin } from './access.js';
 import type { ServiceContext } from './context.js';
-import { hashToken, newToken } from './tokens.js';
+import { hashToken, newToken } from '../domain/tokens.js';
 
 export interface NewUser {
   name: string;

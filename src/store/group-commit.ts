@@ -15,13 +15,22 @@ interface Unit {
   reject: (reason: unknown) => void;
 }
 
+export interface GroupCommitOptions {
+  /** Units per transaction at most (256). */
+  maxBatch?: number;
+  /** Runs first in every transaction; throws to refuse the whole batch (a deposed leader's). */
+  fence?: (tx: Db) => Promise<void>;
+  /** Runs last in every transaction, after its units (e.g. one notification for the batch). */
+  beforeCommit?: (tx: Db) => Promise<void>;
+}
+
 export class GroupCommit {
   private queue: Unit[] = [];
   private running = false;
 
   constructor(
     private readonly store: Store,
-    private readonly maxBatch = 256,
+    private readonly opts: GroupCommitOptions = {},
   ) {}
 
   run<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
@@ -39,22 +48,29 @@ export class GroupCommit {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
+        const batch = this.queue.splice(0, this.opts.maxBatch ?? 256);
         const outcomes: { ok: boolean; value: unknown }[] = [];
         try {
-          await this.store.transaction(async (tx) => {
-            for (const unit of batch) {
-              await sql`savepoint unit`.execute(tx);
-              try {
-                outcomes.push({ ok: true, value: await unit.fn(tx) });
-                await sql`release savepoint unit`.execute(tx);
-              } catch (e) {
-                await sql`rollback to savepoint unit`.execute(tx);
-                await sql`release savepoint unit`.execute(tx);
-                outcomes.push({ ok: false, value: e });
+          // Read committed: a batch is never run again (its units resolve once), and its units do
+          // not check-then-write against each other's tables the way the services' do.
+          await this.store.transaction(
+            async (tx) => {
+              await this.opts.fence?.(tx);
+              for (const unit of batch) {
+                await sql`savepoint unit`.execute(tx);
+                try {
+                  outcomes.push({ ok: true, value: await unit.fn(tx) });
+                  await sql`release savepoint unit`.execute(tx);
+                } catch (e) {
+                  await sql`rollback to savepoint unit`.execute(tx);
+                  await sql`release savepoint unit`.execute(tx);
+                  outcomes.push({ ok: false, value: e });
+                }
               }
-            }
-          });
+              await this.opts.beforeCommit?.(tx);
+            },
+            { isolation: 'read-committed' },
+          );
         } catch (e) {
           for (const unit of batch) unit.reject(e); // the commit itself failed: nothing landed
           continue;

@@ -3,7 +3,7 @@
  * milliseconds since the epoch, booleans as 0/1, structured values as JSON text, so that one
  * query path serves SQLite and PostgreSQL.
  */
-import type { Generated, Insertable, Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -138,6 +138,40 @@ export interface JobCountsTable {
   n: number;
 }
 
+/** Job output on PostgreSQL, in upload order (migration 0006). */
+export interface JobLogsTable {
+  id: Generated<number>;
+  job_id: number;
+  data: string;
+}
+
+/** The leader's lease: one row, `scheduler` (migration 0006). Times in ms on the database's clock. */
+export interface LeaderLeaseTable {
+  name: string;
+  /** The replica holding it ('' when none ever has). */
+  holder: string;
+  /** Where the holder serves the API. */
+  url: string;
+  /** Grows by one at every election: the fencing token of the leader's writes. */
+  term: number;
+  expires_at: number;
+}
+
+/** What the leader publishes for the other replicas: figures from its in-memory model. */
+export interface LiveFiguresTable {
+  name: string;
+  term: number;
+  /** JSON. */
+  data: string;
+  at: number;
+}
+
+/** Installation-wide settings (migration 0006): `installation` → its id. */
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   users: UsersTable;
   api_tokens: ApiTokensTable;
@@ -151,6 +185,10 @@ export interface Database {
   resource_instances: ResourceInstancesTable;
   priority_classes: PriorityClassesTable;
   job_counts: JobCountsTable;
+  job_logs: JobLogsTable;
+  leader_lease: LeaderLeaseTable;
+  live_figures: LiveFiguresTable;
+  settings: SettingsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;
@@ -161,4 +199,3 @@ export type UserRow = Selectable<UsersTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type ClusterQueueRow = Selectable<ClusterQueuesTable>;
 export type EventRow = Selectable<EventsTable>;
-export type NewEvent = Insertable<EventsTable>;

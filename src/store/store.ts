@@ -11,10 +11,21 @@ export type Dialect = 'sqlite' | 'postgres';
 /** A query executor: the root handle or a transaction (Kysely's Transaction extends Kysely). */
 export type Db = Kysely<Database>;
 
+export interface TransactionOptions {
+  /**
+   * `serializable` (the default): as if no other transaction ran at the same time, so that a
+   * check and the write it allows (no user of that name yet → insert it) cannot be overtaken;
+   * on PostgreSQL a transaction that would break that is run again (so `fn` may run more than
+   * once). `read-committed`: for writers that need no such guarantee and must not be retried
+   * (the group commit's batches). SQLite runs one transaction at a time: both are serializable.
+   */
+  isolation?: 'serializable' | 'read-committed';
+}
+
 export interface Store {
   readonly dialect: Dialect;
   readonly db: Db;
   /** Runs `fn` in one transaction: all of its writes land, or none do. */
-  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Db) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   close(): Promise<void>;
 }

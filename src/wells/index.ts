@@ -5,7 +5,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from '../domain/errors.js';
-import type { ResourceConfig } from '../server/config.js';
+import type { ResourceConfig } from '../config/schema.js';
 import { ExecWell } from './exec.js';
 import { parseAdminUrl, PostgresWell } from './postgres.js';
 import { SemaphoreWell } from './semaphore.js';

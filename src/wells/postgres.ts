@@ -92,6 +92,7 @@ export class PostgresWell implements Well {
     // An idle connection dropped by the server is an 'error' event; unhandled it would end the
     // process. The next query simply opens a new connection.
     this.pool.on('error', () => {});
+    this.pool.on('connect', (client) => client.on('error', () => {}));
   }
 
   /** The role and database name of an instance. */

@@ -5,6 +5,9 @@
  * and keeps the record until the well confirms destruction. Acquisition order, capacity and
  * waiters are the controller's business: a well is asked to create only when it has room.
  */
+import type { Metadata } from '../domain/resource-instance.js';
+
+export type { Metadata };
 
 /** What a well knows about the instance it is asked to make or destroy. */
 export interface InstanceRequest {
@@ -15,10 +18,6 @@ export interface InstanceRequest {
   /** The resource type (its name in berth.yaml). */
   type: string;
 }
-
-/** Per-instance data for the job: connection URLs, user names, passwords. Only the job holding
- * the instance can read it (GET /job/self); it never appears in other endpoints, logs or events. */
-export type Metadata = Record<string, string>;
 
 export class WellError extends Error {
   constructor(

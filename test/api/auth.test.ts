@@ -24,12 +24,21 @@ function validBody(method: string, path: string): unknown {
 }
 
 /** Puts a token straight into the store, the way the job runner will mint job tokens. */
-function plantToken(token: string, row: { userId?: number; jobId?: number; expiresAt?: number }) {
-  withDb(ctx.server, (db) => {
-    db.prepare(
-      'INSERT INTO api_tokens (hash, user_id, job_id, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
-    ).run(sha256(token), row.userId ?? null, row.jobId ?? null, 'planted', Date.now(), row.expiresAt ?? null);
-  });
+async function plantToken(token: string, row: { userId?: number; jobId?: number; expiresAt?: number }) {
+  await withDb(ctx.server, (db) =>
+    db
+      .insertInto('api_tokens')
+      .values({
+        hash: sha256(token),
+        user_id: row.userId ?? null,
+        job_id: row.jobId ?? null,
+        label: 'planted',
+        created_at: Date.now(),
+        expires_at: row.expiresAt ?? null,
+        scope: null,
+      })
+      .execute(),
+  );
 }
 
 /** The endpoint families under test here (job endpoints have their own tests). */
@@ -142,18 +151,22 @@ void describe('unauthenticated requests', () => {
 
   void test('a token is refused from the moment it expires, even right after it was used', async () => {
     const token = 'berth_expiring-token';
-    plantToken(token, { userId: 1, expiresAt: Date.now() + 3_600_000 });
+    await plantToken(token, { userId: 1, expiresAt: Date.now() + 3_600_000 });
     for (let i = 0; i < 2; i++) assertStatus(await api(token, 'GET', '/whoami'), 200);
     // Its hour is up (moved in the store rather than waited for).
-    withDb(ctx.server, (db) =>
-      db.prepare('UPDATE api_tokens SET expires_at = ? WHERE hash = ?').run(Date.now() - 1, sha256(token)),
+    await withDb(ctx.server, (db) =>
+      db
+        .updateTable('api_tokens')
+        .set({ expires_at: Date.now() - 1 })
+        .where('hash', '=', sha256(token))
+        .execute(),
     );
     assertError(await api(token, 'GET', '/whoami'), 401, 'unauthorized', /expired/);
   });
 
   void test('an expired token is refused with a reason; an unexpired one works', async () => {
-    plantToken('berth_expired-token', { userId: 1, expiresAt: Date.now() - 1000 });
-    plantToken('berth_fresh-token', { userId: 1, expiresAt: Date.now() + 3_600_000 });
+    await plantToken('berth_expired-token', { userId: 1, expiresAt: Date.now() - 1000 });
+    await plantToken('berth_fresh-token', { userId: 1, expiresAt: Date.now() + 3_600_000 });
     assertError(await api('berth_expired-token', 'GET', '/whoami'), 401, 'unauthorized', /expired/);
     const ok = await api<{ name: string }>('berth_fresh-token', 'GET', '/whoami');
     assertStatus(ok, 200);

@@ -3,9 +3,8 @@
  * world of users and projects to test role boundaries against.
  */
 import assert from 'node:assert/strict';
+import type { Db } from '../../src/store/store.js';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import {
   call,
   useTestServer,
@@ -117,14 +116,9 @@ export function useServer(setup?: (s: ApiServer) => Promise<void>, opts: StartOp
 
 export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
-/** Runs `fn` on a connection of its own to the server's SQLite file. */
-export function withDb<T>(server: TestServer, fn: (db: Database.Database) => T): T {
-  const db = new Database(join(server.dataDir, 'berth.db'));
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
+/** Runs `fn` on the server's own store (SQLite or PostgreSQL, whichever the suite runs on). */
+export function withDb<T>(server: TestServer, fn: (db: Db) => Promise<T>): Promise<T> {
+  return fn(server.server.context.store.db);
 }
 
 export async function createUser(api: Caller, adminToken: string, name: string, admin = false) {

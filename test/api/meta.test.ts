@@ -21,10 +21,10 @@ interface OpenApiDoc {
 const ctx = useServer();
 const { api } = ctx;
 
-void test('/health needs no token and says ok', async () => {
+void test('/health needs no token, says ok, and that this one server leads', async () => {
   const variants: Record<string, string>[] = [{}, { authorization: 'Bearer nonsense' }];
   for (const headers of variants) {
-    const res = await api<{ status: string; version: string }>(
+    const res = await api<{ status: string; version: string; role: string; term: number; leader: string }>(
       undefined,
       'GET',
       '/health',
@@ -34,6 +34,9 @@ void test('/health needs no token and says ok', async () => {
     assertStatus(res, 200);
     assert.equal(res.body.status, 'ok');
     assert.match(res.body.version, /^\d+\.\d+\.\d+/);
+    assert.equal(res.body.role, 'leader', 'a single server (on either store) leads');
+    assert.ok(res.body.term >= 1);
+    assert.equal(res.body.leader, ctx.server.url);
   }
 });
 

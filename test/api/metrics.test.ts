@@ -3,6 +3,7 @@
  * read from the live scheduler, and a registry of each server's own.
  */
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { describe, test } from 'node:test';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { waitFor } from '../helpers/wait.js';
@@ -74,12 +75,14 @@ void describe('GET /metrics', () => {
     assert.ok(moved('berth_controller_tick_seconds_count') >= 1);
     assert.ok((sample(after, 'berth_scheduler_pass_seconds{quantile="0.99"}') ?? NaN) >= 0);
     // The same figures the store has.
-    const finished = withDb(ctx.server, (db) =>
-      db.prepare("SELECT count(*) AS n FROM jobs WHERE state = 'succeeded'").get(),
-    ) as {
-      n: number;
-    };
-    assert.equal(sample(after, 'berth_jobs_finished_total{state="succeeded"}'), finished.n);
+    const finished = await withDb(ctx.server, (db) =>
+      db
+        .selectFrom('jobs')
+        .select(sql<number>`count(*)`.as('n'))
+        .where('state', '=', 'succeeded')
+        .executeTakeFirstOrThrow(),
+    );
+    assert.equal(sample(after, 'berth_jobs_finished_total{state="succeeded"}'), Number(finished.n));
   });
 
   void test('shows what a queue holds and waits for, read live', async () => {

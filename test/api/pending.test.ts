@@ -8,6 +8,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { startServer } from '../../src/server/run.js';
+import { serverDatabase } from '../helpers/store.js';
 import { waitDone } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -310,6 +311,7 @@ describe('project weights', () => {
     await ctx.server.server.close();
     const again = await startServer({
       dataDir: ctx.server.dataDir,
+      database: (await serverDatabase(ctx.server.dataDir))?.url,
       listen: '127.0.0.1:0',
       configFile: '/dev/null',
       print: () => {},

@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { refuseInserts, storeOf, tableNames } from '../helpers/db.js';
 import type { TestServer } from '../helpers/server.js';
 import {
   assertError,
@@ -24,22 +26,21 @@ interface EventRow {
   subject_kind: string;
   subject: string;
   project: string | null;
-  job_id: string | null;
+  job_id: number | null;
   type: string;
   message: string;
   data: string | null;
 }
 
 /** The events about users, cluster queues and projects (the controller records others). */
-const events = (server: TestServer) =>
-  withDb(
-    server,
-    (db) =>
-      db
-        .prepare(
-          "SELECT * FROM events WHERE subject_kind IN ('user', 'cluster-queue', 'project') ORDER BY id",
-        )
-        .all() as EventRow[],
+const events = (server: TestServer): Promise<EventRow[]> =>
+  withDb(server, (db) =>
+    db
+      .selectFrom('events')
+      .selectAll()
+      .where('subject_kind', 'in', ['user', 'cluster-queue', 'project'])
+      .orderBy('id')
+      .execute(),
   );
 
 void describe('tokens at rest', () => {
@@ -70,31 +71,28 @@ void describe('tokens at rest', () => {
 
     // The secret part of each token, without its well-known prefix.
     const secrets = tokens.map((t) => t.replace(/^berth_/, ''));
-    withDb(ctx.server, (db) => {
-      const tables = (
-        db
-          .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-          .all() as {
-          name: string;
-        }[]
-      ).map((r) => r.name);
-      assert.ok(tables.includes('api_tokens') && tables.includes('events'));
-      let cells = 0;
-      for (const table of tables) {
-        for (const row of db.prepare(`SELECT * FROM "${table}"`).all() as Record<string, unknown>[]) {
-          for (const [column, value] of Object.entries(row)) {
-            cells++;
-            const text = String(value);
-            for (const s of secrets) assert.ok(!text.includes(s), `${table}.${column} holds a token`);
-          }
+    const store = storeOf(ctx.server);
+    const tables = await tableNames(store);
+    assert.ok(tables.includes('api_tokens') && tables.includes('events'));
+    let cells = 0;
+    for (const table of tables) {
+      const { rows } = await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)}`.execute(
+        store.db,
+      );
+      for (const row of rows) {
+        for (const [column, value] of Object.entries(row)) {
+          cells++;
+          const text = String(value);
+          for (const s of secrets) assert.ok(!text.includes(s), `${table}.${column} holds a token`);
         }
       }
-      assert.ok(cells > 0);
-      const hashes = new Set(
-        (db.prepare('SELECT hash FROM api_tokens').all() as { hash: string }[]).map((r) => r.hash),
-      );
-      for (const t of tokens) assert.ok(hashes.has(sha256(t)), 'each token is stored as its SHA-256');
-    });
+    }
+    assert.ok(cells > 0);
+    const hashes = new Set(
+      (await store.db.selectFrom('api_tokens').select('hash').execute()).map((r) => r.hash),
+    );
+    for (const t of tokens) assert.ok(hashes.has(sha256(t)), 'each token is stored as its SHA-256');
+    // SQLite's files, byte by byte (PostgreSQL's are the server's, not this test's to read).
     for (const file of ['berth.db', 'berth.db-wal']) {
       const path = join(ctx.server.dataDir, file);
       if (!existsSync(path)) continue;
@@ -110,9 +108,9 @@ void describe('events', () => {
 
   /** Runs a change and returns the event rows it wrote. */
   async function change(method: string, path: string, body: unknown, status: number): Promise<EventRow[]> {
-    const last = events(ctx.server).at(-1)?.id ?? 0;
+    const last = (await events(ctx.server)).at(-1)?.id ?? 0;
     assertStatus(await api(ctx.admin, method, path, body), status, `${method} ${path}`);
-    return events(ctx.server).filter((e) => e.id > last);
+    return (await events(ctx.server)).filter((e) => e.id > last);
   }
 
   const one = (rows: EventRow[], expected: Partial<EventRow>) => {
@@ -124,8 +122,8 @@ void describe('events', () => {
     return row!;
   };
 
-  void test('first start recorded the admin, the default queue and the default project', () => {
-    const rows = events(ctx.server).map((e) => `${e.subject_kind}/${e.subject}/${e.type}`);
+  void test('first start recorded the admin, the default queue and the default project', async () => {
+    const rows = (await events(ctx.server)).map((e) => `${e.subject_kind}/${e.subject}/${e.type}`);
     assert.deepEqual(rows, [
       'user/admin/created',
       'cluster-queue/default/created',
@@ -213,22 +211,26 @@ void describe('a change and its event share one transaction', () => {
       await createQueue(api, ctx.admin, 'victim');
       await createProject(api, ctx.admin, 'victim', 'victim');
       await createUser(api, ctx.admin, 'victim');
-      refuseVictimEvents(true);
+      await refuseVictimEvents(true);
     },
     { config: 'logLevel: fatal\n' },
   );
   const { api } = ctx;
 
   /** While on, recording any event about "victim…" fails, except the creation of "victim" itself. */
-  function refuseVictimEvents(on: boolean) {
-    withDb(ctx.server, (db) =>
-      db.exec(
-        on
-          ? `CREATE TRIGGER refuse_victim BEFORE INSERT ON events
-             WHEN NEW.subject LIKE 'victim%' AND NOT (NEW.subject = 'victim' AND NEW.type = 'created')
-             BEGIN SELECT RAISE(ABORT, 'event refused by test'); END`
-          : 'DROP TRIGGER refuse_victim',
-      ),
+  let refusal: { drop(): Promise<void> } | undefined;
+  async function refuseVictimEvents(on: boolean) {
+    if (!on) {
+      await refusal?.drop();
+      refusal = undefined;
+      return;
+    }
+    refusal = await refuseInserts(
+      storeOf(ctx.server),
+      'refuse_victim',
+      'events',
+      "NEW.subject LIKE 'victim%' AND NOT (NEW.subject = 'victim' AND NEW.type = 'created')",
+      'event refused by test',
     );
   }
 
@@ -237,8 +239,8 @@ void describe('a change and its event share one transaction', () => {
     projects: (await api(ctx.admin, 'GET', '/projects')).body,
     victim: (await api(ctx.admin, 'GET', '/projects/victim')).body,
     users: (await api(ctx.admin, 'GET', '/users')).body,
-    tokens: withDb(ctx.server, (db) => db.prepare('SELECT count(*) AS n FROM api_tokens').get()),
-    events: events(ctx.server).length,
+    tokens: (await storeOf(ctx.server).db.selectFrom('api_tokens').select('hash').execute()).length,
+    events: (await events(ctx.server)).length,
   });
 
   const changes: [string, string, unknown][] = [
@@ -257,14 +259,14 @@ void describe('a change and its event share one transaction', () => {
   for (const [method, path, body] of changes) {
     void test(`${method} ${path} is rolled back when its event cannot be written`, async () => {
       if (path === '/cluster-queues/victim-unused') {
-        refuseVictimEvents(false);
+        await refuseVictimEvents(false);
         await createQueue(api, ctx.admin, 'victim-unused');
-        refuseVictimEvents(true);
+        await refuseVictimEvents(true);
       }
       const before = await state();
       const res = await api(ctx.admin, method, path, body);
       const err = assertError(res, 500, 'internal', /internal server error/);
-      assert.ok(!/refused|SQLITE|at /.test(err.error.message), 'no internals in the answer');
+      assert.ok(!/refused|SQLITE|postgres|at /i.test(err.error.message), 'no internals in the answer');
       assert.deepEqual(await state(), before);
     });
   }

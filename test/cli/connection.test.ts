@@ -79,6 +79,7 @@ describe('a local user with no setup (the README flow)', () => {
     const me = keyValues(ok(await run(['whoami'])));
     assert.equal(me.user, 'admin');
     assert.equal(me.server, server.url);
+    assert.match(me.replica ?? '', /^leader \(term \d+\)$/);
     assert.equal(me.project, 'ml (from context "local")');
   });
 

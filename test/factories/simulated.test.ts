@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { refuseInserts, storeOf } from '../helpers/db.js';
 import { simulatedMillis } from '../../src/factories/simulated.js';
-import { resolveConfig } from '../../src/server/config.js';
+import { resolveConfig } from '../../src/config/load.js';
 import {
   EVICTED_ONCE_THEN_SUCCEEDED,
   events,
@@ -76,15 +76,12 @@ describe('a simulated job', () => {
     );
     assert.equal(done.worker?.state, 'destroyed');
     // Nothing outside the server speaks for an in-process worker: no token was ever made.
-    const db = new Database(join(server().dataDir, 'berth.db'), { readonly: true });
-    try {
-      const row = db.prepare('SELECT count(*) AS n FROM api_tokens WHERE job_id IS NOT NULL').get() as {
-        n: number;
-      };
-      assert.equal(row.n, 0);
-    } finally {
-      db.close();
-    }
+    const jobTokens = await storeOf(server())
+      .db.selectFrom('api_tokens')
+      .select('hash')
+      .where('job_id', 'is not', null)
+      .execute();
+    assert.equal(jobTokens.length, 0);
   });
 
   it('exits 0 at once for any other command', async () => {
@@ -122,12 +119,15 @@ describe('a transition whose event cannot be written', () => {
   const server = useTestServer({ config: `${SIMULATED}\nlogLevel: fatal\n` });
 
   it('is rolled back alone, while the transitions written with it land', async () => {
-    const db = new Database(join(server().dataDir, 'berth.db'));
+    // Refuses the `started` event of jobs named "refused": their start must not be recorded.
+    const refusal = await refuseInserts(
+      storeOf(server()),
+      'refuse_start',
+      'events',
+      "NEW.type = 'started' AND (SELECT name FROM jobs WHERE id = NEW.job_id) = 'refused'",
+      'event refused by test',
+    );
     try {
-      // Refuses the `started` event of jobs named "refused": their start must not be recorded.
-      db.exec(`CREATE TRIGGER refuse_start BEFORE INSERT ON events
-        WHEN NEW.type = 'started' AND (SELECT name FROM jobs WHERE id = NEW.job_id) = 'refused'
-        BEGIN SELECT RAISE(ABORT, 'event refused by test'); END`);
       const jobs = await Promise.all(
         ['ok', 'refused', 'ok', 'ok'].map((name) =>
           submit(server().api, server().adminToken, 'default', { name, command: ['sleep', '0'] }),
@@ -150,7 +150,7 @@ describe('a transition whose event cannot be written', () => {
         );
       }
     } finally {
-      db.close();
+      await refusal.drop();
     }
   });
 });

@@ -39,14 +39,27 @@ export async function getJob(api: string, token: string, id: number): Promise<Jo
 
 /** Waits until the job is terminal and its cleanup is confirmed. */
 export async function waitDone(api: string, token: string, id: number, timeoutMs = 30_000): Promise<JobView> {
-  return waitFor(
-    `job ${id} to finish and be cleaned up`,
-    async () => {
-      const j = await getJob(api, token, id);
-      return TERMINAL.includes(j.state) && j.cleanedUp ? j : undefined;
-    },
-    timeoutMs,
-  );
+  let last: JobView | undefined;
+  try {
+    return await waitFor(
+      `job ${id} to finish and be cleaned up`,
+      async () => {
+        const j = (last = await getJob(api, token, id));
+        return TERMINAL.includes(j.state) && j.cleanedUp ? j : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (e) {
+    // Say where the job stood, so a rare hang can be told apart from a slow machine.
+    const timeline = await events(api, token, id).catch(() => []);
+    const at =
+      last === undefined
+        ? 'never read'
+        : `${last.state} (${last.reason}), cleanedUp ${String(last.cleanedUp)}, worker ${JSON.stringify(last.worker)}`;
+    throw new Error(
+      `${(e as Error).message} (last seen: ${at}; events: ${timeline.map((ev) => ev.type).join(' ')})`,
+    );
+  }
 }
 
 export async function events(api: string, token: string, id: number): Promise<EventItem[]> {

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { serverDatabase } from './store.js';
 import { waitFor } from './wait.js';
 
 export interface ServerProcess {
@@ -14,7 +15,19 @@ export interface ServerProcess {
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 
-export async function spawnServer(dataDir: string, configFile = '/dev/null'): Promise<ServerProcess> {
+export interface SpawnOptions {
+  /** The database URL (default: the suite's store for this data directory). */
+  database?: string;
+  /** The admin token, when another replica's data directory holds it. */
+  token?: string;
+}
+
+export async function spawnServer(
+  dataDir: string,
+  configFile = '/dev/null',
+  opts: SpawnOptions = {},
+): Promise<ServerProcess> {
+  const database = opts.database ? { url: opts.database } : await serverDatabase(dataDir);
   const child = spawn(
     process.execPath,
     [
@@ -28,6 +41,7 @@ export async function spawnServer(dataDir: string, configFile = '/dev/null'): Pr
       '127.0.0.1:0',
       '--config',
       configFile,
+      ...(database ? ['--database', database.url] : []),
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,7 +54,7 @@ export async function spawnServer(dataDir: string, configFile = '/dev/null'): Pr
     `server to listen (output so far: ${out})`,
     () => /listening on (http:\S+)/.exec(out)?.[1],
   );
-  const token = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
+  const token = opts.token ?? readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
   return { child, url, api: `${url}/api/v1`, token, output: () => out };
 }
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { startServer, type RunningServer } from '../../src/server/run.js';
+import { serverDatabase } from './store.js';
 
 // A server announces itself in the user's state directory for CLI discovery; tests must never
 // touch the developer's real one.
@@ -56,11 +57,19 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
     configFile = join(configDir, 'berth.yaml');
     writeFileSync(configFile, opts.config ?? '');
   }
+  const database = await serverDatabase(dataDir);
   let server: RunningServer;
   try {
-    server = await startServer({ dataDir, listen: '127.0.0.1:0', configFile, print: () => {} });
+    server = await startServer({
+      dataDir,
+      listen: '127.0.0.1:0',
+      configFile,
+      database: database?.url,
+      print: () => {},
+    });
   } catch (e) {
     remove();
+    await database?.drop();
     throw e;
   }
   const adminToken = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
@@ -73,6 +82,7 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
     async close() {
       await server.close();
       remove();
+      await database?.drop();
     },
   };
 }

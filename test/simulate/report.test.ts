@@ -1,7 +1,8 @@
 /** Report arithmetic on hand-made records. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildReport, formatReport, type WorkloadRecord } from '../../src/simulate/report.js';
+import { formatReport } from '../../src/cli/simulate-report.js';
+import { buildReport, type WorkloadRecord } from '../../src/simulate/report.js';
 import type { PlannedQueue } from '../../src/simulate/scenario.js';
 
 const queue = (name: string, className: string, nominal: number): PlannedQueue => ({

@@ -33,6 +33,11 @@ describe('the overview', () => {
       const s = server();
       await signIn(page, s.url, s.adminToken);
       await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+      // The header says which replica this is: a server alone leads (on either store).
+      const replica = page.locator('header .replica');
+      await replica.waitFor();
+      assert.match((await replica.textContent()) ?? '', /^leader · term \d+$/);
+      assert.match((await replica.getAttribute('title')) ?? '', /runs the scheduler/);
       const queue = page.getByRole('region', { name: 'default' });
       const cpu = page.getByRole('meter', { name: 'default cpu' });
       // The default queue's quota is this machine's CPU count (src/server/bootstrap.ts).

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../src/domain/errors.js';
-import type { ResourceConfig } from '../../src/server/config.js';
+import type { ResourceConfig } from '../../src/config/schema.js';
 import { createWells, type TokenMinter } from '../../src/wells/index.js';
 
 let dir: string;

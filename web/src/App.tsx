@@ -12,7 +12,7 @@ import { SignIn } from './pages/SignIn.js';
 import { Submit } from './pages/Submit.js';
 import { Link, navigate, parseRoute, paths, useLocation, type Route } from './router.js';
 import { stream } from './stream.js';
-import type { ProjectView } from './types.js';
+import type { Health, ProjectView } from './types.js';
 import { Logo } from './components/Logo.js';
 
 const PROJECT_KEY = 'berth.project';
@@ -154,6 +154,7 @@ function Header({ route, onSignOut }: { route: Route; onSignOut: () => void }) {
         <div className="top-tools">
           <ProjectSwitcher route={route} />
           <LiveIndicator />
+          <ReplicaIndicator />
           <UserMenu onSignOut={onSignOut} />
         </div>
       </div>
@@ -213,6 +214,36 @@ function ProjectSwitcher({ route }: { route: Route }) {
         ))}
       </select>
     </label>
+  );
+}
+
+/** Which replica this tab talks to, and which one leads (`GET /health`, read every 10 s). */
+function ReplicaIndicator() {
+  const [health, setHealth] = useState<Health | null>(null);
+  useEffect(() => {
+    const controller = new AbortController();
+    const read = () =>
+      void api.health(controller.signal).then(setHealth, () => {
+        // Unreachable for a moment: keep what was last known; the live indicator says it.
+      });
+    read();
+    const timer = setInterval(read, 10_000);
+    return () => {
+      clearInterval(timer);
+      controller.abort();
+    };
+  }, []);
+  if (!health) return null;
+  const leads = health.role === 'leader';
+  const title = leads
+    ? `This server runs the scheduler (leader, term ${health.term})`
+    : health.leader
+      ? `This replica serves the API; the scheduler runs on the leader, ${health.leader} (term ${health.term})`
+      : 'This replica serves the API; no replica leads at the moment (an election is under way)';
+  return (
+    <span className="replica" title={title} data-role={health.role}>
+      {leads ? `leader · term ${health.term}` : 'follower'}
+    </span>
   );
 }
 

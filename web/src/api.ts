@@ -4,6 +4,7 @@
  */
 import type {
   ClusterQueueView,
+  Health,
   Job,
   JobEvent,
   JobPage,
@@ -159,6 +160,7 @@ export interface JobListQuery {
 }
 
 export const api = {
+  health: (signal?: AbortSignal) => json<Health>('/health', { signal }),
   clusterQueues: (signal?: AbortSignal) => json<ClusterQueueView[]>('/cluster-queues', { signal }),
   factories: (signal?: AbortSignal) => json<PoolFigures[]>('/factories', { signal }),
   resourceTypes: (signal?: AbortSignal) => json<ResourceTypeView[]>('/resource-types', { signal }),

@@ -1,26 +1,36 @@
 /**
- * The shapes the API answers with. Pure domain types come from the server's own sources (type
- * imports only: nothing of the server ends up in the bundle); view types that live next to
- * server code are restated here.
+ * The shapes the API answers with. They all come from the server's own sources in src/domain,
+ * by type imports only: nothing of the server ends up in the bundle. Declared here are only the
+ * dashboard's own types and JOB_STATES (a value the bundle needs).
  */
 import type { Blocker } from '../../src/domain/blocker.js';
+import type { Health } from '../../src/domain/health.js';
 import type { ClusterQueueView } from '../../src/domain/cluster-queue.js';
-import type { Job, JobEvent, JobResourceRef, JobState } from '../../src/domain/job.js';
-import type { PoolFigures } from '../../src/domain/pool-figures.js';
+import type { Job, JobEvent, JobResourceRef, JobSort, JobState } from '../../src/domain/job.js';
+import type { Figures, PoolFigures, ResourceTypeView, TargetView } from '../../src/domain/pool-figures.js';
 import type { PriorityClass } from '../../src/domain/priority-class.js';
-import type { Project, ProjectDetail } from '../../src/domain/project.js';
+import type { ProjectDetailView, ProjectView } from '../../src/domain/project.js';
 import type { Role } from '../../src/domain/roles.js';
+import type { User as AccountUser, WhoAmI } from '../../src/domain/user.js';
 
 export type {
   Blocker,
+  Health,
   ClusterQueueView,
+  Figures,
   Job,
   JobEvent,
   JobResourceRef,
+  JobSort,
   JobState,
   PoolFigures,
   PriorityClass,
+  ProjectDetailView,
+  ProjectView,
+  ResourceTypeView,
   Role,
+  TargetView,
+  WhoAmI,
 };
 
 /** In the order a job goes through them (as the server's JOB_STATES). */
@@ -36,42 +46,8 @@ export const JOB_STATES = [
 const TERMINAL: ReadonlySet<JobState> = new Set<JobState>(['succeeded', 'failed', 'cancelled']);
 export const isFinished = (s: JobState): boolean => TERMINAL.has(s);
 
-export interface User {
-  name: string;
-  admin: boolean;
-}
-
-/** `GET /whoami`. Job and project tokens cannot use the dashboard. */
-export type WhoAmI =
-  | { kind: 'user'; name: string; admin: boolean; createdAt: string }
-  | { kind: 'job'; job: number }
-  | { kind: 'project-token'; project: string; job: number };
-
-/** Jobs of a project by state (`jobCounts` of `GET /projects`). */
-export type JobCounts = Record<JobState, number>;
-
-export interface ProjectView extends Project {
-  jobCounts?: JobCounts;
-}
-
-export interface ProjectDetailView extends ProjectDetail {
-  /** The caller's role in the project; `admin` for global admins. */
-  role: Role | 'admin';
-  jobCounts?: JobCounts;
-}
-
-export interface ResourceTypeView extends PoolFigures {
-  privilege: string | null;
-}
-
-export interface TargetView {
-  name: string;
-  factory: string;
-  privilege: string | null;
-  capacity: number;
-  inUse: number;
-  waiting: number;
-}
+/** The signed-in user as the dashboard keeps it (the `user` of `hello` on `GET /stream`). */
+export type User = Pick<AccountUser, 'name' | 'admin'>;
 
 /** `POST /projects/{name}/jobs`. */
 export interface SubmitRequest {
@@ -82,8 +58,6 @@ export interface SubmitRequest {
   resources?: string[];
   priority?: number | string;
 }
-
-export type JobSort = '-id' | 'id' | '-priority' | 'priority';
 
 /** One page of `GET /projects/{name}/jobs`. */
 export interface JobPage {
@@ -101,10 +75,4 @@ export interface StreamEvents {
   figures: Figures;
   log: { jobId: number; text: string };
   'log-end': { jobId: number };
-}
-
-export interface Figures {
-  clusterQueues: ClusterQueueView[];
-  factories: PoolFigures[];
-  resourceTypes: ResourceTypeView[];
 }

@@ -17,7 +17,10 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   const controller = () => ctx.runtime!.controller;
   api.get(
     '/job/self',
-    { schema: { tags, summary: "The running job with its resources' metadata (job token only)" } },
+    {
+      config: { leader: 'only' },
+      schema: { tags, summary: "The running job with its resources' metadata (job token only)" },
+    },
     async (req) => {
       const id = jobId(req.principal);
       const job = await getJob(ctx, req.principal, id);
@@ -34,12 +37,16 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   );
   api.post(
     '/job/self/start',
-    { schema: { tags, summary: 'Agent: the job starts; returns what to run' } },
+    { config: { leader: 'only' }, schema: { tags, summary: 'Agent: the job starts; returns what to run' } },
     async (req) => controller().agentStart(jobId(req.principal)),
   );
   api.post(
     '/job/self/logs',
-    { bodyLimit: 4 * 1024 * 1024, schema: { tags, summary: 'Agent: append output (text/plain)' } },
+    {
+      bodyLimit: 4 * 1024 * 1024,
+      config: { leader: 'only' },
+      schema: { tags, summary: 'Agent: append output (text/plain)' },
+    },
     async (req, reply) => {
       const text = typeof req.body === 'string' ? req.body : '';
       await controller().agentLogs(jobId(req.principal), text);
@@ -49,6 +56,7 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   api.post(
     '/job/self/heartbeat',
     {
+      config: { leader: 'only' },
       schema: {
         tags,
         summary: 'Agent: heartbeat, long-polled; answers early when the job must stop',
@@ -59,7 +67,7 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   );
   api.post(
     '/job/self/finish',
-    { schema: { tags, summary: 'Agent: how the job ended', body: FinishBody } },
+    { config: { leader: 'only' }, schema: { tags, summary: 'Agent: how the job ended', body: FinishBody } },
     async (req, reply) => {
       await controller().agentFinish(jobId(req.principal), req.body);
       return reply.status(204).send();

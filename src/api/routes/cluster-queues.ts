@@ -30,6 +30,7 @@ export async function queueRoutes(api: Router, ctx: ServiceContext): Promise<voi
   api.get(
     '/cluster-queues/:name/pending',
     {
+      config: { leader: 'only' },
       schema: {
         tags,
         summary:

@@ -35,6 +35,7 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
   api.get(
     '/projects/:name/jobs',
     {
+      config: { leader: 'prefer' },
       schema: {
         tags,
         summary:
@@ -58,12 +59,15 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
   );
   api.get(
     '/jobs/:id',
-    { schema: { tags, summary: 'A job, with why it waits', params: JobParams } },
+    {
+      config: { leader: 'prefer' },
+      schema: { tags, summary: 'A job, with why it waits', params: JobParams },
+    },
     async (req) => getJob(ctx, req.principal, req.params.id),
   );
   api.post(
     '/jobs/:id/cancel',
-    { schema: { tags, summary: 'Cancel a job (member)', params: JobParams } },
+    { config: { leader: 'prefer' }, schema: { tags, summary: 'Cancel a job (member)', params: JobParams } },
     async (req) => cancelJob(ctx, req.principal, req.params.id),
   );
   api.get(

@@ -18,8 +18,8 @@ import {
   NameParams,
   PatchProjectBody,
   PrivilegeParams,
-  ProjectDetailView,
-  ProjectView,
+  ProjectDetailViewSchema,
+  ProjectViewSchema,
 } from '../schemas.js';
 import type { Router } from './types.js';
 
@@ -38,7 +38,7 @@ export async function projectRoutes(api: Router, ctx: ServiceContext): Promise<v
       schema: {
         tags,
         summary: 'Projects the caller can see, with their job counts',
-        response: { 200: Type.Array(ProjectView) },
+        response: { 200: Type.Array(ProjectViewSchema) },
       },
     },
     async (req) => listVisibleProjects(ctx, req.principal),
@@ -50,7 +50,7 @@ export async function projectRoutes(api: Router, ctx: ServiceContext): Promise<v
         tags,
         summary: 'A project with members, privileges and job counts',
         params: NameParams,
-        response: { 200: ProjectDetailView },
+        response: { 200: ProjectDetailViewSchema },
       },
     },
     async (req) => getProject(ctx, req.principal, req.params.name),

@@ -1,12 +1,13 @@
 /** `berth login` and `berth whoami`. */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { Health } from '../../domain/health.js';
 import type { WhoAmI } from '../api-types.js';
 import { ApiClient } from '../client.js';
 import { isUrlContext, loadConfig, saveConfig } from '../config.js';
 import { normalizeUrl } from '../connection.js';
 import { CliError, UsageError } from '../errors.js';
-import { fields, yesNo } from '../output.js';
+import { fields, yesNo, type Cell } from '../output.js';
 import { clientCommand, examples, openSession, printer, type CommonFlags } from '../session.js';
 
 interface LoginFlags extends CommonFlags {
@@ -58,15 +59,21 @@ export function registerLoginCommands(program: Command): void {
   }).action(async (f: CommonFlags) => {
     const s = openSession(f);
     const me = await s.client.get<WhoAmI>('/whoami');
+    const health = await s.client.get<Health>('/health');
+    const replica =
+      health.role === 'leader'
+        ? `leader (term ${health.term})`
+        : `follower; ${health.leader ? `the leader is ${health.leader}` : 'no replica leads now (an election is under way)'}`;
     s.show(me, () =>
       fields([
         ...(me.kind === 'user'
           ? ([
               ['user', me.name],
               ['admin', yesNo(me.admin)],
-            ] as [string, string][])
-          : ([['job', me.job]] as [string, string][])),
+            ] as [string, Cell][])
+          : ([['job', me.job]] as [string, Cell][])),
         ['server', s.connection.url],
+        ['replica', replica],
         ['via', s.connection.origin],
         ['project', projectLine(s.project, s.connection.projectOrigin)],
       ]),

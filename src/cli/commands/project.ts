@@ -1,7 +1,7 @@
 /** `berth project …`: create, list, show, use, update, delete; members and privileges. */
 import { Option, type Command } from 'commander';
 import { ROLES, type Role } from '../../domain/roles.js';
-import type { Project, ProjectView } from '../api-types.js';
+import type { ProjectDetail, ProjectDetailView, ProjectView } from '../api-types.js';
 import { apiPath } from '../client.js';
 import { DEFAULT_PROJECT } from '../connection.js';
 import { UsageError } from '../errors.js';
@@ -29,7 +29,7 @@ interface UpdateFlags extends CommonFlags {
 
 const projectPath = (name: string) => apiPath`/projects/${name}`;
 
-function describeProject(p: ProjectView, current: boolean): string {
+function describeProject(p: ProjectDetailView, current: boolean): string {
   return fields([
     ['name', p.name + (current ? '  (current)' : '')],
     ['description', p.description],
@@ -37,7 +37,7 @@ function describeProject(p: ProjectView, current: boolean): string {
     ['tags', p.tags.join(', ')],
     ['active', yesNo(p.active)],
     ['weight', p.weight],
-    ...(p.role ? [['your role', p.role] as [string, string]] : []),
+    ['your role', p.role],
     ['members', p.members.map((m) => `${m.user} (${m.role})`)],
     ['privileges', p.privileges],
     ['created', p.createdAt],
@@ -68,7 +68,7 @@ export function registerProjectCommands(program: Command): void {
       ...(f.inactive ? { active: false } : {}),
       ...(f.weight !== undefined ? { weight: f.weight } : {}),
     };
-    const created = await s.client.post<ProjectView>('/projects', body);
+    const created = await s.client.post<ProjectDetail>('/projects', body);
     s.show(created, () => `project ${created.name} created on cluster queue ${created.clusterQueue}`);
   });
 
@@ -76,7 +76,7 @@ export function registerProjectCommands(program: Command): void {
     project: true,
   }).action(async (f: CommonFlags) => {
     const s = openSession(f);
-    const projects = await s.client.get<Project[]>('/projects');
+    const projects = await s.client.get<ProjectView[]>('/projects');
     s.show(projects, () =>
       projects.length === 0
         ? 'no projects visible to you (an owner can add you: berth project member add PROJECT USER)'
@@ -102,7 +102,7 @@ export function registerProjectCommands(program: Command): void {
     },
   ).action(async (name: string | undefined, f: CommonFlags) => {
     const s = openSession(f);
-    const p = await s.client.get<ProjectView>(projectPath(name ?? s.project));
+    const p = await s.client.get<ProjectDetailView>(projectPath(name ?? s.project));
     s.show(p, () => describeProject(p, p.name === s.project));
   });
 
@@ -112,7 +112,7 @@ export function registerProjectCommands(program: Command): void {
   ).action(async (name: string, f: CommonFlags) => {
     const s = openSession(f);
     checkCanRemember(s.connection, name);
-    const p = await s.client.get<ProjectView>(projectPath(name));
+    const p = await s.client.get<ProjectDetailView>(projectPath(name));
     const context = rememberProject(s.connection, p.name);
     if (process.env.BERTH_PROJECT && process.env.BERTH_PROJECT !== p.name) {
       process.stderr.write(
@@ -155,7 +155,7 @@ export function registerProjectCommands(program: Command): void {
       );
     }
     const s = openSession(f);
-    const p = await s.client.patch<ProjectView>(projectPath(name), body);
+    const p = await s.client.patch<ProjectDetail>(projectPath(name), body);
     s.show(p, () => `project ${p.name} updated`);
   });
 
@@ -180,13 +180,13 @@ export function registerProjectCommands(program: Command): void {
     ['berth project member add ml alice', 'berth project member add ml bob --role owner'],
   ).action(async (name: string, user: string, f: CommonFlags & { role: Role }) => {
     const s = openSession(f);
-    const p = await s.client.put<ProjectView>(apiPath`/projects/${name}/members/${user}`, { role: f.role });
+    const p = await s.client.put<ProjectDetail>(apiPath`/projects/${name}/members/${user}`, { role: f.role });
     s.show(p, () => `${user} is now ${f.role} of project ${name}`);
   });
   clientCommand(member, 'remove <project> <user>', 'remove a member').action(
     async (name: string, user: string, f: CommonFlags) => {
       const s = openSession(f);
-      const p = await s.client.delete<ProjectView>(apiPath`/projects/${name}/members/${user}`);
+      const p = await s.client.delete<ProjectDetail>(apiPath`/projects/${name}/members/${user}`);
       s.show(p, () => `${user} removed from project ${name}`);
     },
   );
@@ -196,13 +196,13 @@ export function registerProjectCommands(program: Command): void {
     'berth project grant ml resource.scratch-db',
   ]).action(async (name: string, privilege: string, f: CommonFlags) => {
     const s = openSession(f);
-    const p = await s.client.put<ProjectView>(apiPath`/projects/${name}/privileges/${privilege}`);
+    const p = await s.client.put<ProjectDetail>(apiPath`/projects/${name}/privileges/${privilege}`);
     s.show(p, () => `privilege ${privilege} granted to project ${name}`);
   });
   clientCommand(project, 'revoke <project> <privilege>', 'revoke a privilege from a project (admin)').action(
     async (name: string, privilege: string, f: CommonFlags) => {
       const s = openSession(f);
-      const p = await s.client.delete<ProjectView>(apiPath`/projects/${name}/privileges/${privilege}`);
+      const p = await s.client.delete<ProjectDetail>(apiPath`/projects/${name}/privileges/${privilege}`);
       s.show(p, () => `privilege ${privilege} revoked from project ${name}`);
     },
   );

@@ -1,7 +1,7 @@
 /** `berth queue pending|hold|drain|resume`: a queue's backlog, and stopping and resuming it. */
 import { Option, type Command } from 'commander';
 import type { StopPolicy } from '../../domain/cluster-queue.js';
-import type { PendingEntry, QueueView } from '../api-types.js';
+import type { ClusterQueueView, PendingEntry } from '../api-types.js';
 import { apiPath } from '../client.js';
 import { formatSpan } from '../duration.js';
 import { nonNegativeInteger, positiveInteger } from '../flags.js';
@@ -53,7 +53,7 @@ export function registerQueueControlCommands(queue: Command): void {
       s.client.get<PendingEntry[]>(`${queuePath(name)}/pending`, {
         query: { offset: f.offset, limit: f.limit },
       }),
-      s.client.get<QueueView>(queuePath(name)),
+      s.client.get<ClusterQueueView>(queuePath(name)),
     ]);
     const now = Date.now();
     s.show(entries, () =>
@@ -75,7 +75,7 @@ export function registerQueueControlCommands(queue: Command): void {
   for (const [command, policy, description] of STOP_COMMANDS) {
     clientCommand(queue, `${command} <name>`, description).action(async (name: string, f: CommonFlags) => {
       const s = openSession(f);
-      const q = await s.client.patch<QueueView>(queuePath(name), { stopPolicy: policy });
+      const q = await s.client.patch<ClusterQueueView>(queuePath(name), { stopPolicy: policy });
       s.show(
         q,
         () => `cluster queue ${q.name}: stop policy ${q.stopPolicy} (${POLICY_EFFECT[q.stopPolicy]})`,

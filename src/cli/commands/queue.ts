@@ -9,7 +9,7 @@ import {
   type QueueingStrategy,
   type StopPolicy,
 } from '../../domain/cluster-queue.js';
-import type { QueueView } from '../api-types.js';
+import type { ClusterQueueView } from '../api-types.js';
 import { apiPath } from '../client.js';
 import { UsageError } from '../errors.js';
 import { quantityList } from '../flags.js';
@@ -81,7 +81,7 @@ function queueBody(f: QueueFlags): Record<string, unknown> {
   };
 }
 
-function describeQueue(q: QueueView): string {
+function describeQueue(q: ClusterQueueView): string {
   return fields([
     ['name', q.name],
     ['cohort', q.cohort],
@@ -116,14 +116,14 @@ export function registerQueueCommands(program: Command): void {
     'berth queue create gpu --quota cpu=32,nvidia.com/gpu=4 --cohort lab --borrowing-limit cpu=8',
   ]).action(async (name: string, f: QueueFlags) => {
     const s = openSession(f);
-    const q = await s.client.post<QueueView>('/cluster-queues', { name, ...queueBody(f) });
+    const q = await s.client.post<ClusterQueueView>('/cluster-queues', { name, ...queueBody(f) });
     s.show(q, () => `cluster queue ${q.name} created with quota ${quantities(q.quota)}`);
   });
 
   clientCommand(queue, 'list', 'list cluster queues with usage and pending jobs').action(
     async (f: CommonFlags) => {
       const s = openSession(f);
-      const queues = await s.client.get<QueueView[]>('/cluster-queues');
+      const queues = await s.client.get<ClusterQueueView[]>('/cluster-queues');
       s.show(queues, () =>
         queues.length === 0
           ? 'no cluster queues (create one: berth queue create NAME --quota cpu=8,memory=32Gi)'
@@ -145,7 +145,7 @@ export function registerQueueCommands(program: Command): void {
   clientCommand(queue, 'show <name>', 'a cluster queue: quota, limits, policies, usage').action(
     async (name: string, f: CommonFlags) => {
       const s = openSession(f);
-      const q = await s.client.get<QueueView>(queuePath(name));
+      const q = await s.client.get<ClusterQueueView>(queuePath(name));
       s.show(q, () => describeQueue(q));
     },
   );
@@ -168,7 +168,7 @@ export function registerQueueCommands(program: Command): void {
     if (Object.keys(body).length === 0)
       throw new UsageError('nothing to update: give at least one option (see --help)');
     const s = openSession(f);
-    const q = await s.client.patch<QueueView>(queuePath(name), body);
+    const q = await s.client.patch<ClusterQueueView>(queuePath(name), body);
     s.show(q, () => `cluster queue ${q.name} updated`);
   });
 

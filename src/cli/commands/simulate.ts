@@ -73,7 +73,7 @@ nominal, and per workload class the average time to admission and to finish, and
     const { parseScenario, expandScenario } = await import('../../simulate/scenario.js');
     const { overrideQueueClasses } = await import('../../simulate/overrides.js');
     const { simulate } = await import('../../simulate/simulator.js');
-    const { formatReport } = await import('../../simulate/report.js');
+    const { formatReport } = await import('../simulate-report.js');
     const out = printer(f);
     let cfg;
     try {

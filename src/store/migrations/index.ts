@@ -10,6 +10,7 @@ import { jobs } from './0002_jobs.js';
 import { priorityClasses } from './0003_priority_classes.js';
 import { resources } from './0004_resources.js';
 import { jobLists } from './0005_job_lists.js';
+import { replicas } from './0006_replicas.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -17,6 +18,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0003_priority_classes', priorityClasses],
   ['0004_resources', resources],
   ['0005_job_lists', jobLists],
+  ['0006_replicas', replicas],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

@@ -1,8 +1,7 @@
 /** Jobs per project and state: read from `job_counts`, which triggers on `jobs` keep exact. */
 import { JOB_STATES, type JobState } from '../../domain/job.js';
+import type { JobCounts } from '../../domain/project.js';
 import type { Db } from '../store.js';
-
-export type JobCounts = Record<JobState, number>;
 
 export const noJobs = (): JobCounts => Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as JobCounts;
 

@@ -1,23 +1,47 @@
-import { JOB_STATES, type Job, type JobSpec, type JobState } from '../../domain/job.js';
+import { JOB_STATES, type JobRecord, type JobSpec, type JobState } from '../../domain/job.js';
 import { byPriority, compareJobs, type JobKey, type JobSort } from '../../domain/job-order.js';
-import type { JobRow } from '../schema.js';
+import type { Updateable } from 'kysely';
+import type { JobRow, JobsTable } from '../schema.js';
 import type { Db } from '../store.js';
-import { iso, isoOrNull } from './time.js';
 
-export interface NewJob {
-  project: string;
-  name: string;
-  clusterQueue: string;
-  target: string;
-  priority: number;
-  spec: JobSpec;
-  idempotencyKey: string | null;
-  createdBy: string;
-  reason: string;
-}
+const toJobRecord = (r: JobRow): JobRecord => ({
+  id: Number(r.id),
+  project: r.project,
+  name: r.name,
+  state: r.state as JobState,
+  reason: r.reason,
+  clusterQueue: r.cluster_queue,
+  target: r.target,
+  priority: r.priority,
+  spec: JSON.parse(r.spec) as JobSpec,
+  idempotencyKey: r.idempotency_key,
+  createdBy: r.created_by,
+  exitCode: r.exit_code,
+  borrowed: r.borrowed === null ? null : (JSON.parse(r.borrowed) as Record<string, string>),
+  cancelRequested: r.cancel_requested === 1,
+  cleanedUp: r.cleaned_up === 1,
+  attempts: r.attempts,
+  createdAt: Number(r.created_at),
+  admittedAt: r.admitted_at === null ? null : Number(r.admitted_at),
+  startedAt: r.started_at === null ? null : Number(r.started_at),
+  finishedAt: r.finished_at === null ? null : Number(r.finished_at),
+});
 
-export async function insertJob(db: Db, j: NewJob, now: number): Promise<JobRow> {
-  return db
+export type NewJob = Pick<
+  JobRecord,
+  | 'project'
+  | 'name'
+  | 'clusterQueue'
+  | 'target'
+  | 'priority'
+  | 'spec'
+  | 'idempotencyKey'
+  | 'createdBy'
+  | 'reason'
+>;
+
+export async function insertJob(db: Db, j: NewJob, now: number): Promise<JobRecord> {
+  const row = await db
     .insertInto('jobs')
     .values({
       project: j.project,
@@ -37,25 +61,34 @@ export async function insertJob(db: Db, j: NewJob, now: number): Promise<JobRow>
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  return toJobRecord(row);
 }
 
-export async function findJobRow(db: Db, id: number): Promise<JobRow | undefined> {
-  return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findJob(db: Db, id: number): Promise<JobRecord | undefined> {
+  const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toJobRecord(row);
 }
 
-export async function findJobByKey(db: Db, project: string, key: string): Promise<JobRow | undefined> {
-  return db
+/** Just the state of job `id`, or undefined when there is no such job. */
+export async function findJobState(db: Db, id: number): Promise<JobState | undefined> {
+  const row = await db.selectFrom('jobs').select('state').where('id', '=', id).executeTakeFirst();
+  return row?.state as JobState | undefined;
+}
+
+export async function findJobByKey(db: Db, project: string, key: string): Promise<JobRecord | undefined> {
+  const row = await db
     .selectFrom('jobs')
     .selectAll()
     .where('project', '=', project)
     .where('idempotency_key', '=', key)
     .executeTakeFirst();
+  return row && toJobRecord(row);
 }
 
-/** The rows of `ids` that exist, in no particular order. */
-export async function findJobRows(db: Db, ids: number[]): Promise<JobRow[]> {
+/** The jobs of `ids` that exist, in no particular order. */
+export async function findJobs(db: Db, ids: number[]): Promise<JobRecord[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('jobs').selectAll().where('id', 'in', ids).execute();
+  return (await db.selectFrom('jobs').selectAll().where('id', 'in', ids).execute()).map(toJobRecord);
 }
 
 export async function existingJobIds(db: Db, project: string, ids: number[]): Promise<Set<number>> {
@@ -85,7 +118,7 @@ export interface JobPage {
  * sort every row of those states), merged here. Without a state filter the id orders use
  * (project, id); the priority orders go through every state.
  */
-export async function listJobRows(db: Db, q: JobPage): Promise<JobRow[]> {
+export async function listJobs(db: Db, q: JobPage): Promise<JobRecord[]> {
   const filter = [...new Set(q.states ?? [])];
   const states: (JobState | undefined)[] =
     filter.length > 0 ? filter : byPriority(q.sort) ? [...JOB_STATES] : [undefined];
@@ -93,7 +126,8 @@ export async function listJobRows(db: Db, q: JobPage): Promise<JobRow[]> {
   for (const state of states) {
     rows.push(...(byPriority(q.sort) ? await byPriorityIn(db, q, state!) : await byIdIn(db, q, state)));
   }
-  return states.length === 1 ? rows : rows.sort(compareJobs(q.sort)).slice(0, q.limit);
+  const page = states.length === 1 ? rows : rows.sort(compareJobs(q.sort)).slice(0, q.limit);
+  return page.map(toJobRecord);
 }
 
 function inProject(db: Db, project: string, state: JobState | undefined) {
@@ -146,66 +180,44 @@ async function byPriorityIn(db: Db, q: JobPage, state: JobState): Promise<JobRow
 }
 
 /** Unfinished jobs, and finished ones whose cleanup is not confirmed: the controller's model. */
-export async function loadActiveJobRows(db: Db): Promise<JobRow[]> {
-  return db
+export async function loadActiveJobs(db: Db): Promise<JobRecord[]> {
+  const rows = await db
     .selectFrom('jobs')
     .selectAll()
     .where('cleaned_up', '=', 0) // every unfinished job is also not cleaned up
     .orderBy('id')
     .execute();
+  return rows.map(toJobRecord);
 }
 
-export type JobUpdate = Partial<{
-  state: JobState;
-  reason: string;
-  exit_code: number | null;
-  borrowed: string | null;
-  cancel_requested: number;
-  cleaned_up: number;
-  attempts: number;
-  admitted_at: number | null;
-  started_at: number | null;
-  finished_at: number | null;
-}>;
+/** The fields of a job that change after submission, in domain terms. */
+export type JobUpdate = Partial<
+  Pick<
+    JobRecord,
+    | 'state'
+    | 'reason'
+    | 'exitCode'
+    | 'borrowed'
+    | 'cancelRequested'
+    | 'cleanedUp'
+    | 'attempts'
+    | 'admittedAt'
+    | 'startedAt'
+    | 'finishedAt'
+  >
+>;
 
 export async function updateJob(db: Db, id: number, set: JobUpdate): Promise<void> {
-  await db.updateTable('jobs').set(set).where('id', '=', id).execute();
-}
-
-export function toJob(
-  r: JobRow,
-  extra: Pick<Job, 'position' | 'projectPosition' | 'blockers' | 'resources' | 'worker'>,
-): Job {
-  const spec = JSON.parse(r.spec) as JobSpec;
-  return {
-    id: Number(r.id),
-    project: r.project,
-    name: r.name,
-    state: r.state as JobState,
-    reason: r.reason,
-    position: extra.position,
-    projectPosition: extra.projectPosition,
-    blockers: extra.blockers,
-    exitCode: r.exit_code,
-    clusterQueue: r.cluster_queue,
-    target: r.target,
-    priority: r.priority,
-    priorityClass: spec.priorityClass ?? null,
-    requests: spec.requests,
-    borrowed: r.borrowed === null ? null : (JSON.parse(r.borrowed) as Record<string, string>),
-    resources: extra.resources,
-    worker: extra.worker,
-    command: spec.command,
-    env: spec.env,
-    timeoutSeconds: spec.timeoutSeconds,
-    dependsOn: spec.dependsOn,
-    createdBy: r.created_by,
-    attempts: r.attempts,
-    cancelRequested: r.cancel_requested === 1,
-    createdAt: iso(r.created_at),
-    admittedAt: isoOrNull(r.admitted_at),
-    startedAt: isoOrNull(r.started_at),
-    finishedAt: isoOrNull(r.finished_at),
-    cleanedUp: r.cleaned_up === 1,
-  };
+  const row: Updateable<JobsTable> = {};
+  if (set.state !== undefined) row.state = set.state;
+  if (set.reason !== undefined) row.reason = set.reason;
+  if (set.exitCode !== undefined) row.exit_code = set.exitCode;
+  if (set.borrowed !== undefined) row.borrowed = set.borrowed === null ? null : JSON.stringify(set.borrowed);
+  if (set.cancelRequested !== undefined) row.cancel_requested = set.cancelRequested ? 1 : 0;
+  if (set.cleanedUp !== undefined) row.cleaned_up = set.cleanedUp ? 1 : 0;
+  if (set.attempts !== undefined) row.attempts = set.attempts;
+  if (set.admittedAt !== undefined) row.admitted_at = set.admittedAt;
+  if (set.startedAt !== undefined) row.started_at = set.startedAt;
+  if (set.finishedAt !== undefined) row.finished_at = set.finishedAt;
+  await db.updateTable('jobs').set(row).where('id', '=', id).execute();
 }

@@ -1,25 +1,23 @@
-import type { Metadata } from '../../wells/well.js';
+import type {
+  InstanceRecord,
+  InstanceState,
+  InstanceView,
+  Metadata,
+} from '../../domain/resource-instance.js';
+import { LIVE_STATES } from '../../domain/worker.js';
 import type { ResourceInstanceRow } from '../schema.js';
 import type { Db } from '../store.js';
 import { iso } from './time.js';
-import { WORKER_STATES } from './workers.js';
 
-/** Instances share the worker life cycle: creating → ready → destroying → destroyed (or failed). */
-export const INSTANCE_STATES = WORKER_STATES;
-export type InstanceState = (typeof INSTANCE_STATES)[number];
+const toInstanceRecord = (r: ResourceInstanceRow): InstanceRecord => ({
+  id: Number(r.id),
+  jobId: Number(r.job_id),
+  type: r.type,
+  state: r.state as InstanceState,
+  metadata: r.metadata === null ? null : (JSON.parse(r.metadata) as Metadata),
+});
 
-/** What anyone allowed to see the instance sees: never its metadata. */
-export interface InstanceView {
-  id: number;
-  jobId: number;
-  type: string;
-  state: InstanceState;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export const toInstanceView = (r: ResourceInstanceRow): InstanceView => ({
+const toInstanceView = (r: ResourceInstanceRow): InstanceView => ({
   id: Number(r.id),
   jobId: Number(r.job_id),
   type: r.type,
@@ -41,33 +39,41 @@ export async function insertInstance(db: Db, jobId: number, type: string, now: n
 export async function updateInstance(
   db: Db,
   id: number,
-  set: Partial<{ state: InstanceState; metadata: string | null; error: string | null }>,
+  set: Partial<{ state: InstanceState; metadata: Metadata | null; error: string | null }>,
   now: number,
 ): Promise<void> {
+  const { metadata, ...rest } = set;
   await db
     .updateTable('resource_instances')
-    .set({ ...set, updated_at: now })
+    .set({
+      ...rest,
+      ...(metadata === undefined ? {} : { metadata: metadata === null ? null : JSON.stringify(metadata) }),
+      updated_at: now,
+    })
     .where('id', '=', id)
     .execute();
 }
 
-export async function listInstanceRows(db: Db, state?: InstanceState): Promise<ResourceInstanceRow[]> {
+/** The newest 1,000 instances (in `state` if given), newest first, without metadata. */
+export async function listInstances(db: Db, state?: InstanceState): Promise<InstanceView[]> {
   let q = db.selectFrom('resource_instances').selectAll();
   if (state) q = q.where('state', '=', state);
-  return q.orderBy('id', 'desc').limit(1000).execute();
+  return (await q.orderBy('id', 'desc').limit(1000).execute()).map(toInstanceView);
 }
 
-export async function loadLiveInstanceRows(db: Db): Promise<ResourceInstanceRow[]> {
-  return db
+/** Instances whose destruction is not confirmed: reconciled with their well on start. */
+export async function loadLiveInstances(db: Db): Promise<InstanceRecord[]> {
+  const rows = await db
     .selectFrom('resource_instances')
     .selectAll()
-    .where('state', 'in', ['creating', 'ready', 'destroying'])
+    .where('state', 'in', LIVE_STATES)
     .execute();
+  return rows.map(toInstanceRecord);
 }
 
 /** The instances of each of `jobIds`, in creation order (one query for a whole page of jobs). */
-export async function instancesOfJobs(db: Db, jobIds: number[]): Promise<Map<number, ResourceInstanceRow[]>> {
-  const out = new Map<number, ResourceInstanceRow[]>();
+export async function instancesOfJobs(db: Db, jobIds: number[]): Promise<Map<number, InstanceRecord[]>> {
+  const out = new Map<number, InstanceRecord[]>();
   if (jobIds.length === 0) return out;
   const rows = await db
     .selectFrom('resource_instances')
@@ -77,11 +83,8 @@ export async function instancesOfJobs(db: Db, jobIds: number[]): Promise<Map<num
     .execute();
   for (const r of rows) {
     const list = out.get(Number(r.job_id)) ?? [];
-    list.push(r);
+    list.push(toInstanceRecord(r));
     out.set(Number(r.job_id), list);
   }
   return out;
 }
-
-export const parseMetadata = (r: ResourceInstanceRow): Metadata | null =>
-  r.metadata === null ? null : (JSON.parse(r.metadata) as Metadata);

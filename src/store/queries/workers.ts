@@ -1,33 +1,34 @@
-import type { Db } from '../store.js';
+import {
+  LIVE_STATES,
+  type WorkerHandle,
+  type WorkerRecord,
+  type WorkerState,
+  type WorkerView,
+} from '../../domain/worker.js';
 import type { WorkerRow } from '../schema.js';
+import type { Db } from '../store.js';
 import { iso, isoOrNull } from './time.js';
 
-export const WORKER_STATES = ['creating', 'ready', 'destroying', 'destroyed', 'failed'] as const;
-export type WorkerState = (typeof WORKER_STATES)[number];
-
-export interface WorkerView {
-  id: number;
-  jobId: number;
-  factory: string;
-  target: string;
-  state: WorkerState;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-  heartbeatAt: string | null;
-}
-
-export const toWorkerView = (r: WorkerRow): WorkerView => ({
+const toWorkerRecord = (r: WorkerRow): WorkerRecord => ({
   id: Number(r.id),
   jobId: Number(r.job_id),
   factory: r.factory,
   target: r.target,
   state: r.state as WorkerState,
+  handle: r.handle === null ? null : (JSON.parse(r.handle) as WorkerHandle),
   error: r.error,
-  createdAt: iso(r.created_at),
-  updatedAt: iso(r.updated_at),
-  heartbeatAt: isoOrNull(r.heartbeat_at),
 });
+
+/** The record without its handle (which only the factory reads), with its times. */
+const toWorkerView = (r: WorkerRow): WorkerView => {
+  const { handle: _handle, ...rest } = toWorkerRecord(r);
+  return {
+    ...rest,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+    heartbeatAt: isoOrNull(r.heartbeat_at),
+  };
+};
 
 export async function insertWorker(
   db: Db,
@@ -52,34 +53,37 @@ export async function insertWorker(
 export async function updateWorker(
   db: Db,
   id: number,
-  set: Partial<{ state: WorkerState; handle: string | null; error: string | null; heartbeat_at: number }>,
+  set: Partial<{ state: WorkerState; handle: WorkerHandle | null; error: string | null }>,
   now: number,
 ): Promise<void> {
+  const { handle, ...rest } = set;
   await db
     .updateTable('workers')
-    .set({ ...set, updated_at: now })
+    .set({
+      ...rest,
+      ...(handle === undefined ? {} : { handle: handle === null ? null : JSON.stringify(handle) }),
+      updated_at: now,
+    })
     .where('id', '=', id)
     .execute();
 }
 
-export async function listWorkerRows(db: Db, state?: WorkerState): Promise<WorkerRow[]> {
+/** The newest 1,000 workers (in `state` if given), newest first. */
+export async function listWorkers(db: Db, state?: WorkerState): Promise<WorkerView[]> {
   let q = db.selectFrom('workers').selectAll();
   if (state) q = q.where('state', '=', state);
-  return q.orderBy('id', 'desc').limit(1000).execute();
+  return (await q.orderBy('id', 'desc').limit(1000).execute()).map(toWorkerView);
 }
 
 /** Workers whose destruction is not confirmed: reconciled with their factory on start. */
-export async function loadLiveWorkerRows(db: Db): Promise<WorkerRow[]> {
-  return db
-    .selectFrom('workers')
-    .selectAll()
-    .where('state', 'in', ['creating', 'ready', 'destroying'])
-    .execute();
+export async function loadLiveWorkers(db: Db): Promise<WorkerRecord[]> {
+  const rows = await db.selectFrom('workers').selectAll().where('state', 'in', LIVE_STATES).execute();
+  return rows.map(toWorkerRecord);
 }
 
 /** The latest worker of each of `jobIds` (one query for a whole page of jobs). */
-export async function latestWorkers(db: Db, jobIds: number[]): Promise<Map<number, WorkerRow>> {
-  const out = new Map<number, WorkerRow>();
+export async function latestWorkers(db: Db, jobIds: number[]): Promise<Map<number, WorkerRecord>> {
+  const out = new Map<number, WorkerRecord>();
   if (jobIds.length === 0) return out;
   const rows = await db
     .selectFrom('workers')
@@ -87,6 +91,6 @@ export async function latestWorkers(db: Db, jobIds: number[]): Promise<Map<numbe
     .where('job_id', 'in', jobIds)
     .orderBy('id')
     .execute();
-  for (const r of rows) out.set(Number(r.job_id), r); // ascending ids: the last one wins
+  for (const r of rows) out.set(Number(r.job_id), toWorkerRecord(r)); // ascending ids: the last one wins
   return out;
 }

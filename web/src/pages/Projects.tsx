@@ -90,14 +90,11 @@ function ProjectRow({ p, current, onOpen }: { p: ProjectView; current: boolean; 
         )}
       </td>
       <td>{p.active ? 'yes' : <span className="inactive">no</span>}</td>
-      {COUNTED.map((c) => {
-        const n = p.jobCounts?.[c.state];
-        return (
-          <td className="num" key={c.state}>
-            {n === undefined ? <span className="muted">–</span> : formatCount(n)}
-          </td>
-        );
-      })}
+      {COUNTED.map((c) => (
+        <td className="num" key={c.state}>
+          {formatCount(p.jobCounts[c.state])}
+        </td>
+      ))}
     </tr>
   );
 }

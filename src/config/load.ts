@@ -1,76 +1,21 @@
 /**
- * berth.yaml: loaded once at start, validated against a schema, cross-checked (targets name
- * existing factories, …). Any problem stops the server with a ConfigError naming the key.
+ * berth.yaml: loaded once at start, validated against its schema (schema.ts), cross-checked
+ * (targets name existing factories, …). Any problem stops the server with a ConfigError naming
+ * the key.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from '../domain/errors.js';
 import { DNS_LABEL, DNS_LABEL_HELP, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
-
-const Capacity = Type.Integer({ minimum: 1, description: 'instances alive at once' });
-const Privilege = Type.String({ minLength: 1 });
-const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
-  Type.Object(props, { additionalProperties: false });
-
-export const FACTORY_KINDS = ['local', 'simulated'] as const;
-/** Simulated workers cost no process: room for a large scenario by default. */
-const SIMULATED_CAPACITY = 10_000;
-export const RESOURCE_KINDS = ['semaphore', 'exec', 'postgres', 'token'] as const;
-
-const FactorySchema = strict({
-  kind: Type.Union(FACTORY_KINDS.map((k) => Type.Literal(k))),
-  capacity: Type.Optional(Capacity),
-});
-const TargetSchema = strict({ factory: Type.String(), privilege: Type.Optional(Privilege) });
-const ResourceSchema = strict({
-  kind: Type.Union(RESOURCE_KINDS.map((k) => Type.Literal(k))),
-  capacity: Capacity,
-  privilege: Type.Optional(Privilege),
-  url: Type.Optional(Type.String()),
-  /** postgres: prefix of the databases and roles it makes (default: one per installation). */
-  prefix: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,40}$' })),
-  create: Type.Optional(Type.String()),
-  destroy: Type.Optional(Type.String()),
-});
-
-export const ConfigSchema = strict({
-  listen: Type.Optional(Type.String()),
-  dataDir: Type.Optional(Type.String()),
-  database: Type.Optional(Type.String()),
-  defaultTarget: Type.Optional(Type.String()),
-  logLevel: Type.Optional(
-    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace'].map((l) => Type.Literal(l))),
-  ),
-  heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
-  graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
-  factories: Type.Optional(Type.Record(Type.String(), FactorySchema)),
-  targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
-  resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
-});
-
-export type RawConfig = Static<typeof ConfigSchema>;
-export type FactoryConfig = Required<Static<typeof FactorySchema>>;
-export type TargetConfig = Static<typeof TargetSchema>;
-export type ResourceConfig = Static<typeof ResourceSchema>;
-
-/** The configuration with every default filled in. */
-export interface Config {
-  listen: string;
-  dataDir: string;
-  database: string;
-  defaultTarget: string;
-  logLevel: string;
-  /** A worker silent for this long is declared lost. */
-  heartbeatSeconds: number;
-  /** Between SIGTERM and SIGKILL when a job is stopped. */
-  graceSeconds: number;
-  factories: Record<string, FactoryConfig>;
-  targets: Record<string, TargetConfig>;
-  resources: Record<string, ResourceConfig>;
-}
+import {
+  ConfigSchema,
+  SIMULATED_CAPACITY,
+  type Config,
+  type FactoryConfig,
+  type RawConfig,
+} from './schema.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:7070';
 export const DEFAULT_DATA_DIR = './.berth';
@@ -124,7 +69,7 @@ function checkName(key: string, name: string, file?: string): void {
 /** Fills defaults and checks the references between sections. */
 export function resolveConfig(
   raw: RawConfig,
-  overrides: { listen?: string; dataDir?: string },
+  overrides: { listen?: string; dataDir?: string; database?: string },
   file?: string,
 ): Config {
   const factories: Record<string, FactoryConfig> = {};
@@ -160,9 +105,20 @@ export function resolveConfig(
     throw new ConfigError('defaultTarget', `no target named "${defaultTarget}"`, file);
   const listen = overrides.listen ?? raw.listen ?? DEFAULT_LISTEN;
   parseListen(listen, raw.listen === listen ? 'listen' : '--listen', file);
-  const database = raw.database ?? 'sqlite';
+  const database = overrides.database ?? raw.database ?? 'sqlite';
   if (database !== 'sqlite' && !/^postgres(ql)?:\/\//.test(database)) {
-    throw new ConfigError('database', 'must be "sqlite" or a postgres:// URL', file);
+    const key = overrides.database === undefined ? 'database' : '--database';
+    throw new ConfigError(key, 'must be "sqlite" or a postgres:// URL', file);
+  }
+  const leaseSeconds = raw.leaseSeconds ?? 15;
+  const renewSeconds = raw.renewSeconds ?? Math.max(1, Math.floor(leaseSeconds / 3));
+  if (renewSeconds * 3 > leaseSeconds) {
+    const key = raw.renewSeconds === undefined ? 'leaseSeconds' : 'renewSeconds';
+    throw new ConfigError(
+      key,
+      `renewSeconds (${renewSeconds}) must be at most a third of leaseSeconds (${leaseSeconds})`,
+      file,
+    );
   }
   return {
     listen,
@@ -172,6 +128,8 @@ export function resolveConfig(
     logLevel: raw.logLevel ?? 'warn',
     heartbeatSeconds: raw.heartbeatSeconds ?? 30,
     graceSeconds: raw.graceSeconds ?? 10,
+    leaseSeconds,
+    renewSeconds,
     factories,
     targets,
     resources,

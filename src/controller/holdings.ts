@@ -1,0 +1,162 @@
+/**
+ * What jobs hold and must give back: workers and resource instances. Both follow the same life
+ * cycle — recorded (`creating`), made, confirmed (`ready`), destroyed, confirmed (`destroyed`) —
+ * so one path records them and one destroys them, retrying a failed destroy with backoff. A job
+ * counts as cleaned up only once the last thing it held is confirmed destroyed.
+ */
+import type { WorkerHandle } from '../domain/worker.js';
+import type { Metadata } from '../domain/resource-instance.js';
+import { updateJob } from '../store/queries/jobs.js';
+import { updateInstance } from '../store/queries/resource-instances.js';
+import { updateWorker } from '../store/queries/workers.js';
+import type { Db } from '../store/store.js';
+import type { ControllerCore } from './core.js';
+import type { Unit } from './journal.js';
+import type { TrackedJob } from './tracked-jobs.js';
+
+export type HoldingKind = 'worker' | 'instance';
+
+export interface Holding {
+  kind: HoldingKind;
+  id: number;
+  jobId: number;
+  /** Factory name (worker) or resource type (instance). */
+  provider: string;
+  handle: WorkerHandle | null;
+  metadata: Metadata | null;
+  destroying: boolean;
+  destroyAttempts: number;
+  nextDestroyAt: number;
+}
+
+export const holdingKey = (kind: HoldingKind, id: number): string => `${kind}:${id}`;
+
+export function newHolding(kind: HoldingKind, id: number, jobId: number, provider: string): Holding {
+  return {
+    kind,
+    id,
+    jobId,
+    provider,
+    handle: null,
+    metadata: null,
+    destroying: false,
+    destroyAttempts: 0,
+    nextDestroyAt: 0,
+  };
+}
+
+/** The longest wait between two attempts to destroy the same thing. */
+const MAX_DESTROY_BACKOFF_MS = 60_000;
+
+export class Holdings {
+  private readonly all = new Map<string, Holding>();
+  /** Holdings whose destruction failed, retried with backoff by `retryDue`. */
+  private readonly retries = new Set<Holding>();
+
+  constructor(private readonly core: ControllerCore) {}
+
+  get(kind: HoldingKind, id: number): Holding | undefined {
+    return this.all.get(holdingKey(kind, id));
+  }
+
+  /** Attaches a holding (a new one, or one left over from before a restart) to its job. */
+  attach(h: Holding, job: TrackedJob | undefined): void {
+    this.all.set(holdingKey(h.kind, h.id), h);
+    job?.holdings.add(holdingKey(h.kind, h.id));
+  }
+
+  /**
+   * Records a worker or instance the job is about to get (`creating`) and attaches it to the job.
+   * While the record is being written the job holds a placeholder, so that a job cancelled or
+   * evicted in the meantime does not count as cleaned up, nor is forgotten, before its new
+   * holding exists: the caller then destroys it through the one destruction path.
+   */
+  async record(
+    job: TrackedJob,
+    kind: HoldingKind,
+    provider: string,
+    insert: (u: Unit) => Promise<number>,
+  ): Promise<Holding> {
+    const placeholder = `acquiring:${kind}:${provider}`;
+    job.holdings.add(placeholder);
+    let id: number;
+    try {
+      id = await this.core.journal.write(insert);
+    } finally {
+      job.holdings.delete(placeholder);
+    }
+    const h = newHolding(kind, id, job.id, provider);
+    this.attach(h, job);
+    return h;
+  }
+
+  /** Destroys everything the job holds (its resources and its worker). */
+  releaseAll(job: TrackedJob): void {
+    for (const key of job.holdings) {
+      const h = this.all.get(key);
+      if (h) void this.destroy(h);
+    }
+  }
+
+  /**
+   * Destroys a worker or an instance: recorded as destroying, destroyed by its factory or well,
+   * then confirmed. A failure is retried with backoff; until then the record stays visible as
+   * destroying and its capacity stays taken.
+   */
+  async destroy(h: Holding): Promise<void> {
+    if (h.destroying) return;
+    h.destroying = true;
+    const { o, jobs, journal } = this.core;
+    const key = holdingKey(h.kind, h.id);
+    const mark = (db: Db, state: 'destroying' | 'destroyed') =>
+      h.kind === 'worker'
+        ? updateWorker(db, h.id, { state }, o.now())
+        : updateInstance(db, h.id, { state }, o.now());
+    try {
+      await journal.write(({ db }) => mark(db, 'destroying'));
+      if (h.kind === 'worker') await o.factories.get(h.provider)?.destroy(h.id, h.handle);
+      else {
+        const project = jobs.get(h.jobId)?.project ?? '';
+        const req = { instanceId: h.id, jobId: h.jobId, project, type: h.provider };
+        await o.wells.get(h.provider)?.destroy(req, h.metadata);
+      }
+      const job = jobs.get(h.jobId);
+      job?.holdings.delete(key);
+      const cleaned = !job || (jobs.isFinished(h.jobId) && job.holdings.size === 0);
+      await journal.write(async ({ db }) => {
+        await mark(db, 'destroyed');
+        if (cleaned) await updateJob(db, h.jobId, { cleanedUp: true });
+      });
+      this.all.delete(key);
+      this.retries.delete(h);
+      this.core.pools.of(h)?.free();
+      if (cleaned && job) {
+        journal.announce(job, 'cleaned up');
+        jobs.forget(job.id);
+        this.core.signals.forget(job.id);
+      }
+      this.core.wake();
+    } catch (e) {
+      h.destroying = false;
+      h.destroyAttempts++;
+      h.nextDestroyAt = o.now() + Math.min(MAX_DESTROY_BACKOFF_MS, 1000 * 2 ** h.destroyAttempts);
+      this.retries.add(h);
+      this.core.report(e, `destroy ${key}`);
+    }
+  }
+
+  /** Tries again every failed destroy whose backoff has passed. */
+  retryDue(now: number): void {
+    for (const h of this.retries) if (!h.destroying && now >= h.nextDestroyAt) void this.destroy(h);
+  }
+
+  /** The metadata of the instances the job holds, by resource type: for that job only. */
+  metadataOf(job: TrackedJob | undefined): Record<string, Metadata> {
+    const out: Record<string, Metadata> = {};
+    for (const key of job?.holdings ?? []) {
+      const h = this.all.get(key);
+      if (h?.kind === 'instance' && h.metadata && !h.destroying) out[h.provider] = h.metadata;
+    }
+    return out;
+  }
+}

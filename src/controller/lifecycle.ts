@@ -1,0 +1,208 @@
+/**
+ * A job's transitions after submission: into the scheduler (once its dependencies have
+ * succeeded), cancel, eviction and requeue, the end of a run, and the terminal state with its
+ * cleanup. Each transition is recorded with its event in one unit before the model moves on.
+ */
+import type { FinishRequest } from '../agent/protocol.js';
+import { ConflictError } from '../domain/errors.js';
+import { isTerminal, type JobState } from '../domain/job.js';
+import { findJobState, updateJob, type JobUpdate } from '../store/queries/jobs.js';
+import { deleteJobTokens } from '../store/queries/tokens.js';
+import type { ControllerCore } from './core.js';
+import type { Holdings } from './holdings.js';
+import type { Provisioning, ProvisioningOutcomes } from './provisioning.js';
+import { workloadOf, type StopKind, type TrackedJob } from './tracked-jobs.js';
+
+export class Lifecycle implements ProvisioningOutcomes {
+  constructor(
+    private readonly core: ControllerCore,
+    private readonly holdings: Holdings,
+    private readonly provisioning: Provisioning,
+  ) {}
+
+  /** Hands the job to the scheduler, or parks it until its dependencies succeed. */
+  async enqueueWhenReady(job: TrackedJob): Promise<void> {
+    const { jobs, o } = this.core;
+    const waiting: number[] = [];
+    for (const dep of job.dependsOn) {
+      const state = jobs.unfinished(dep)?.state ?? (await findJobState(o.store.db, dep));
+      if (state === 'succeeded') continue;
+      if (state === undefined || isTerminal(state)) {
+        await this.finish(job, 'cancelled', `dependency job ${dep} ${state ?? 'does not exist'}`, null);
+        return;
+      }
+      waiting.push(dep);
+    }
+    job.waitingFor = waiting;
+    if (waiting.length > 0) {
+      for (const dep of waiting) jobs.addDependent(dep, job.id);
+      return;
+    }
+    jobs.inScheduler++;
+    o.scheduler.enqueue(workloadOf(job));
+  }
+
+  /**
+   * Cancels a job in whatever state it is; 409 if it has already finished. The request itself
+   * (`cancelRequested` and its event) is recorded by the service, on whichever replica took it.
+   */
+  async cancel(id: number, by: string): Promise<void> {
+    const { jobs, o } = this.core;
+    const job = jobs.unfinished(id);
+    if (!job) throw new ConflictError(`job ${id} has already finished`);
+    const reason = `cancelled by ${by}`;
+    job.cancelRequested = true;
+    if (job.state === 'queued') {
+      if (o.scheduler.withdraw(id)) jobs.inScheduler--;
+      await this.finish(job, 'cancelled', reason, null);
+    } else if (job.workerId === null) {
+      this.provisioning.leaveWaitlist(job);
+      o.scheduler.release(id);
+      await this.finish(job, 'cancelled', reason, null);
+    } else {
+      this.requestStop(job, 'cancel', reason);
+    }
+    this.core.wake();
+  }
+
+  /** Evicts an admitted job so it returns to its queue. */
+  async evict(job: TrackedJob, kind: 'preempt' | 'drain', reason: string): Promise<void> {
+    if (job.workerId === null) {
+      this.provisioning.leaveWaitlist(job);
+      await this.requeue(job, reason);
+    } else {
+      this.requestStop(job, kind, reason);
+    }
+  }
+
+  /** Tells the job's agent to stop (at once, through its heartbeat long poll). */
+  requestStop(job: TrackedJob, kind: StopKind, reason: string): void {
+    if (job.stopping === 'cancel') return;
+    job.stopping = kind;
+    job.stopReason = reason;
+    job.stopRequestedAt = this.core.o.now();
+    this.core.signals.notify(job.id);
+  }
+
+  /** The worker died without its agent reporting how the job ended. */
+  workerLost(workerId: number, message: string): void {
+    const w = this.holdings.get('worker', workerId);
+    const job = w && this.core.jobs.unfinished(w.jobId);
+    if (!job || job.workerId !== workerId) return;
+    void this.endRun(job, {
+      outcome: 'start-failed',
+      exitCode: null,
+      signal: null,
+      message: `worker lost: ${message}`,
+    }).catch((e: unknown) => this.core.report(e, `job ${job.id}`));
+  }
+
+  /** A run ended (agent report, lost worker, failed start): decide what becomes of the job. */
+  async endRun(job: TrackedJob, r: FinishRequest): Promise<void> {
+    if (this.core.jobs.isFinished(job.id)) return;
+    this.core.signals.notify(job.id);
+    const evicted = job.stopping === 'preempt' || job.stopping === 'drain';
+    // An evicted job goes back to its queue — unless it had already ended on its own before it
+    // was stopped: then its real outcome stands (running it again would repeat finished work).
+    if (evicted && r.outcome !== 'exited') {
+      await this.requeue(job, job.stopReason);
+      return;
+    }
+    if (evicted) job.stopping = null;
+    const [state, reason] = this.outcomeOf(job, r);
+    this.core.o.scheduler.release(job.id);
+    await this.finish(job, state, reason, r.exitCode);
+  }
+
+  private outcomeOf(job: TrackedJob, r: FinishRequest): [JobState, string] {
+    if (job.stopping === 'cancel' || r.outcome === 'cancelled')
+      return ['cancelled', job.stopReason || r.message || 'cancelled'];
+    if (r.outcome === 'timeout') return ['failed', r.message ?? `timed out after ${job.timeoutSeconds}s`];
+    if (r.outcome === 'start-failed') return ['failed', r.message ?? 'could not start'];
+    if (r.exitCode === 0) return ['succeeded', 'exited with code 0'];
+    return [
+      'failed',
+      r.signal ? `killed by ${r.signal} (exit code ${r.exitCode})` : `exited with code ${r.exitCode}`,
+    ];
+  }
+
+  /** An admitted job cannot get what it needs: its quota is released and it fails. */
+  async failAdmitted(job: TrackedJob, reason: string): Promise<void> {
+    this.core.o.scheduler.release(job.id);
+    await this.finish(job, 'failed', reason, null);
+  }
+
+  /** Puts an evicted job back in its queue at its old place; what it held is destroyed. */
+  private async requeue(job: TrackedJob, reason: string): Promise<void> {
+    const { jobs, journal, o } = this.core;
+    const revoke = job.mayHoldToken;
+    await journal.write(async ({ db, event }) => {
+      await updateJob(db, job.id, {
+        state: 'queued',
+        reason,
+        admittedAt: null,
+        startedAt: null,
+        borrowed: null,
+        attempts: job.attempts + 1,
+      });
+      if (revoke) await deleteJobTokens(db, job.id);
+      await event(job, 'requeued', reason);
+    });
+    job.mayHoldToken = false;
+    jobs.withWorker.delete(job);
+    jobs.setState(job, 'queued');
+    job.attempts++;
+    job.admittedAt = null;
+    job.startedAt = null;
+    job.borrowed = null;
+    job.workerId = null;
+    job.stopping = null;
+    job.acquired = 0;
+    job.createFailures = 0;
+    jobs.inScheduler++;
+    o.scheduler.requeue(job.id);
+    this.holdings.releaseAll(job);
+    this.core.wake();
+  }
+
+  /** Records the terminal state, revokes the job's token, and starts cleanup. */
+  async finish(job: TrackedJob, state: JobState, reason: string, exitCode: number | null): Promise<void> {
+    const { jobs, journal, o } = this.core;
+    const holdsSomething = job.holdings.size > 0;
+    const update: JobUpdate = { state, reason, exitCode, finishedAt: o.now() };
+    if (!holdsSomething) update.cleanedUp = true;
+    const revoke = job.mayHoldToken;
+    await journal.write(async ({ db, event }) => {
+      await updateJob(db, job.id, update);
+      if (revoke) await deleteJobTokens(db, job.id);
+      await event(job, state, reason, exitCode === null ? undefined : { exitCode });
+    });
+    job.mayHoldToken = false;
+    jobs.setState(job, state);
+    o.metrics?.jobFinished(state);
+    jobs.markFinished(job);
+    this.provisioning.leaveWaitlist(job);
+    o.logs.ended(job.id);
+    if (holdsSomething) this.holdings.releaseAll(job);
+    else {
+      jobs.forget(job.id);
+      this.core.signals.forget(job.id);
+    }
+    await this.settleDependents(job.id, state);
+    this.core.wake();
+  }
+
+  /** A job ended: the jobs waiting for it go on to the scheduler, or are cancelled. */
+  private async settleDependents(id: number, state: JobState): Promise<void> {
+    for (const depId of this.core.jobs.takeDependents(id)) {
+      const dep = this.core.jobs.unfinished(depId);
+      if (!dep) continue;
+      if (state !== 'succeeded') {
+        await this.finish(dep, 'cancelled', `dependency job ${id} ${state}`, null);
+        continue;
+      }
+      dep.waitingFor = dep.waitingFor.filter((d) => d !== id);
+      if (dep.waitingFor.length === 0) await this.enqueueWhenReady(dep);
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What the rest of the server may ask of the controller: the services and the API see only this
+ * port, never the class behind it (controller.ts), so the controller's parts can change freely.
+ */
+import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
+import type { Blocker } from '../domain/blocker.js';
+import type { ClusterQueue } from '../domain/cluster-queue.js';
+import type { JobRecord } from '../domain/job.js';
+import type { PoolFigures } from '../domain/pool-figures.js';
+import type { Metadata } from '../domain/resource-instance.js';
+import type { QueueFigures, QueueModel } from '../scheduler/types.js';
+
+export type { QueueFigures, QueueModel };
+
+/** Where an unfinished job stands, from the in-memory model. */
+export interface LiveStatus {
+  reason: string;
+  /** 1-based place in its cluster queue while the scheduler holds it; else null. */
+  position: number | null;
+  projectPosition?: number;
+  blockers?: Blocker[];
+}
+
+/** A queue's live figures, with how many of its admitted jobs have started. */
+export type LiveQueueFigures = QueueFigures & { running: number };
+
+/** The agent protocol (agent/protocol.ts) as the controller serves it; the API maps HTTP onto it. */
+export interface AgentProtocol {
+  agentStart(jobId: number): Promise<StartResponse>;
+  agentLogs(jobId: number, text: string): Promise<void>;
+  /** Long poll: counts as a heartbeat; returns early when the job must stop. */
+  agentHeartbeat(jobId: number, waitMs: number): Promise<HeartbeatResponse>;
+  agentFinish(jobId: number, result: FinishRequest): Promise<void>;
+}
+
+export interface ControllerPort extends AgentProtocol {
+  // ---- changes committed by the services
+  /** A job was committed to the store as queued (a job it already tracks is ignored). */
+  jobSubmitted(job: JobRecord): Promise<void>;
+  /** Cancels an unfinished job; a ConflictError if it has already finished. */
+  cancel(id: number, by: string): Promise<void>;
+  /** A cluster queue was created or changed (`queue`), or deleted (undefined). */
+  queueChanged(name: string, queue: ClusterQueue | undefined): void;
+  /** A project's fair-share weight changed (or is loaded on start). */
+  setProjectWeight(project: string, weight: number): void;
+
+  // ---- the read side, from memory
+  /** The live reason and position of an unfinished job; undefined once it has finished. */
+  explain(id: number): LiveStatus | undefined;
+  /** Whether the job is known and has not finished. */
+  isActive(id: number): boolean;
+  /** Every cluster queue's model, as of the last committed change. */
+  queueModels(): Iterable<QueueModel>;
+  queueFigures(name: string): LiveQueueFigures | undefined;
+  /** Every cluster queue's figures (for the metrics gauges). */
+  queueFiguresAll(): Iterable<QueueFigures & { name: string }>;
+  /** A page of a queue's pending job ids, in admission order. */
+  pendingIds(queue: string, offset: number, limit: number): number[];
+  factoryFigures(): PoolFigures[];
+  resourceFigures(): PoolFigures[];
+  /** The metadata of the resources job `id` holds: for that job only (GET /job/self). */
+  heldMetadata(id: number): Record<string, Metadata>;
+}

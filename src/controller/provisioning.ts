@@ -1,0 +1,197 @@
+/**
+ * Provisioning: an admitted job acquires its managed resources one at a time in lexicographic
+ * order of type, then a worker — each by waiting in that well's or factory's pool, being
+ * recorded (`creating`), made, and confirmed (`ready`).
+ *
+ * Acquisition order (no deadlock): quota first (admission by the scheduler), then each managed
+ * resource in lexicographic order of type, then a worker. A job keeps what it has while it waits
+ * for the next thing, and waits only for things ordered after everything it holds. A cycle of
+ * waiting jobs would need some job to wait for a thing ordered before one it holds, which never
+ * happens: so no deadlock can form. (The buildomat case: with capacity 1 for resource R and for
+ * the factory, a job holding the worker already holds R; nobody holds the worker while waiting
+ * for R.)
+ */
+import type { FinishRequest } from '../agent/protocol.js';
+import { hashToken, newToken } from '../domain/tokens.js';
+import type { Factory } from '../factories/factory.js';
+import { updateJob } from '../store/queries/jobs.js';
+import { insertInstance, updateInstance } from '../store/queries/resource-instances.js';
+import { deleteJobTokens, insertToken } from '../store/queries/tokens.js';
+import { insertWorker, updateWorker } from '../store/queries/workers.js';
+import { WellError, type Well } from '../wells/well.js';
+import type { ControllerCore } from './core.js';
+import type { Holding, Holdings } from './holdings.js';
+import type { TrackedJob } from './tracked-jobs.js';
+
+/** Attempts to create one resource instance before the job fails with the well's reason. */
+const MAX_CREATE_ATTEMPTS = 3;
+
+/** What becomes of a job whose worker or resource could not be made (the life cycle's call). */
+export interface ProvisioningOutcomes {
+  /** The run ended before it began (the worker could not be made). */
+  endRun(job: TrackedJob, result: FinishRequest): Promise<void>;
+  /** The job cannot get a resource: it releases its quota and fails with `reason`. */
+  failAdmitted(job: TrackedJob, reason: string): Promise<void>;
+}
+
+export class Provisioning {
+  constructor(
+    private readonly core: ControllerCore,
+    private readonly holdings: Holdings,
+    private readonly outcomes: () => ProvisioningOutcomes,
+  ) {}
+
+  /** Puts an admitted job in line for the next thing it needs, in the global order. */
+  advance(job: TrackedJob): void {
+    const pool =
+      job.acquired < job.resources.length
+        ? this.core.pools.get('resource', job.resources[job.acquired]!)
+        : this.core.pools.get('factory', this.core.o.targets[job.target]?.factory ?? '');
+    if (!pool) return; // checked at submission; a config change may still remove it
+    job.waitingIn = pool;
+    pool.waitlist.add(job);
+  }
+
+  leaveWaitlist(job: TrackedJob): void {
+    job.waitingIn?.waitlist.remove(job.id);
+    job.waitingIn = null;
+  }
+
+  /** Hands out resource instances and workers wherever a pool has room. */
+  dispatch(): void {
+    const { o } = this.core;
+    for (const pool of this.core.pools.all()) {
+      for (let job = pool.take(); job; job = pool.take()) {
+        job.waitingIn = null;
+        const acquired = job;
+        const work =
+          pool.kind === 'resource'
+            ? this.createInstance(o.wells.get(pool.name)!, acquired)
+            : this.createWorker(o.factories.get(pool.name)!, acquired);
+        void work.catch((e: unknown) => this.core.report(e, `${pool.key} for job ${acquired.id}`));
+      }
+    }
+  }
+
+  /** Whether the job still wants what it is being given (not cancelled, preempted or finished). */
+  private stillWants(job: TrackedJob): boolean {
+    return this.core.jobs.unfinished(job.id) === job && job.state === 'admitted' && !job.stopping;
+  }
+
+  private async createInstance(well: Well, job: TrackedJob): Promise<void> {
+    const { o, journal } = this.core;
+    const now = o.now();
+    const h = await this.holdings.record(job, 'instance', well.type, async ({ db, event }) => {
+      const instanceId = await insertInstance(db, job.id, well.type, now);
+      await updateJob(db, job.id, { reason: `acquiring resource ${well.type} (instance ${instanceId})` });
+      await event(job, 'resource-creating', `creating resource ${well.type} (instance ${instanceId})`);
+      return instanceId;
+    });
+    const id = h.id;
+    if (!this.stillWants(job)) return this.holdings.destroy(h); // cancelled or evicted meanwhile
+    const req = { instanceId: id, jobId: job.id, project: job.project, type: well.type };
+    try {
+      h.metadata = await well.create(req);
+    } catch (e) {
+      await this.instanceFailed(job, h, e);
+      return;
+    }
+    await journal.write(async ({ db, event }) => {
+      await updateInstance(db, id, { state: 'ready', metadata: h.metadata }, o.now());
+      await event(job, 'resource-ready', `resource ${well.type} ready (instance ${id})`);
+    });
+    if (!this.stillWants(job)) {
+      // Cancelled or evicted while the well worked: let go of it at once.
+      if (!h.destroying) void this.holdings.destroy(h);
+      return;
+    }
+    job.acquired++;
+    job.createFailures = 0;
+    this.advance(job);
+    this.core.wake();
+  }
+
+  /** A well could not create: retry a few times, then fail the job with the well's reason. */
+  private async instanceFailed(job: TrackedJob, h: Holding, e: unknown): Promise<void> {
+    const { o, journal } = this.core;
+    const message = e instanceof Error ? e.message : String(e);
+    const retryable = !(e instanceof WellError) || e.retryable;
+    job.createFailures++;
+    await journal.write(async ({ db, event }) => {
+      await updateInstance(db, h.id, { state: 'failed', error: message }, o.now());
+      await event(job, 'resource-failed', `resource ${h.provider} (instance ${h.id}) failed: ${message}`);
+    });
+    // The well may have made part of it: destroy by id, like after a crash.
+    void this.holdings.destroy(h);
+    if (!this.stillWants(job)) return;
+    if (retryable && job.createFailures < MAX_CREATE_ATTEMPTS) {
+      const retry = setTimeout(
+        () => {
+          if (this.stillWants(job)) {
+            this.advance(job);
+            this.core.wake();
+          }
+        },
+        500 * 2 ** job.createFailures,
+      );
+      retry.unref();
+      return;
+    }
+    await this.outcomes().failAdmitted(job, `cannot create resource ${h.provider}: ${message}`);
+  }
+
+  private async createWorker(factory: Factory, job: TrackedJob): Promise<void> {
+    const { o, journal, jobs } = this.core;
+    const now = o.now();
+    // An in-process agent calls the controller directly: no token to make, none to leak.
+    const token = factory.inProcess ? null : newToken('job');
+    if (token) job.mayHoldToken = true;
+    const record = await this.holdings.record(job, 'worker', factory.name, async ({ db, event }) => {
+      const id = await insertWorker(db, { jobId: job.id, factory: factory.name, target: job.target }, now);
+      if (token) {
+        const label = `job ${job.id}`;
+        await insertToken(
+          db,
+          { hash: hashToken(token), userId: null, jobId: job.id, label, expiresAt: null },
+          now,
+        );
+      }
+      await updateJob(db, job.id, { reason: `starting on worker ${id} (factory ${factory.name})` });
+      await event(job, 'worker-creating', `worker ${id} requested from factory ${factory.name}`);
+      return id;
+    });
+    const workerId = record.id;
+    if (!this.stillWants(job)) {
+      // Cancelled or evicted meanwhile: its token (maybe written after the end revoked tokens)
+      // must not outlive the job.
+      if (token) await journal.write(({ db }) => deleteJobTokens(db, job.id));
+      return this.holdings.destroy(record);
+    }
+    job.workerId = workerId;
+    job.lastHeartbeat = o.now();
+    jobs.withWorker.add(job);
+    try {
+      record.handle = await factory.create({
+        workerId,
+        jobId: job.id,
+        target: job.target,
+        url: o.serverUrl(),
+        token,
+      });
+      await journal.write(({ db }) =>
+        updateWorker(db, workerId, { state: 'ready', handle: record.handle }, o.now()),
+      );
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      await journal.write(({ db }) =>
+        updateWorker(db, workerId, { state: 'failed', error: message }, o.now()),
+      );
+      await this.outcomes().endRun(job, {
+        outcome: 'start-failed',
+        exitCode: null,
+        signal: null,
+        message: `cannot create worker: ${message}`,
+      });
+    }
+  }
+}

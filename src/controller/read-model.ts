@@ -1,0 +1,55 @@
+/**
+ * The read side, from memory only: why an unfinished job waits and where, the queues' live
+ * figures, and the pools' capacity, use and waiters.
+ */
+import type { QueueFigures } from '../scheduler/types.js';
+import type { ControllerCore } from './core.js';
+import type { LiveQueueFigures, LiveStatus } from './port.js';
+import type { QueueModels } from './queue-models.js';
+
+export class ReadModel {
+  constructor(
+    private readonly core: ControllerCore,
+    private readonly queues: QueueModels,
+  ) {}
+
+  /** The live reason and position of an unfinished job; while the scheduler holds it, also its
+   * place among its project's jobs and what blocks it. */
+  explain(id: number): LiveStatus | undefined {
+    const job = this.core.jobs.unfinished(id);
+    if (!job) return undefined;
+    if (job.state === 'queued') {
+      if (job.waitingFor.length > 0) {
+        const s = job.waitingFor.length > 1 ? 's' : '';
+        return { reason: `waiting for job${s} ${job.waitingFor.join(', ')} to succeed`, position: null };
+      }
+      const e = this.core.o.scheduler.explain(id);
+      return (
+        e && {
+          reason: e.reason,
+          position: e.position,
+          projectPosition: e.projectPosition,
+          blockers: e.blockers,
+        }
+      );
+    }
+    if (job.stopping) return { reason: `stopping: ${job.stopReason}`, position: null };
+    if (job.state === 'admitted' && job.waitingIn)
+      return { reason: job.waitingIn.describeWait(id), position: null };
+    if (job.state === 'admitted' && job.workerId === null && job.acquired < job.resources.length)
+      return { reason: `acquiring resource ${job.resources[job.acquired]}`, position: null };
+    return undefined;
+  }
+
+  queueFigures(name: string): LiveQueueFigures | undefined {
+    const f = this.core.o.scheduler.queueFigures(name);
+    return f && { ...f, running: this.core.jobs.running(name) };
+  }
+
+  *queueFiguresAll(): Iterable<QueueFigures & { name: string }> {
+    for (const name of this.queues.names()) {
+      const f = this.core.o.scheduler.queueFigures(name);
+      if (f) yield { name, ...f };
+    }
+  }
+}

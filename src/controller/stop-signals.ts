@@ -1,0 +1,36 @@
+/**
+ * Wakes the heartbeat long polls of a job's agent when the job must stop, so a cancel or an
+ * eviction reaches the agent at once rather than at its next heartbeat.
+ */
+export class StopSignals {
+  private readonly waiters = new Map<number, Set<() => void>>();
+
+  /** Resolves after `ms`, or earlier when `notify(jobId)` is called. */
+  wait(jobId: number, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let set = this.waiters.get(jobId);
+      if (!set) this.waiters.set(jobId, (set = new Set()));
+      const waiters = set;
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+  }
+
+  notify(jobId: number): void {
+    for (const w of this.waiters.get(jobId) ?? []) w();
+  }
+
+  forget(jobId: number): void {
+    this.waiters.delete(jobId);
+  }
+
+  /** Ends every wait (the server is stopping). */
+  notifyAll(): void {
+    for (const set of this.waiters.values()) for (const w of set) w();
+  }
+}

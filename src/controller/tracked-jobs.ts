@@ -1,0 +1,169 @@
+/**
+ * The controller's in-memory model of jobs: every unfinished job, and every finished one until
+ * its cleanup is confirmed. Decisions and the read side come from here, never from a table.
+ */
+import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
+import type { ActiveJob, JobRecord, JobSpec, JobState } from '../domain/job.js';
+import { parseAmounts, type Amounts } from '../domain/quantity.js';
+import type { Workload } from '../scheduler/types.js';
+import type { Pool } from './pool.js';
+
+/** Why a job with a worker is being stopped. */
+export type StopKind = 'cancel' | 'preempt' | 'drain';
+
+export interface TrackedJob extends ActiveJob {
+  name: string;
+  /** What its agent runs (served by agentStart without a store read). */
+  command: string[];
+  env: Record<string, string>;
+  /** Times the job was evicted and requeued. */
+  attempts: number;
+  workerId: number | null;
+  lastHeartbeat: number;
+  stopping: StopKind | null;
+  stopReason: string;
+  stopRequestedAt: number;
+  /** Set while the job waits for its dependencies. */
+  waitingFor: number[];
+  /** Resource types it needs, in acquisition (lexicographic) order. */
+  resources: string[];
+  /** How many of `resources` it holds. */
+  acquired: number;
+  /** Keys of the workers and instances it holds (see holding.ts). */
+  holdings: Set<string>;
+  /** The pool it waits in, if any. */
+  waitingIn: Pool<TrackedJob> | null;
+  /** Failed attempts to create its current resource. */
+  createFailures: number;
+  /** Whether an agent token may exist for it (none is made for in-process workers). */
+  mayHoldToken: boolean;
+}
+
+/** A job's requests as integer amounts, with the implicit `jobs: 1`. */
+export function jobAmounts(spec: JobSpec): Amounts {
+  return { ...parseAmounts(spec.requests, 'requests'), [JOBS_RESOURCE]: 1 };
+}
+
+/** The job as the scheduler sees it. */
+export const workloadOf = (job: TrackedJob): Workload => ({
+  id: job.id,
+  queue: job.queue,
+  project: job.project,
+  priority: job.priority,
+  createdAt: job.createdAt,
+  requests: job.requests,
+});
+
+export class TrackedJobs {
+  private readonly jobs = new Map<number, TrackedJob>();
+  /** Finished jobs still tracked because their cleanup is not confirmed. */
+  private readonly finished = new Set<number>();
+  /** Unfinished jobs with a worker: what resync watches (heartbeats, stops, timeouts). */
+  readonly withWorker = new Set<TrackedJob>();
+  /** Jobs in state running, per cluster queue (the scheduler counts admitted and running as one). */
+  private readonly runningIn = new Map<string, number>();
+  /** Per job, the jobs waiting for it to end. */
+  private readonly dependents = new Map<number, Set<number>>();
+  /** Jobs handed to the scheduler and not yet admitted or withdrawn: a pass has work if any. */
+  inScheduler = 0;
+
+  constructor(private readonly now: () => number) {}
+
+  track(r: JobRecord): TrackedJob {
+    const job: TrackedJob = {
+      id: r.id,
+      name: r.name,
+      command: r.spec.command,
+      env: r.spec.env,
+      attempts: r.attempts,
+      project: r.project,
+      queue: r.clusterQueue,
+      target: r.target,
+      priority: r.priority,
+      createdAt: r.createdAt,
+      requests: jobAmounts(r.spec),
+      state: r.state,
+      timeoutSeconds: r.spec.timeoutSeconds,
+      dependsOn: r.spec.dependsOn,
+      cancelRequested: r.cancelRequested,
+      admittedAt: r.admittedAt,
+      startedAt: r.startedAt,
+      borrowed: r.borrowed === null ? null : parseAmounts(r.borrowed, 'borrowed'),
+      workerId: null,
+      lastHeartbeat: this.now(),
+      stopping: null,
+      stopReason: '',
+      stopRequestedAt: 0,
+      waitingFor: [],
+      resources: [...r.spec.resources].sort(),
+      acquired: 0,
+      holdings: new Set(),
+      waitingIn: null,
+      createFailures: 0,
+      // A queued job never holds one: requeue and finish delete it with the state change.
+      mayHoldToken: r.state !== 'queued',
+    };
+    this.jobs.set(job.id, job);
+    if (job.state === 'running') this.countRunning(job.queue, 1);
+    return job;
+  }
+
+  /** The tracked job `id`, finished or not. */
+  get(id: number): TrackedJob | undefined {
+    return this.jobs.get(id);
+  }
+
+  /** The job `id` if it is tracked and has not finished. */
+  unfinished(id: number): TrackedJob | undefined {
+    return this.finished.has(id) ? undefined : this.jobs.get(id);
+  }
+
+  isFinished(id: number): boolean {
+    return this.finished.has(id);
+  }
+
+  /** It reached a terminal state; it stays tracked until its cleanup is confirmed. */
+  markFinished(job: TrackedJob): void {
+    this.withWorker.delete(job);
+    this.finished.add(job.id);
+  }
+
+  /** Every change of a tracked job's state goes through here, so the running counts stay true. */
+  setState(job: TrackedJob, state: JobState): void {
+    if (job.state === 'running') this.countRunning(job.queue, -1);
+    if (state === 'running') this.countRunning(job.queue, 1);
+    job.state = state;
+  }
+
+  running(queue: string): number {
+    return this.runningIn.get(queue) ?? 0;
+  }
+
+  private countRunning(queue: string, delta: 1 | -1): void {
+    const n = (this.runningIn.get(queue) ?? 0) + delta;
+    if (n > 0) this.runningIn.set(queue, n);
+    else this.runningIn.delete(queue);
+  }
+
+  forget(id: number): void {
+    const job = this.jobs.get(id);
+    if (job?.state === 'running') this.countRunning(job.queue, -1);
+    if (job) this.withWorker.delete(job);
+    this.jobs.delete(id);
+    this.finished.delete(id);
+  }
+
+  /** `id` waits for `dependency` to end. */
+  addDependent(dependency: number, id: number): void {
+    let set = this.dependents.get(dependency);
+    if (!set) this.dependents.set(dependency, (set = new Set()));
+    set.add(id);
+  }
+
+  /** The jobs that waited for `dependency`, which has ended; forgotten here. */
+  takeDependents(dependency: number): Iterable<number> {
+    const set = this.dependents.get(dependency);
+    this.dependents.delete(dependency);
+    return set ?? [];
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The leader's side of the control messages (messages.ts): each is checked against the store
+ * before its controller acts, so a duplicate, one about a change that was rolled back, or one the
+ * leader already acted on (its own submissions reach it directly too) changes nothing.
+ */
+import type { ControllerPort } from '../controller/port.js';
+import { isTerminal } from '../domain/job.js';
+import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
+import { findJob, loadActiveJobs } from '../store/queries/jobs.js';
+import { findProject, listProjects } from '../store/queries/projects.js';
+import type { Db } from '../store/store.js';
+import type { ControlMessage } from './messages.js';
+
+export async function applyControl(db: Db, controller: ControllerPort, m: ControlMessage): Promise<void> {
+  switch (m.kind) {
+    case 'submitted': {
+      if (controller.isActive(m.id)) return;
+      const job = await findJob(db, m.id);
+      // Only a job nobody has taken up yet: queued, never admitted, not cleaned up.
+      if (job && job.state === 'queued' && !job.cleanedUp && !controller.isActive(m.id))
+        await controller.jobSubmitted(job);
+      return;
+    }
+    case 'cancel': {
+      const job = await findJob(db, m.id);
+      if (job && !isTerminal(job.state) && controller.isActive(m.id)) await controller.cancel(m.id, m.by);
+      return;
+    }
+    case 'queue':
+      controller.queueChanged(m.name, await findClusterQueue(db, m.name));
+      return;
+    case 'weight':
+      controller.setProjectWeight(m.project, (await findProject(db, m.project))?.weight ?? 1);
+      return;
+  }
+}
+
+/**
+ * Brings a leader's controller up to date with the store after it may have missed control
+ * messages: every queue definition and project weight, and — after the bus was away (`jobs`) —
+ * jobs submitted that it does not track and cancels it has not acted on. (Right after the rebuild
+ * on start, the jobs are up to date: the rebuild read them after the messages began to be kept.)
+ */
+export async function catchUp(db: Db, controller: ControllerPort, jobs: boolean): Promise<void> {
+  for (const job of jobs ? await loadActiveJobs(db) : []) {
+    if (job.state === 'queued' && !job.cleanedUp && !controller.isActive(job.id))
+      await controller.jobSubmitted(job);
+    else if (job.cancelRequested && !isTerminal(job.state) && controller.isActive(job.id))
+      await controller.cancel(job.id, 'a request made while the scheduler was away').catch(() => {});
+  }
+  const queues = await listClusterQueues(db);
+  const names = new Set(queues.map((q) => q.name));
+  for (const q of queues) controller.queueChanged(q.name, q);
+  for (const { name } of [...controller.queueModels()])
+    if (!names.has(name)) controller.queueChanged(name, undefined);
+  for (const p of await listProjects(db)) controller.setProjectWeight(p.name, p.weight);
+}

@@ -1,0 +1,81 @@
+/**
+ * Builds a controller with its own factories and wells: once for a single server, and once per
+ * term on the replica that leads (its factories and wells are closed with it when it steps down).
+ */
+import { dirname, resolve } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { Controller, type ControllerOptions } from '../controller/controller.js';
+import { createFactories } from '../factories/index.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { Scheduler } from '../scheduler/index.js';
+import type { ServiceContext } from '../service/context.js';
+import { ProjectTokenMinter } from '../service/project-tokens.js';
+import type { GroupCommit } from '../store/group-commit.js';
+import type { LogStore } from '../store/log-store.js';
+import type { Db } from '../store/store.js';
+import { createWells } from '../wells/index.js';
+
+export interface ControllerDeps {
+  config: Config;
+  /** The config file, whose folder relative exec programs resolve against. */
+  file: string | undefined;
+  dataDir: string;
+  /** Names what the postgres wells make: the same on every replica of an installation. */
+  installationId: string;
+  ctx: ServiceContext;
+  logs: LogStore;
+  metrics: Metrics;
+  url: () => string;
+  onError: (err: unknown, what: string) => void;
+  onJobChanged: ControllerOptions['onJobChanged'];
+}
+
+export function buildController(
+  d: ControllerDeps,
+  writes: {
+    groupCommit: GroupCommit;
+    fence?: (tx: Db) => Promise<void>;
+    onWriteFailed?: (err: unknown) => void;
+  },
+): Controller {
+  // Factories are made before the controller that listens to them: they reach it when called,
+  // which is never before it exists.
+  const factories = createFactories(
+    d.config,
+    d.dataDir,
+    {
+      handleChanged: (id, handle) => controller.handleChanged(id, handle),
+      workerLost: (id, message) => controller.workerLost(id, message),
+    },
+    {
+      agentStart: (jobId) => controller.agentStart(jobId),
+      agentHeartbeat: (jobId, waitMs) => controller.agentHeartbeat(jobId, waitMs),
+      agentFinish: (jobId, result) => controller.agentFinish(jobId, result),
+    },
+  );
+  const wells = createWells(d.config.resources, {
+    baseDir: d.file ? dirname(resolve(d.file)) : process.cwd(),
+    tokens: new ProjectTokenMinter(d.ctx, d.url),
+    configFile: d.file,
+    postgresPrefix: `berth_${d.installationId}_r`,
+  });
+  const controller: Controller = new Controller({
+    store: d.ctx.store,
+    scheduler: new Scheduler(),
+    factories,
+    wells,
+    targets: d.config.targets,
+    logs: d.logs,
+    serverUrl: d.url,
+    now: Date.now,
+    graceSeconds: d.config.graceSeconds,
+    heartbeatSeconds: d.config.heartbeatSeconds,
+    onError: d.onError,
+    groupCommit: writes.groupCommit,
+    fence: writes.fence,
+    onWriteFailed: writes.onWriteFailed,
+    metrics: d.metrics,
+    onJobChanged: d.onJobChanged,
+  });
+  return controller;
+}

@@ -1,0 +1,35 @@
+/** Opens the configured store: SQLite in the data directory, or PostgreSQL at a URL. */
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { ConfigError } from '../domain/errors.js';
+import { openPostgresStore } from '../store/postgres.js';
+import { openSqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
+
+export async function openStore(config: Config, dataDir: string): Promise<Store> {
+  if (config.database === 'sqlite') return openSqliteStore(join(dataDir, 'berth.db'));
+  try {
+    // Shorter than the lease, so that a frozen leader's open transaction cannot hold up an election.
+    return await openPostgresStore(config.database, { idleInTransactionMs: config.renewSeconds * 1000 });
+  } catch (e) {
+    throw new ConfigError('database', `cannot use ${redactUrl(config.database)}: ${describeError(e)}`);
+  }
+}
+
+/** A postgres:// URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the database URL';
+  }
+}
+
+function describeError(e: unknown): string {
+  if (e instanceof AggregateError) return [...new Set(e.errors.map(describeError))].join('; ');
+  const code = (e as { code?: unknown }).code;
+  const message = e instanceof Error ? e.message : String(e);
+  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
+}

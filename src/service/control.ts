@@ -1,0 +1,14 @@
+/**
+ * Control messages: committed changes the leading replica's controller must act on, sent by the
+ * services inside the transaction that makes the change (on PostgreSQL, through the bus; on
+ * SQLite there is one server and nothing to send). See replicas/outbox.ts.
+ */
+export type ControlMessage =
+  /** A job was submitted. */
+  | { kind: 'submitted'; id: number }
+  /** Cancelling a job was requested and recorded. */
+  | { kind: 'cancel'; id: number; by: string }
+  /** A cluster queue was created, changed or deleted. */
+  | { kind: 'queue'; name: string }
+  /** A project's fair-share weight changed (or it was created or deleted). */
+  | { kind: 'weight'; project: string };

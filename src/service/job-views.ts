@@ -1,0 +1,69 @@
+/**
+ * Jobs as the API shows them: the stored record, its worker and resource instances (two queries
+ * for a whole page), and the controller's live reason, position and blockers laid over it.
+ */
+import { isTerminal, type Job, type JobRecord } from '../domain/job.js';
+import { instancesOfJobs } from '../store/queries/resource-instances.js';
+import { iso, isoOrNull } from '../store/queries/time.js';
+import { latestWorkers } from '../store/queries/workers.js';
+import type { ServiceContext } from './context.js';
+
+type Live = Pick<Job, 'position' | 'projectPosition' | 'blockers' | 'resources' | 'worker'>;
+
+export function toJobView(r: JobRecord, live: Live): Job {
+  return {
+    id: r.id,
+    project: r.project,
+    name: r.name,
+    state: r.state,
+    reason: r.reason,
+    position: live.position,
+    projectPosition: live.projectPosition,
+    blockers: live.blockers,
+    exitCode: r.exitCode,
+    clusterQueue: r.clusterQueue,
+    target: r.target,
+    priority: r.priority,
+    priorityClass: r.spec.priorityClass ?? null,
+    requests: r.spec.requests,
+    borrowed: r.borrowed,
+    resources: live.resources,
+    worker: live.worker,
+    command: r.spec.command,
+    env: r.spec.env,
+    timeoutSeconds: r.spec.timeoutSeconds,
+    dependsOn: r.spec.dependsOn,
+    createdBy: r.createdBy,
+    attempts: r.attempts,
+    cancelRequested: r.cancelRequested,
+    createdAt: iso(r.createdAt),
+    admittedAt: isoOrNull(r.admittedAt),
+    startedAt: isoOrNull(r.startedAt),
+    finishedAt: isoOrNull(r.finishedAt),
+    cleanedUp: r.cleanedUp,
+  };
+}
+
+/** The views of `records`, in their order. `fresh`: just submitted, so no worker or instance yet. */
+export async function jobViews(ctx: ServiceContext, records: JobRecord[], fresh = false): Promise<Job[]> {
+  const ids = records.map((r) => r.id);
+  const workers = fresh ? new Map<number, never>() : await latestWorkers(ctx.store.db, ids);
+  const instances = fresh ? new Map<number, never>() : await instancesOfJobs(ctx.store.db, ids);
+  return records.map((r) => {
+    const live = isTerminal(r.state) ? undefined : ctx.runtime?.controller.explain(r.id);
+    const worker = workers.get(r.id);
+    const job = toJobView(r, {
+      position: live?.position ?? null,
+      projectPosition: live?.projectPosition ?? null,
+      blockers: live?.blockers ?? [],
+      resources: (instances.get(r.id) ?? []).map((i) => ({ type: i.type, id: i.id, state: i.state })),
+      worker: worker ? { id: worker.id, state: worker.state } : null,
+    });
+    if (live) job.reason = live.reason;
+    return job;
+  });
+}
+
+export async function jobView(ctx: ServiceContext, record: JobRecord, fresh = false): Promise<Job> {
+  return (await jobViews(ctx, [record], fresh))[0]!;
+}

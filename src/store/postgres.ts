@@ -1,0 +1,91 @@
+/**
+ * The PostgreSQL store: the same tables, migrations and queries as SQLite's, through Kysely's
+ * PostgreSQL dialect on a node-postgres pool. What several server replicas share.
+ */
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { migrate } from './migrations/index.js';
+import type { Database } from './schema.js';
+import type { Db, Store, TransactionOptions } from './store.js';
+
+/** int8 (ids, epoch-millisecond times, counts) as numbers: all stay far below 2^53. */
+const INT8 = 20;
+const builtin = pg.types.getTypeParser as (
+  oid: number,
+  format?: 'text' | 'binary',
+) => (text: string) => unknown;
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 && format !== 'binary'
+      ? Number
+      : builtin(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+export interface PostgresOptions {
+  /** Connections in the pool (default 10). */
+  max?: number;
+  /**
+   * PostgreSQL ends a session that sits idle inside a transaction this long. A replica frozen
+   * mid-transaction (a long pause, SIGSTOP) would otherwise hold its locks — the lease row's among
+   * them — and stop the others from electing a new leader until it woke. None by default.
+   */
+  idleInTransactionMs?: number;
+  /** Shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** A pool on `url` with berth's type parsing; the caller ends it. */
+export function postgresPool(url: string, opts: PostgresOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    application_name: opts.applicationName ?? 'berth',
+    connectionTimeoutMillis: 10_000,
+    types,
+    ...(opts.idleInTransactionMs ? { idle_in_transaction_session_timeout: opts.idleInTransactionMs } : {}),
+  });
+  // A connection the server drops (a restart, an admin's pg_terminate_backend) is an 'error'
+  // event — on the pool while it is idle, on the client itself while it is checked out between
+  // queries (inside a transaction). Unhandled, either would end the process; the query that next
+  // uses the connection fails instead, and a new one is opened.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
+
+export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<Store> {
+  const pool = postgresPool(url, opts);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrate(db as unknown as Kysely<unknown>, 'postgres');
+  } catch (e) {
+    await db.destroy();
+    throw e;
+  }
+  return {
+    dialect: 'postgres',
+    db,
+    transaction: <T>(fn: (tx: Db) => Promise<T>, opts: TransactionOptions = {}) =>
+      opts.isolation === 'read-committed'
+        ? db.transaction().execute(fn)
+        : serializable(() => db.transaction().setIsolationLevel('serializable').execute(fn)),
+    close: () => db.destroy(),
+  };
+}
+
+/** serialization_failure and deadlock_detected: the transaction may succeed if run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const ATTEMPTS = 8;
+
+/** Runs `attempt` again while PostgreSQL refuses it for a concurrent transaction, with jitter. */
+async function serializable<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (i >= ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * 5 * 2 ** i));
+    }
+  }
+}

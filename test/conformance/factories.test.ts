@@ -1,0 +1,43 @@
+/** Every factory kind berth has, held to the Factory contract (factory-suite.ts). */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { processesWithEnv } from '../helpers/processes.js';
+import { factoryConformance } from './factory-suite.js';
+
+factoryConformance({
+  kind: 'local',
+  longCommand: ['sleep', '300'],
+  quickCommand: ['true'],
+  outputCommand: ['sh', '-c', 'echo hello; exit 3'],
+  // A worker vanishes when the agent host that runs it dies unannounced: its job's process
+  // group is left behind, and only destroy (from the pid in the worker's handle) can end it.
+  async loseWorker() {
+    const { execFileSync } = await import('node:child_process');
+    const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'host-main'], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+    for (const pid of pids) process.kill(Number(pid), 'SIGKILL');
+  },
+  leftovers(dataDir, workerId) {
+    const workdir = join(dataDir, 'workers', String(workerId));
+    return [
+      ...(existsSync(workdir) ? [`working directory ${workdir}`] : []),
+      ...processesWithEnv((v) => v === `BERTH_WORKDIR=${workdir}`).map(
+        (pid) => `process ${pid} in ${workdir}`,
+      ),
+    ];
+  },
+});
+
+factoryConformance({
+  kind: 'simulated',
+  longCommand: ['sleep', '300'],
+  quickCommand: ['true'],
+  // A simulated worker lives only in the factory's memory: destroying it from outside is the one
+  // way to make it vanish. Its run then stops without a report, as a dead agent's would.
+  async loseWorker({ factory, workerId, handle }) {
+    await factory.destroy(workerId, handle);
+  },
+  // Nothing outside the server's process: a simulated worker leaves nothing behind by design.
+  leftovers: () => [],
+});

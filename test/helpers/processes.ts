@@ -1,0 +1,16 @@
+/** Processes on this machine found by their environment (Linux /proc): what a test left running. */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** The pids of processes with an environment variable for which `match` holds. */
+export function processesWithEnv(match: (variable: string) => boolean): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').some(match)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return pids;
+}
