@@ -122,7 +122,8 @@ export class Holdings {
       }
       const job = jobs.get(h.jobId);
       job?.holdings.delete(key);
-      const cleaned = !job || (jobs.isFinished(h.jobId) && job.holdings.size === 0);
+      const cleaned = !job || this.cleanable(job);
+      if (job && cleaned) job.cleaning = true;
       await journal.write(async ({ db }) => {
         await mark(db, 'destroyed');
         if (cleaned) await updateJob(db, h.jobId, { cleanedUp: true });
@@ -130,10 +131,12 @@ export class Holdings {
       this.all.delete(key);
       this.retries.delete(h);
       this.core.pools.of(h)?.free();
-      if (cleaned && job) {
+      if (job && cleaned) {
         journal.announce(job, 'cleaned up');
-        jobs.forget(job.id);
-        this.core.signals.forget(job.id);
+        this.forget(job);
+      } else if (job) {
+        // The job may have finished, or its last other holding gone, while this was written.
+        await this.settleCleanup(job);
       }
       this.core.wake();
     } catch (e) {
@@ -143,6 +146,30 @@ export class Holdings {
       this.retries.add(h);
       this.core.report(e, `destroy ${key}`);
     }
+  }
+
+  /** A finished job that holds nothing and whose cleanup nobody records yet. */
+  private cleanable(job: TrackedJob): boolean {
+    return this.core.jobs.isFinished(job.id) && job.holdings.size === 0 && !job.cleaning;
+  }
+
+  /**
+   * Records the cleanup of a finished job whose last holding is gone. Called after every write
+   * that may have let a job finish or drop its last holding, so that whichever of the two comes
+   * last, one of them sees both and the cleanup is recorded exactly once.
+   */
+  async settleCleanup(job: TrackedJob): Promise<void> {
+    if (!this.cleanable(job)) return;
+    job.cleaning = true;
+    await this.core.journal.write(({ db }) => updateJob(db, job.id, { cleanedUp: true }));
+    this.core.journal.announce(job, 'cleaned up');
+    this.forget(job);
+  }
+
+  /** The job is cleaned up: nothing about it needs to stay in memory. */
+  forget(job: TrackedJob): void {
+    this.core.jobs.forget(job.id);
+    this.core.signals.forget(job.id);
   }
 
   /** Tries again every failed destroy whose backoff has passed. */

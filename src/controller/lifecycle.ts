@@ -49,7 +49,7 @@ export class Lifecycle implements ProvisioningOutcomes {
   async cancel(id: number, by: string): Promise<void> {
     const { jobs, o } = this.core;
     const job = jobs.unfinished(id);
-    if (!job) throw new ConflictError(`job ${id} has already finished`);
+    if (!job || job.ending) throw new ConflictError(`job ${id} has already finished`);
     const reason = `cancelled by ${by}`;
     job.cancelRequested = true;
     if (job.state === 'queued') {
@@ -99,7 +99,7 @@ export class Lifecycle implements ProvisioningOutcomes {
 
   /** A run ended (agent report, lost worker, failed start): decide what becomes of the job. */
   async endRun(job: TrackedJob, r: FinishRequest): Promise<void> {
-    if (this.core.jobs.isFinished(job.id)) return;
+    if (this.core.jobs.isFinished(job.id) || job.ending) return;
     this.core.signals.notify(job.id);
     const evicted = job.stopping === 'preempt' || job.stopping === 'drain';
     // An evicted job goes back to its queue — unless it had already ended on its own before it
@@ -168,9 +168,16 @@ export class Lifecycle implements ProvisioningOutcomes {
   /** Records the terminal state, revokes the job's token, and starts cleanup. */
   async finish(job: TrackedJob, state: JobState, reason: string, exitCode: number | null): Promise<void> {
     const { jobs, journal, o } = this.core;
-    const holdsSomething = job.holdings.size > 0;
+    if (job.ending) return;
+    // Nothing may be handed to it while its state is written: what it holds now is all it gets.
+    job.ending = true;
+    this.provisioning.leaveWaitlist(job);
     const update: JobUpdate = { state, reason, exitCode, finishedAt: o.now() };
-    if (!holdsSomething) update.cleanedUp = true;
+    // Holding nothing, it is cleaned up in the same transaction.
+    if (job.holdings.size === 0) {
+      update.cleanedUp = true;
+      job.cleaning = true;
+    }
     const revoke = job.mayHoldToken;
     await journal.write(async ({ db, event }) => {
       await updateJob(db, job.id, update);
@@ -181,12 +188,12 @@ export class Lifecycle implements ProvisioningOutcomes {
     jobs.setState(job, state);
     o.metrics?.jobFinished(state);
     jobs.markFinished(job);
-    this.provisioning.leaveWaitlist(job);
     o.logs.ended(job.id);
-    if (holdsSomething) this.holdings.releaseAll(job);
+    if (job.cleaning) this.holdings.forget(job);
     else {
-      jobs.forget(job.id);
-      this.core.signals.forget(job.id);
+      this.holdings.releaseAll(job);
+      // Its last holding may have gone while the state was written.
+      await this.holdings.settleCleanup(job);
     }
     await this.settleDependents(job.id, state);
     this.core.wake();

@@ -37,6 +37,13 @@ export interface TrackedJob extends ActiveJob {
   createFailures: number;
   /** Whether an agent token may exist for it (none is made for in-process workers). */
   mayHoldToken: boolean;
+  /**
+   * Set the moment its terminal state starts being written: from then on nothing is handed to
+   * it and no second ending is begun, though the store may not have the state yet.
+   */
+  ending: boolean;
+  /** Set once its cleanup is being recorded, so that it is recorded once. */
+  cleaning: boolean;
 }
 
 /** A job's requests as integer amounts, with the implicit `jobs: 1`. */
@@ -102,6 +109,8 @@ export class TrackedJobs {
       createFailures: 0,
       // A queued job never holds one: requeue and finish delete it with the state change.
       mayHoldToken: r.state !== 'queued',
+      ending: false,
+      cleaning: false,
     };
     this.jobs.set(job.id, job);
     if (job.state === 'running') this.countRunning(job.queue, 1);
