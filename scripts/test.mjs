@@ -4,6 +4,7 @@
 // dialects. BERTH_TEST_STORE=sqlite or =postgres runs one.
 // Usage: node scripts/test.mjs [path-substring ...]   e.g. `node scripts/test.mjs scheduler`
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -27,14 +28,18 @@ if (files.length === 0) {
 
 const PG_URL = process.env.BERTH_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** Drops the databases the suite made and did not drop (servers killed by tests, a crashed run). */
+// Names this run's test databases (test/helpers/store.ts), so that its clean-up drops only its own:
+// two runs on one PostgreSQL server (a developer's and CI's) must not drop each other's.
+const RUN = process.env.BERTH_TEST_RUN ?? randomBytes(4).toString('hex');
+
+/** Drops the databases this run made and did not drop (servers killed by tests). */
 async function dropTestDatabases() {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
-    const { rows } = await client.query(
-      "SELECT datname FROM pg_database WHERE datname LIKE 'berth\\_test\\_%'",
-    );
+    const { rows } = await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+      `berth\\_test\\_${RUN}\\_%`,
+    ]);
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   } finally {
     await client.end();
@@ -50,7 +55,7 @@ for (const store of stores) {
     ['--import', 'tsx', '--test', '--test-reporter=spec', ...files],
     {
       stdio: 'inherit',
-      env: { ...process.env, BERTH_TEST: '1', BERTH_TEST_STORE: store },
+      env: { ...process.env, BERTH_TEST: '1', BERTH_TEST_STORE: store, BERTH_TEST_RUN: RUN },
     },
   );
   if (store === 'postgres') await dropTestDatabases();

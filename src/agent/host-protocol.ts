@@ -1,8 +1,17 @@
 /** Messages between the server's local factory and its agent host child process (Node IPC). */
+import type { JobCgroup } from './cgroups.js';
 import type { FinishRequest } from './protocol.js';
 
 export type HostCommand =
-  | { type: 'start'; workerId: number; url: string; token: string; workdir: string }
+  | {
+      type: 'start';
+      workerId: number;
+      url: string;
+      token: string;
+      workdir: string;
+      /** The cgroups made for the job, which it joins before its command runs. */
+      cgroup?: JobCgroup;
+    }
   | { type: 'kill'; workerId: number };
 
 export type HostEvent =

@@ -7,11 +7,14 @@
  * If the server dies, the IPC channel closes and the host kills every job it runs before exiting:
  * nothing is left running that no server knows about.
  */
+import { removeCgroup } from './cgroups.js';
 import type { HostCommand, HostEvent } from './host-protocol.js';
 import { killGroup } from './process-group.js';
 import { runJob } from './run-job.js';
 
 const pids = new Map<number, number>();
+/** The cgroups of the jobs running here, removed by the factory on destroy — or here on exit. */
+const cgroups = new Map<number, string[]>();
 
 function send(e: HostEvent): void {
   // With a callback, a failed send (the server just went away) is not an 'error' event that
@@ -20,11 +23,13 @@ function send(e: HostEvent): void {
 }
 
 function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
+  if (cmd.cgroup) cgroups.set(cmd.workerId, cmd.cgroup.dirs);
   runJob({
     url: cmd.url,
     token: cmd.token,
     workdir: cmd.workdir,
     env: { BERTH_WORKER_ID: String(cmd.workerId) },
+    cgroup: cmd.cgroup,
     onSpawn: (pid) => {
       pids.set(cmd.workerId, pid);
       send({ type: 'spawned', workerId: cmd.workerId, pid });
@@ -47,12 +52,16 @@ export function runAgentHost(): void {
       const pid = pids.get(msg.workerId);
       if (pid) killGroup(pid, 'SIGKILL');
       pids.delete(msg.workerId);
+      cgroups.delete(msg.workerId);
       send({ type: 'killed', workerId: msg.workerId });
     }
   });
   process.on('disconnect', () => {
     for (const pid of pids.values()) killGroup(pid, 'SIGKILL');
-    process.exit(0);
+    // No factory is left to remove the jobs' cgroups (a next server would, at its start).
+    void Promise.allSettled([...cgroups.values()].map((dirs) => removeCgroup(dirs, 2000))).then(() =>
+      process.exit(0),
+    );
   });
   send({ type: 'ready' });
 }

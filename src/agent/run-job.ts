@@ -6,7 +6,9 @@
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { constants } from 'node:os';
+import { joinArgv, outOfMemory, type JobCgroup } from './cgroups.js';
 import { AgentClient, AgentHttpError } from './client.js';
+import { commandError } from './find-command.js';
 import { LogUploader } from './log-uploader.js';
 import type { FinishRequest, HeartbeatResponse, StartResponse } from './protocol.js';
 import { killGroup } from './process-group.js';
@@ -20,6 +22,8 @@ export interface RunJobOptions {
   /** Called once the job's process exists, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
   retryForMs?: number;
+  /** The cgroups the job runs in (the local factory's enforcement of its requests). */
+  cgroup?: JobCgroup;
 }
 
 /** Variables passed through from the agent's own environment; everything else stays out. */
@@ -62,6 +66,14 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   const spec = (await client.post<StartResponse>('/start'))!;
   const logs = new LogUploader(client);
   const result = await execute(opts, spec, client, logs);
+  // The kernel's OOM kill looks like any SIGKILL from inside; only the group can tell.
+  if (opts.cgroup && result.outcome === 'exited' && result.exitCode !== 0) {
+    const oom = await outOfMemory(opts.cgroup, result);
+    if (oom) {
+      result.message = oom;
+      logs.write(`berth: ${oom}\n`);
+    }
+  }
   try {
     await logs.flush();
   } catch {
@@ -78,15 +90,29 @@ function execute(
   logs: LogUploader,
 ): Promise<FinishRequest> {
   return new Promise((resolve) => {
-    const [file, ...args] = spec.command;
+    const file = spec.command[0];
     let stopping: 'timeout' | 'cancelled' | undefined;
     let stopReason: string | undefined;
     let done = false;
     const timers: NodeJS.Timeout[] = [];
 
-    const child = spawn(file!, args, {
+    const env = jobEnv(opts, spec);
+    const cannotRun = (code: string | undefined, detail: string): FinishRequest => {
+      const message =
+        code === 'ENOENT'
+          ? `cannot run ${JSON.stringify(file)}: command not found`
+          : `cannot run ${JSON.stringify(file)}: ${detail}`;
+      logs.write(`berth: ${message}\n`);
+      return { outcome: 'start-failed', exitCode: 127, signal: null, message };
+    };
+    if (opts.cgroup) {
+      const code = commandError(file!, opts.workdir, env.PATH);
+      if (code) return resolve(cannotRun(code, `spawn ${file} ${code}`));
+    }
+    const [program, ...argv] = opts.cgroup ? joinArgv(opts.cgroup, spec.command) : spec.command;
+    const child = spawn(program!, argv, {
       cwd: opts.workdir,
-      env: jobEnv(opts, spec),
+      env,
       detached: true, // its own process group, so stopping it stops everything it started
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -112,14 +138,7 @@ function execute(
       timers.push(setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), spec.graceSeconds * 1000));
     };
 
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      const message =
-        err.code === 'ENOENT'
-          ? `cannot run ${JSON.stringify(file)}: command not found`
-          : `cannot run ${JSON.stringify(file)}: ${err.message}`;
-      logs.write(`berth: ${message}\n`);
-      finish({ outcome: 'start-failed', exitCode: 127, signal: null, message });
-    });
+    child.on('error', (err: NodeJS.ErrnoException) => finish(cannotRun(err.code, err.message)));
 
     child.on('spawn', () => {
       if (child.pid) opts.onSpawn?.(child.pid);

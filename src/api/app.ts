@@ -9,11 +9,15 @@ import Fastify, {
   type FastifyReply,
   type FastifyServerOptions,
 } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import { BerthError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
+import { authorizeCall } from '../service/access.js';
 import { authenticate } from '../service/authenticate.js';
 import type { ServiceContext } from '../service/context.js';
 import { installErrorHandlers } from './errors.js';
 import { installForwarding } from './forward.js';
+import { toOpenApi30 } from './schemas.js';
 import { validatorCompiler } from './validation.js';
 import { metaRoutes } from './routes/meta.js';
 import { projectRoutes } from './routes/projects.js';
@@ -72,6 +76,8 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    // The document declares OpenAPI 3.0: its schemas in 3.0's dialect (see toOpenApi30).
+    transform: ({ schema, url }) => ({ schema: toOpenApi30(schema), url }),
   });
 
   app.decorateRequest('principal', null as never);
@@ -80,9 +86,28 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     const header = request.headers.authorization;
     const token = /^bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]; // the scheme is case-insensitive (RFC 7235)
     request.principal = await authenticate(ctx, token);
+    // Before any handler, so that no route is open to a limited token unless access.ts lists it.
+    const url = request.routeOptions.url;
+    authorizeCall(
+      request.principal,
+      request.method,
+      url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : url,
+    );
   });
   // After authentication: a follower checks the token itself before it hands a request on.
   installForwarding(app, ctx);
+  // Bodies are read as sent: a compressed one would be parsed as text or as malformed JSON.
+  // RFC 9110 (15.5.16, 12.5.3): 415, saying which codings are accepted.
+  app.addHook('preParsing', async (request, reply) => {
+    const codings = bodyCodings(request.headers);
+    if (codings.length === 0) return;
+    void reply.header('accept-encoding', 'identity');
+    throw new BerthError(
+      'unsupported_media_type',
+      415,
+      `unsupported Content-Encoding "${codings.join(', ')}": send the request body uncompressed`,
+    );
+  });
 
   await app.register(
     async (api) => {
@@ -103,4 +128,14 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   // The dashboard, outside the API prefix: every other GET path.
   await webRoutes(app, opts.webRoot);
   return app;
+}
+
+/** The content codings other than identity that a request's body says it carries. */
+function bodyCodings(headers: IncomingHttpHeaders): string[] {
+  const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
+  if (!hasBody) return [];
+  return (headers['content-encoding'] ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
 }

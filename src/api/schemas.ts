@@ -126,3 +126,28 @@ export const ProjectDetailViewSchema = view(
   },
   'a project with its members and privileges',
 );
+
+/**
+ * The schemas are JSON Schema draft 7 (what Ajv checks); the document @fastify/swagger serves
+ * declares OpenAPI 3.0, whose schemas spell an exclusive bound draft 4's way: a boolean beside
+ * `minimum`/`maximum` (weight > 0 is `minimum: 0, exclusiveMinimum: true`, not
+ * `exclusiveMinimum: 0`). Returns a copy in 3.0's spelling; validation keeps the original.
+ */
+export function toOpenApi30<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((s: unknown) => toOpenApi30(s)) as T;
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = toOpenApi30(value);
+  for (const [exclusive, bound, sign] of [
+    ['exclusiveMinimum', 'minimum', 1],
+    ['exclusiveMaximum', 'maximum', -1],
+  ] as const) {
+    const limit = out[exclusive];
+    if (typeof limit !== 'number') continue;
+    const inclusive = out[bound];
+    // Both given: the tighter wins (x >= 5 and x > 0 is x >= 5).
+    if (typeof inclusive === 'number' && sign * (inclusive - limit) > 0) delete out[exclusive];
+    else Object.assign(out, { [bound]: limit, [exclusive]: true });
+  }
+  return out as T;
+}

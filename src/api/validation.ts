@@ -2,6 +2,7 @@
  * Fastify's schema compiler, configured for a strict API: bodies are never coerced (a string
  * where a number belongs is an error) and unknown fields are refused, not silently dropped.
  * Path and query parameters arrive as strings, so they alone are coerced to the schema's type.
+ * No value may be infinite or NaN, whatever its schema says (see `nonFinitePath`).
  */
 import { Ajv } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
@@ -21,7 +22,49 @@ const coercingAjv = new Ajv({
   strict: false,
 });
 
+/** Deeper than any schema of the API goes: data below it is refused by Ajv for its type anyway. */
+const MAX_DEPTH = 32;
+
+/**
+ * The JSON pointer (as Ajv's `instancePath`) of a number in `data` that is not finite, if any.
+ * JSON.parse reads a number too large for a double (1e400) as Infinity, and Ajv coerces the query
+ * string "Infinity" to it; Ajv's `integer`, `minimum` and unions let both through (its
+ * `strictNumbers` does not re-check a coerced value). No field of the API means "infinite", so
+ * every validated value is walked once, here, for every route. Iterative, and no deeper than
+ * MAX_DEPTH, so a deeply nested body costs no stack and gives no endless field name.
+ */
+export function nonFinitePath(data: unknown): string | undefined {
+  const stack: [unknown, string, number][] = [[data, '', 0]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [value, path, depth] = item;
+    if (typeof value === 'number' && !Number.isFinite(value)) return path;
+    if (typeof value !== 'object' || value === null || depth === MAX_DEPTH) continue;
+    for (const [key, child] of Object.entries(value)) {
+      stack.push([child, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
-  return ajv.compile(schema);
+  const validate = (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema);
+  const check: ReturnType<FastifySchemaCompiler<object>> = (data: unknown): boolean => {
+    const valid = validate(data); // first: it coerces path and query strings in place
+    const at = nonFinitePath(data);
+    if (at !== undefined) {
+      check.errors = [
+        {
+          keyword: 'finite',
+          instancePath: at,
+          schemaPath: '',
+          params: {},
+          message: 'must be a finite number',
+        },
+      ];
+      return false;
+    }
+    check.errors = validate.errors;
+    return valid;
+  };
+  return check;
 };

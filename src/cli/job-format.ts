@@ -65,6 +65,8 @@ export function describeBlocker(b: Blocker): string {
       return `${count(b.jobsAhead, 'job')} ahead in queue ${b.queue}`;
     case 'preemption':
       return `waiting for preempted ${b.victims.length === 1 ? 'job' : 'jobs'} ${b.victims.join(', ')} to stop`;
+    case 'privilege':
+      return `project ${b.project} no longer holds privilege ${b.privilege} (berth project grant ${b.project} ${b.privilege})`;
   }
 }
 

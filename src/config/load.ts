@@ -75,8 +75,10 @@ export function resolveConfig(
   const factories: Record<string, FactoryConfig> = {};
   for (const [name, f] of Object.entries(raw.factories ?? { local: { kind: 'local' as const } })) {
     checkName(`factories.${name}`, name, file);
+    if (f.kind !== 'local' && (f.cgroups !== undefined || f.pidsLimit !== undefined))
+      throw new ConfigError(`factories.${name}`, 'cgroups and pidsLimit are for a local factory only', file);
     factories[name] = {
-      kind: f.kind,
+      ...f,
       capacity: f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism()),
     };
   }

@@ -4,6 +4,7 @@
  * without reaching into the server that loads the file (load.ts).
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { PROJECT_TOKEN_ACCESS } from '../domain/project-token-access.js';
 
 const Capacity = Type.Integer({ minimum: 1, description: 'instances alive at once' });
 const Privilege = Type.String({ minLength: 1 });
@@ -15,9 +16,17 @@ export const FACTORY_KINDS = ['local', 'simulated'] as const;
 export const SIMULATED_CAPACITY = 10_000;
 export const RESOURCE_KINDS = ['semaphore', 'exec', 'postgres', 'token'] as const;
 
+/** local: whether jobs' requests are enforced with cgroups (docs/CONFIGURATION.md). */
+export const CGROUPS_MODES = ['auto', 'off', 'required'] as const;
+export type CgroupsMode = (typeof CGROUPS_MODES)[number];
+
 const FactorySchema = strict({
   kind: Type.Union(FACTORY_KINDS.map((k) => Type.Literal(k))),
   capacity: Type.Optional(Capacity),
+  /** local: `auto` (default) where the machine allows; `required`: else refuse to start; `off`. */
+  cgroups: Type.Optional(Type.Union(CGROUPS_MODES.map((m) => Type.Literal(m)))),
+  /** local, with cgroups: the most processes (and threads) one job may have at once. */
+  pidsLimit: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 const TargetSchema = strict({ factory: Type.String(), privilege: Type.Optional(Privilege) });
 const ResourceSchema = strict({
@@ -29,6 +38,8 @@ const ResourceSchema = strict({
   prefix: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,40}$' })),
   create: Type.Optional(Type.String()),
   destroy: Type.Optional(Type.String()),
+  /** token: what its token may do in the job's project (default `read`; see domain/tokens.ts). */
+  access: Type.Optional(Type.Union(PROJECT_TOKEN_ACCESS.map((a) => Type.Literal(a)))),
 });
 
 export const ConfigSchema = strict({
@@ -50,7 +61,7 @@ export const ConfigSchema = strict({
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
-export type FactoryConfig = Required<Static<typeof FactorySchema>>;
+export type FactoryConfig = Static<typeof FactorySchema> & { capacity: number };
 export type TargetConfig = Static<typeof TargetSchema>;
 export type ResourceConfig = Static<typeof ResourceSchema>;
 

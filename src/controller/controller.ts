@@ -26,6 +26,7 @@ import { Journal } from './journal.js';
 import { Lifecycle } from './lifecycle.js';
 import { ReconcileLoop } from './loop.js';
 import { Pool, Pools } from './pool.js';
+import { ProjectGates } from './project-gates.js';
 import type { ControllerPort, LiveQueueFigures, LiveStatus } from './port.js';
 import { Provisioning } from './provisioning.js';
 import { QueueModels } from './queue-models.js';
@@ -46,6 +47,7 @@ export class Controller implements ControllerPort, FactoryListener {
   private readonly loop: ReconcileLoop;
   private readonly desk: AgentDesk;
   private readonly read: ReadModel;
+  private readonly gates: ProjectGates;
   private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: ControllerOptions) {
@@ -64,7 +66,8 @@ export class Controller implements ControllerPort, FactoryListener {
     this.queues = new QueueModels(o.scheduler);
     this.holdings = new Holdings(this.core);
     this.provisioning = new Provisioning(this.core, this.holdings, () => this.lifecycle);
-    this.lifecycle = new Lifecycle(this.core, this.holdings, this.provisioning);
+    this.gates = new ProjectGates(this.core);
+    this.lifecycle = new Lifecycle(this.core, this.holdings, this.provisioning, this.gates);
     this.loop = new ReconcileLoop(this.core, this.lifecycle, this.provisioning);
     this.desk = new AgentDesk(this.core, this.holdings, this.lifecycle);
     this.read = new ReadModel(this.core, this.queues);
@@ -77,7 +80,14 @@ export class Controller implements ControllerPort, FactoryListener {
 
   /** Rebuilds the model from the store, reconciles leftover workers, and starts the loop. */
   async start(): Promise<void> {
-    const restore = new Restore(this.core, this.queues, this.holdings, this.lifecycle, this.provisioning);
+    const restore = new Restore(
+      this.core,
+      this.queues,
+      this.holdings,
+      this.lifecycle,
+      this.provisioning,
+      this.gates,
+    );
     const leftovers = await restore.run();
     this.core.journal.started();
     for (const h of leftovers) void this.holdings.destroy(h);
@@ -119,6 +129,18 @@ export class Controller implements ControllerPort, FactoryListener {
   setProjectWeight(project: string, weight: number): void {
     this.o.scheduler.setProjectWeight(project, weight);
     this.loop.wake();
+  }
+
+  projectMoved(project: string, queue: string): void {
+    this.gates.moveQueued(project, queue);
+  }
+
+  projectPrivileges(project: string, privileges: string[]): Promise<void> {
+    return this.gates.setPrivileges(project, privileges);
+  }
+
+  projectDeleted(project: string, archivedAs: string, jobIds: number[]): void {
+    this.gates.archive(project, archivedAs, jobIds);
   }
 
   // ---- the agent protocol

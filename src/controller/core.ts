@@ -23,6 +23,8 @@ export interface ControllerOptions {
   factories: Map<string, Factory>;
   wells: Map<string, Well>;
   targets: Record<string, TargetConfig>;
+  /** The resource types, for the privileges their use needs. */
+  resources?: Record<string, { privilege?: string }>;
   logs: LogStore;
   /** Where agents reach the server (known once it listens). */
   serverUrl: () => string;

@@ -10,6 +10,7 @@ import { findJobState, updateJob, type JobUpdate } from '../store/queries/jobs.j
 import { deleteJobTokens } from '../store/queries/tokens.js';
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
+import type { ProjectGates } from './project-gates.js';
 import type { Provisioning, ProvisioningOutcomes } from './provisioning.js';
 import { workloadOf, type StopKind, type TrackedJob } from './tracked-jobs.js';
 
@@ -18,9 +19,13 @@ export class Lifecycle implements ProvisioningOutcomes {
     private readonly core: ControllerCore,
     private readonly holdings: Holdings,
     private readonly provisioning: Provisioning,
+    private readonly gates: ProjectGates,
   ) {}
 
-  /** Hands the job to the scheduler, or parks it until its dependencies succeed. */
+  /**
+   * Hands the job to the scheduler, or parks it until its dependencies succeed or its project
+   * holds the privileges it needs again.
+   */
   async enqueueWhenReady(job: TrackedJob): Promise<void> {
     const { jobs, o } = this.core;
     const waiting: number[] = [];
@@ -38,6 +43,8 @@ export class Lifecycle implements ProvisioningOutcomes {
       for (const dep of waiting) jobs.addDependent(dep, job.id);
       return;
     }
+    const lacking = this.gates.missing(job);
+    if (lacking) return this.gates.park(job, lacking);
     jobs.inScheduler++;
     o.scheduler.enqueue(workloadOf(job));
   }
@@ -120,6 +127,8 @@ export class Lifecycle implements ProvisioningOutcomes {
     if (r.outcome === 'timeout') return ['failed', r.message ?? `timed out after ${job.timeoutSeconds}s`];
     if (r.outcome === 'start-failed') return ['failed', r.message ?? 'could not start'];
     if (r.exitCode === 0) return ['succeeded', 'exited with code 0'];
+    // The agent's own account comes first (e.g. "killed: out of memory (limit 64Mi)").
+    if (r.message) return ['failed', r.message];
     return [
       'failed',
       r.signal ? `killed by ${r.signal} (exit code ${r.exitCode})` : `exited with code ${r.exitCode}`,
@@ -162,6 +171,9 @@ export class Lifecycle implements ProvisioningOutcomes {
     jobs.inScheduler++;
     o.scheduler.requeue(job.id);
     this.holdings.releaseAll(job);
+    // Back in its queue, it needs its privileges again, as any queued job.
+    const lacking = this.gates.missing(job);
+    if (lacking) await this.gates.park(job, lacking);
     this.core.wake();
   }
 

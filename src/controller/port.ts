@@ -43,6 +43,12 @@ export interface ControllerPort extends AgentProtocol {
   queueChanged(name: string, queue: ClusterQueue | undefined): void;
   /** A project's fair-share weight changed (or is loaded on start). */
   setProjectWeight(project: string, weight: number): void;
+  /** A project now uses cluster queue `queue` (its queued jobs were moved there in the store). */
+  projectMoved(project: string, queue: string): void;
+  /** A project now holds exactly `privileges` (a grant or a revoke). */
+  projectPrivileges(project: string, privileges: string[]): Promise<void>;
+  /** A project was deleted; its jobs `jobIds` still unfinished are now filed under `archivedAs`. */
+  projectDeleted(project: string, archivedAs: string, jobIds: number[]): void;
 
   // ---- the read side, from memory
   /** The live reason and position of an unfinished job; undefined once it has finished. */

@@ -179,6 +179,7 @@ export class Provisioning {
         target: job.target,
         url: o.serverUrl(),
         token,
+        requests: job.requests,
       });
       await journal.write(({ db }) =>
         updateWorker(db, workerId, { state: 'ready', handle: record.handle }, o.now()),

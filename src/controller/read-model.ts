@@ -4,6 +4,7 @@
  */
 import type { QueueFigures } from '../scheduler/types.js';
 import type { ControllerCore } from './core.js';
+import { ProjectGates } from './project-gates.js';
 import type { LiveQueueFigures, LiveStatus } from './port.js';
 import type { QueueModels } from './queue-models.js';
 
@@ -22,6 +23,10 @@ export class ReadModel {
       if (job.waitingFor.length > 0) {
         const s = job.waitingFor.length > 1 ? 's' : '';
         return { reason: `waiting for job${s} ${job.waitingFor.join(', ')} to succeed`, position: null };
+      }
+      if (job.parkedFor !== null) {
+        const reason = ProjectGates.reason(job, job.parkedFor);
+        return { reason, position: null, blockers: [ProjectGates.blocker(job, job.parkedFor)] };
       }
       const e = this.core.o.scheduler.explain(id);
       return (

@@ -11,11 +11,13 @@
 import { isTerminal, type JobRecord } from '../domain/job.js';
 import { listClusterQueues } from '../store/queries/cluster-queues.js';
 import { loadActiveJobs, updateJob } from '../store/queries/jobs.js';
+import { listAllPrivileges } from '../store/queries/projects.js';
 import { loadLiveInstances } from '../store/queries/resource-instances.js';
 import { loadLiveWorkers } from '../store/queries/workers.js';
 import type { ControllerCore } from './core.js';
 import { newHolding, type Holding, type Holdings } from './holdings.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { ProjectGates } from './project-gates.js';
 import type { Provisioning } from './provisioning.js';
 import { toQueueModel, type QueueModels } from './queue-models.js';
 import { workloadOf } from './tracked-jobs.js';
@@ -27,12 +29,14 @@ export class Restore {
     private readonly holdings: Holdings,
     private readonly lifecycle: Lifecycle,
     private readonly provisioning: Provisioning,
+    private readonly gates: ProjectGates,
   ) {}
 
   /** Rebuilds the model; returns what the previous run left, to be destroyed once it is done. */
   async run(): Promise<Holding[]> {
     const db = this.core.o.store.db;
     for (const q of await listClusterQueues(db)) this.queues.upsert(toQueueModel(q));
+    this.gates.load(await listAllPrivileges(db));
     const leftovers: Holding[] = [];
     for (const w of await loadLiveWorkers(db)) {
       const h = newHolding('worker', w.id, w.jobId, w.factory);

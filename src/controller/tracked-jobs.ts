@@ -44,6 +44,8 @@ export interface TrackedJob extends ActiveJob {
   ending: boolean;
   /** Set once its cleanup is being recorded, so that it is recorded once. */
   cleaning: boolean;
+  /** A privilege its project lost while it was queued: it waits outside the scheduler for it. */
+  parkedFor: string | null;
 }
 
 /** A job's requests as integer amounts, with the implicit `jobs: 1`. */
@@ -111,6 +113,7 @@ export class TrackedJobs {
       mayHoldToken: r.state !== 'queued',
       ending: false,
       cleaning: false,
+      parkedFor: null,
     };
     this.jobs.set(job.id, job);
     if (job.state === 'running') this.countRunning(job.queue, 1);
@@ -160,6 +163,12 @@ export class TrackedJobs {
     if (job) this.withWorker.delete(job);
     this.jobs.delete(id);
     this.finished.delete(id);
+  }
+
+  /** The project's queued jobs (a walk over every tracked job: for rare changes to a project). */
+  *queuedOf(project: string): Iterable<TrackedJob> {
+    for (const job of this.jobs.values())
+      if (job.project === project && job.state === 'queued' && !this.finished.has(job.id)) yield job;
   }
 
   /** `id` waits for `dependency` to end. */

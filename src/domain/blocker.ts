@@ -15,4 +15,6 @@ export type Blocker =
   | { kind: 'hold'; queue: string; stopPolicy: StopPolicy }
   | { kind: 'queue-missing'; queue: string }
   | { kind: 'ahead'; queue: string; jobsAhead: number }
-  | { kind: 'preemption'; victims: number[] };
+  | { kind: 'preemption'; victims: number[] }
+  /** Its project lost a privilege the job needs (revoked while the job was queued). */
+  | { kind: 'privilege'; project: string; privilege: string };

@@ -1,4 +1,6 @@
 /** Users and the principals that requests act as. */
+import type { ProjectTokenAccess } from './project-token-access.js';
+
 export interface User {
   id: number;
   name: string;
@@ -10,8 +12,11 @@ export interface User {
 export type Principal =
   | { kind: 'user'; user: User }
   | { kind: 'job'; jobId: number }
-  /** A token from the `token` well: a member of one project, on behalf of one running job. */
-  | { kind: 'project'; project: string; jobId: number };
+  /**
+   * A token from the `token` well, on behalf of one running job: reads its one project, and with
+   * `access: submit` also submits and cancels jobs there (service/access.ts decides).
+   */
+  | { kind: 'project'; project: string; jobId: number; access: ProjectTokenAccess };
 
 /** `GET /whoami`: the caller. Job and project tokens name the job they act for. */
 export type WhoAmI =

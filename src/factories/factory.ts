@@ -3,6 +3,7 @@
  * asking the factory to create it and keeps the record until the factory confirms destruction.
  */
 import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
+import type { Amounts } from '../domain/quantity.js';
 import type { WorkerHandle } from '../domain/worker.js';
 
 export type { WorkerHandle };
@@ -15,6 +16,8 @@ export interface WorkerRequest {
   url: string;
   /** The agent's job-scoped token; null for an in-process factory, whose agent needs none. */
   token: string | null;
+  /** The job's requests (cpu in millicores, memory in bytes), for a factory that enforces them. */
+  requests?: Amounts;
 }
 
 /** What a factory tells the controller on its own initiative. */

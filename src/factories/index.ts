@@ -14,7 +14,17 @@ export function createFactories(
   for (const [name, f] of Object.entries(config.factories)) {
     switch (f.kind) {
       case 'local':
-        factories.set(name, new LocalFactory({ name, capacity: f.capacity, dataDir, listener }));
+        factories.set(
+          name,
+          new LocalFactory({
+            name,
+            capacity: f.capacity,
+            dataDir,
+            listener,
+            cgroups: f.cgroups,
+            pidsLimit: f.pidsLimit,
+          }),
+        );
         break;
       case 'simulated':
         factories.set(name, new SimulatedFactory({ name, capacity: f.capacity, listener, agent }));

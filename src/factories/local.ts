@@ -1,14 +1,18 @@
 /**
  * The `local` factory: a worker is a working directory under DATA/workers plus the job's process
- * group on this machine, run by one shared agent host process (see agent/host.ts).
+ * group on this machine, run by one shared agent host process (see agent/host.ts), and — where
+ * the machine allows — cgroups that enforce the job's requests (see cgroups.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeCgroup, type JobCgroup } from '../agent/cgroups.js';
 import type { HostCommand, HostEvent } from '../agent/host-protocol.js';
 import { groupAlive, killGroup } from '../agent/process-group.js';
+import type { CgroupsMode } from '../config/schema.js';
+import { CgroupEnforcement } from './cgroups.js';
 import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
 
 /** The host's entry point, as .ts under tsx (tests) or .js when built. */
@@ -21,6 +25,10 @@ export interface LocalFactoryOptions {
   capacity: number;
   dataDir: string;
   listener: FactoryListener;
+  /** Enforce jobs' requests with cgroups: `auto` (default), `off`, or `required`. */
+  cgroups?: CgroupsMode;
+  /** With cgroups: the most processes one job may have. */
+  pidsLimit?: number;
 }
 
 export class LocalFactory implements Factory {
@@ -33,10 +41,27 @@ export class LocalFactory implements Factory {
   private readonly live = new Set<number>();
   private readonly killWaiters = new Map<number, () => void>();
   private closing = false;
+  /** What this machine lets the factory enforce (throws at construction for an unmet `required`). */
+  readonly enforcement: CgroupEnforcement;
+  /** The removal of groups that servers which died left, which the first job waits for. */
+  private readonly swept: Promise<void>;
+  private readonly cgroups = new Map<number, JobCgroup>();
 
   constructor(private readonly opts: LocalFactoryOptions) {
     this.name = opts.name;
     this.capacity = opts.capacity;
+    this.enforcement = CgroupEnforcement.open({
+      factory: opts.name,
+      dataDir: opts.dataDir,
+      mode: opts.cgroups ?? 'auto',
+      pidsLimit: opts.pidsLimit,
+    });
+    this.swept = this.enforcement.removeStale();
+  }
+
+  /** The directories of a running worker's cgroups (none when its job requests nothing enforced). */
+  cgroupDirs(workerId: number): string[] {
+    return this.cgroups.get(workerId)?.dirs ?? [];
   }
 
   private workdir(workerId: number): string {
@@ -101,9 +126,21 @@ export class LocalFactory implements Factory {
     const token = req.token;
     const workdir = this.workdir(req.workerId);
     mkdirSync(workdir, { recursive: true, mode: 0o700 });
-    const host = await this.startHost();
+    await this.swept;
+    const cgroup = this.enforcement.enabled
+      ? await this.enforcement.create(req.jobId, req.workerId, req.requests)
+      : undefined;
+    let host: ChildProcess;
+    try {
+      host = await this.startHost();
+    } catch (e) {
+      // No worker is recorded as made, so no destroy will come for its group.
+      if (cgroup) await removeCgroup(cgroup.dirs).catch(() => {});
+      throw e;
+    }
+    if (cgroup) this.cgroups.set(req.workerId, cgroup);
     this.live.add(req.workerId);
-    this.send(host, { type: 'start', workerId: req.workerId, url: req.url, token, workdir });
+    this.send(host, { type: 'start', workerId: req.workerId, url: req.url, token, workdir, cgroup });
     return { workdir };
   }
 
@@ -123,6 +160,13 @@ export class LocalFactory implements Factory {
       // A worker from before a restart: its process group may have outlived the old host.
       killGroup(handle.pid, 'SIGKILL');
     }
+    // After the kill: what is left in the job's groups (e.g. a daemon that left its process
+    // group) is killed with them.
+    const cgroup = this.cgroups.get(workerId);
+    if (cgroup) {
+      await removeCgroup(cgroup.dirs);
+      this.cgroups.delete(workerId);
+    }
     // Asynchronous: removing a tree costs milliseconds here, and the server's loop has other work.
     await rm(handle?.workdir ?? this.workdir(workerId), { recursive: true, force: true });
   }
@@ -130,11 +174,14 @@ export class LocalFactory implements Factory {
   async close(): Promise<void> {
     this.closing = true;
     const host = this.host;
-    if (!host) return;
-    await new Promise<void>((resolve) => {
-      host.once('exit', () => resolve());
-      host.disconnect(); // the host kills its jobs and exits
-    });
+    if (host) {
+      await new Promise<void>((resolve) => {
+        host.once('exit', () => resolve());
+        host.disconnect(); // the host kills its jobs, removes their cgroups and exits
+      });
+    }
+    await this.swept;
+    this.enforcement.close();
   }
 }
 

@@ -69,6 +69,18 @@ export class FollowerPort implements ControllerPort {
     this.tell({ kind: 'weight', project });
   }
 
+  projectMoved(project: string): void {
+    this.tell({ kind: 'project', project });
+  }
+
+  async projectPrivileges(project: string): Promise<void> {
+    this.tell({ kind: 'project', project });
+  }
+
+  projectDeleted(project: string, archivedAs: string): void {
+    this.tell({ kind: 'project-deleted', project, archivedAs });
+  }
+
   /** No live overlay here: the job shows its recorded reason. */
   explain(): LiveStatus | undefined {
     return undefined;

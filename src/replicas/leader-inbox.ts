@@ -6,8 +6,8 @@
 import type { ControllerPort } from '../controller/port.js';
 import { isTerminal } from '../domain/job.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
-import { findJob, loadActiveJobs } from '../store/queries/jobs.js';
-import { findProject, listProjects } from '../store/queries/projects.js';
+import { findJob, loadActiveJobs, unfinishedJobIds } from '../store/queries/jobs.js';
+import { findProject, listAllPrivileges, listPrivileges, listProjects } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
 import type { ControlMessage } from './messages.js';
 
@@ -32,6 +32,16 @@ export async function applyControl(db: Db, controller: ControllerPort, m: Contro
     case 'weight':
       controller.setProjectWeight(m.project, (await findProject(db, m.project))?.weight ?? 1);
       return;
+    case 'project': {
+      const project = await findProject(db, m.project);
+      if (!project) return;
+      controller.projectMoved(project.name, project.clusterQueue);
+      await controller.projectPrivileges(project.name, await listPrivileges(db, project.name));
+      return;
+    }
+    case 'project-deleted':
+      controller.projectDeleted(m.project, m.archivedAs, await unfinishedJobIds(db, m.archivedAs));
+      return;
   }
 }
 
@@ -53,5 +63,12 @@ export async function catchUp(db: Db, controller: ControllerPort, jobs: boolean)
   for (const q of queues) controller.queueChanged(q.name, q);
   for (const { name } of [...controller.queueModels()])
     if (!names.has(name)) controller.queueChanged(name, undefined);
-  for (const p of await listProjects(db)) controller.setProjectWeight(p.name, p.weight);
+  const privileges = new Map<string, string[]>();
+  for (const { project, privilege } of await listAllPrivileges(db))
+    privileges.set(project, [...(privileges.get(project) ?? []), privilege]);
+  for (const p of await listProjects(db)) {
+    controller.setProjectWeight(p.name, p.weight);
+    controller.projectMoved(p.name, p.clusterQueue);
+    await controller.projectPrivileges(p.name, privileges.get(p.name) ?? []);
+  }
 }

@@ -65,6 +65,7 @@ export function buildController(
     factories,
     wells,
     targets: d.config.targets,
+    resources: d.config.resources,
     logs: d.logs,
     serverUrl: d.url,
     now: Date.now,

@@ -14,6 +14,7 @@ import { loadConfigFile, parseListen, resolveConfig } from '../config/load.js';
 import type { Config, RawConfig } from '../config/schema.js';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
+import { describeEnforcement } from '../factories/cgroups.js';
 import type { Factory } from '../factories/factory.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ReplicaNode } from '../replicas/replica-node.js';
@@ -89,6 +90,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const config = resolveConfig(raw, overrides, file);
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Before anything starts: `cgroups: required` that this machine cannot meet stops the server.
+  const enforcement = describeEnforcement(config, dataDir, file);
   const store = await openStore(config, dataDir);
   const metrics = new Metrics();
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
@@ -183,6 +186,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     announceServer({ url, pid: process.pid, dataDir });
     print(`berth ${VERSION} listening on ${url}`);
     print(`data directory: ${dataDir}`);
+    for (const line of enforcement) print(line);
     if (store.dialect !== 'sqlite') {
       const role = replica?.elector.leading ? `leader (term ${replica.elector.term})` : 'follower';
       print(`database: ${redactUrl(config.database)}; this replica is the ${role}`);

@@ -2,6 +2,7 @@ import { UnauthorizedError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
 import { findToken } from '../store/queries/tokens.js';
 import type { ServiceContext } from './context.js';
+import { DEFAULT_PROJECT_TOKEN_ACCESS } from '../domain/project-token-access.js';
 import { hashToken } from '../domain/tokens.js';
 
 /** Resolves a bearer token to the principal it stands for, or throws 401. */
@@ -21,7 +22,12 @@ export async function authenticate(ctx: ServiceContext, token: string | undefine
     return principal;
   }
   if (found.jobId !== null && found.scope !== null)
-    return { kind: 'project', project: found.scope, jobId: found.jobId };
+    return {
+      kind: 'project',
+      project: found.scope,
+      jobId: found.jobId,
+      access: found.access ?? DEFAULT_PROJECT_TOKEN_ACCESS,
+    };
   if (found.jobId !== null) return { kind: 'job', jobId: found.jobId };
   throw new UnauthorizedError('invalid token');
 }

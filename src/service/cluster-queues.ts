@@ -15,6 +15,7 @@ import {
   listClusterQueues,
   updateClusterQueue,
 } from '../store/queries/cluster-queues.js';
+import { countUnfinishedInQueue } from '../store/queries/jobs.js';
 import { appendEvent } from '../store/queries/events.js';
 import { projectsUsingQueue } from '../store/queries/projects.js';
 import { requireAdmin, requireUser } from './access.js';
@@ -128,6 +129,12 @@ export async function deleteQueue(ctx: ServiceContext, p: Principal, name: strin
         `cluster queue "${name}" is used by project${users.length > 1 ? 's' : ''} ${list}; move or delete them first`,
       );
     }
+    // Jobs keep the queue they were admitted to (or queued on before a move) until they end.
+    const jobs = await countUnfinishedInQueue(db, name);
+    if (jobs > 0)
+      throw new ConflictError(
+        `cluster queue "${name}" still has ${jobs} unfinished job${jobs > 1 ? 's' : ''}; wait for them to end or cancel them first`,
+      );
     await deleteClusterQueue(db, name);
     await appendEvent(
       db,

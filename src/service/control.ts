@@ -11,4 +11,8 @@ export type ControlMessage =
   /** A cluster queue was created, changed or deleted. */
   | { kind: 'queue'; name: string }
   /** A project's fair-share weight changed (or it was created or deleted). */
-  | { kind: 'weight'; project: string };
+  | { kind: 'weight'; project: string }
+  /** A project moved to another queue, or its privileges changed: the leader reads it again. */
+  | { kind: 'project'; project: string }
+  /** A project was deleted: its unfinished jobs are filed under `archivedAs`. */
+  | { kind: 'project-deleted'; project: string; archivedAs: string };

@@ -1,12 +1,14 @@
 /**
- * Mints the tokens the `token` well hands to jobs: a member of the job's project and nothing
- * more, stored hashed like every token, and deleted when the instance is destroyed — so it is
- * valid only while the job holds it.
+ * Mints the tokens the `token` well hands to jobs: limited to the job's project with the access
+ * the well is configured with (read by default; what each allows is in access.ts), stored hashed
+ * like every token, and deleted when the instance is destroyed — so it is valid only while the
+ * job holds it.
  */
 import { appendEvent } from '../store/queries/events.js';
 import { deleteTokensLabelled, insertToken } from '../store/queries/tokens.js';
 import type { InstanceRequest } from '../wells/well.js';
 import type { ServiceContext } from './context.js';
+import type { ProjectTokenAccess } from '../domain/project-token-access.js';
 import { hashToken, newToken } from '../domain/tokens.js';
 
 const label = (req: InstanceRequest) => `resource-instance:${req.instanceId}`;
@@ -17,7 +19,7 @@ export class ProjectTokenMinter {
     private readonly serverUrl: () => string,
   ) {}
 
-  async mint(req: InstanceRequest): Promise<{ token: string; url: string }> {
+  async mint(req: InstanceRequest, access: ProjectTokenAccess): Promise<{ token: string; url: string }> {
     const token = newToken('user');
     await this.ctx.store.transaction(async (db) => {
       const now = this.ctx.now();
@@ -30,6 +32,7 @@ export class ProjectTokenMinter {
           label: label(req),
           expiresAt: null,
           scope: req.project,
+          access,
         },
         now,
       );
@@ -41,7 +44,7 @@ export class ProjectTokenMinter {
           project: req.project,
           jobId: req.jobId,
           type: 'token-minted',
-          message: `project token for ${req.project} made for resource ${req.type} (instance ${req.instanceId})`,
+          message: `project token for ${req.project} (access: ${access}) made for resource ${req.type} (instance ${req.instanceId})`,
         },
         now,
       );

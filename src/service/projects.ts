@@ -25,9 +25,10 @@ import {
   upsertMember,
 } from '../store/queries/projects.js';
 import { jobCountsOf, noJobs } from '../store/queries/job-counts.js';
+import { archiveProjectJobs, moveQueuedJobs, unfinishedJobIds, updateJob } from '../store/queries/jobs.js';
 import { findUserByName } from '../store/queries/users.js';
 import type { Db } from '../store/store.js';
-import { requireAdmin, requireProject, requireUser } from './access.js';
+import { actorName, requireAdmin, requireProject, requireUser } from './access.js';
 import type { ServiceContext } from './context.js';
 
 export interface ProjectInput {
@@ -168,7 +169,7 @@ export async function patchProject(
   name: string,
   patch: ProjectPatch,
 ): Promise<ProjectDetail> {
-  const { result, weightChanged } = await ctx.store.transaction(async (db) => {
+  const { result, weightChanged, moved } = await ctx.store.transaction(async (db) => {
     const { project, role } = await requireProject(db, p, name, 'owner', 'changing a project');
     if (patch.clusterQueue !== undefined && patch.clusterQueue !== project.clusterQueue) {
       if (role !== 'admin')
@@ -188,25 +189,80 @@ export async function patchProject(
     };
     const now = ctx.now();
     await updateProject(db, next, now);
+    // Its queued jobs go along; admitted and running ones finish where they are.
+    const moved = next.clusterQueue !== project.clusterQueue;
+    if (moved) await moveQueuedJobs(db, name, next.clusterQueue);
     await appendEvent(db, event(name, 'updated', `project ${name} updated`, patch), now);
     return {
       result: await detail(db, (await findProject(db, name))!),
       weightChanged: weight !== project.weight,
+      moved,
     };
   });
   ctx.listener?.projectChanged?.(name);
   if (weightChanged) ctx.listener?.projectWeightChanged?.(name, result.weight);
+  if (moved) ctx.runtime?.controller.projectMoved(name, result.clusterQueue);
   return result;
 }
 
-export async function removeProject(ctx: ServiceContext, p: Principal, name: string): Promise<void> {
-  await ctx.store.transaction(async (db) => {
+/** The name a deleted project's jobs are filed under: never a valid project name (`~`). */
+const archiveName = (name: string, at: number): string => `${name}~deleted-${at}`;
+
+/**
+ * Deletes a project. One with unfinished jobs is refused (409) unless `cancelJobs`: then they are
+ * cancelled, with a reason that says so, in the same transaction. Its jobs — finished or
+ * stopping — are filed under an archive name, so that a new project of the same name starts
+ * empty; admins still read them by id.
+ */
+export async function removeProject(
+  ctx: ServiceContext,
+  p: Principal,
+  name: string,
+  opts: { cancelJobs?: boolean } = {},
+): Promise<void> {
+  const by = actorName(p);
+  const reason = `cancelled: project ${name} deleted by ${by}`;
+  const now = ctx.now();
+  const archivedAs = archiveName(name, now);
+  const unfinished = await ctx.store.transaction(async (db) => {
     await requireProject(db, p, name, 'owner', 'deleting a project');
+    const ids = await unfinishedJobIds(db, name);
+    if (ids.length > 0 && !opts.cancelJobs) {
+      const some = ids.slice(0, 5).join(', ') + (ids.length > 5 ? ', …' : '');
+      throw new ConflictError(
+        `project "${name}" has ${ids.length} unfinished job${ids.length > 1 ? 's' : ''} (${some}); ` +
+          `cancel them first, or delete with cancelJobs=true (berth project delete ${name} --cancel-jobs)`,
+      );
+    }
+    await archiveProjectJobs(db, name, archivedAs);
+    ctx.control?.(db, { kind: 'project-deleted', project: name, archivedAs });
+    for (const id of ids) {
+      await updateJob(db, id, { cancelRequested: true });
+      await appendEvent(
+        db,
+        {
+          subjectKind: 'job',
+          subject: String(id),
+          project: archivedAs,
+          jobId: id,
+          type: 'cancel-requested',
+          message: reason,
+        },
+        now,
+      );
+      ctx.control?.(db, { kind: 'cancel', id, by: `project ${name} deleted by ${by}` });
+    }
     await deleteProject(db, name);
-    await appendEvent(db, event(name, 'deleted', `project ${name} deleted`), ctx.now());
+    await appendEvent(db, event(archivedAs, 'deleted', `project ${name} deleted`), now);
+    return ids;
   });
   ctx.listener?.projectChanged?.(name);
   ctx.listener?.projectWeightChanged?.(name, 1);
+  const controller = ctx.runtime?.controller;
+  if (!controller) return;
+  controller.projectDeleted(name, archivedAs, unfinished);
+  for (const id of unfinished)
+    await controller.cancel(id, `project ${name} deleted by ${by}`).catch(() => {}); // ended meanwhile
 }
 
 async function requireUserNamed(db: Db, name: string) {
@@ -269,17 +325,26 @@ export async function grantPrivilege(
 ): Promise<ProjectDetail> {
   requireAdmin(p, 'grant privileges');
   checkName(PRIVILEGE, PRIVILEGE_HELP, 'privilege', privilege);
-  return ctx.store.transaction(async (db) => {
-    const { project: proj } = await requireProject(db, p, project, 'owner', 'granting privileges');
-    if (await insertPrivilege(db, project, privilege)) {
-      await appendEvent(
-        db,
-        event(project, 'privilege-granted', `privilege ${privilege} granted to ${project}`),
-        ctx.now(),
-      );
-    }
-    return detail(db, proj);
-  });
+  return privilegesChanged(
+    ctx,
+    await ctx.store.transaction(async (db) => {
+      const { project: proj } = await requireProject(db, p, project, 'owner', 'granting privileges');
+      if (await insertPrivilege(db, project, privilege)) {
+        await appendEvent(
+          db,
+          event(project, 'privilege-granted', `privilege ${privilege} granted to ${project}`),
+          ctx.now(),
+        );
+      }
+      return detail(db, proj);
+    }),
+  );
+}
+
+/** Queued jobs that need a privilege wait while their project lacks it (controller/project-gates.ts). */
+async function privilegesChanged(ctx: ServiceContext, project: ProjectDetail): Promise<ProjectDetail> {
+  await ctx.runtime?.controller.projectPrivileges(project.name, project.privileges);
+  return project;
 }
 
 export async function revokePrivilege(
@@ -289,16 +354,19 @@ export async function revokePrivilege(
   privilege: string,
 ): Promise<ProjectDetail> {
   requireAdmin(p, 'revoke privileges');
-  return ctx.store.transaction(async (db) => {
-    const { project: proj } = await requireProject(db, p, project, 'owner', 'revoking privileges');
-    if (!(await deletePrivilege(db, project, privilege))) {
-      throw new NotFoundError(`project "${project}" does not hold privilege "${privilege}"`);
-    }
-    await appendEvent(
-      db,
-      event(project, 'privilege-revoked', `privilege ${privilege} revoked from ${project}`),
-      ctx.now(),
-    );
-    return detail(db, proj);
-  });
+  return privilegesChanged(
+    ctx,
+    await ctx.store.transaction(async (db) => {
+      const { project: proj } = await requireProject(db, p, project, 'owner', 'revoking privileges');
+      if (!(await deletePrivilege(db, project, privilege))) {
+        throw new NotFoundError(`project "${project}" does not hold privilege "${privilege}"`);
+      }
+      await appendEvent(
+        db,
+        event(project, 'privilege-revoked', `privilege ${privilege} revoked from ${project}`),
+        ctx.now(),
+      );
+      return detail(db, proj);
+    }),
+  );
 }

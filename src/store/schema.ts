@@ -23,6 +23,8 @@ export interface ApiTokensTable {
   expires_at: number | null;
   /** For tokens made by the `token` well: the one project they act in. */
   scope: string | null;
+  /** For tokens made by the `token` well: `read` or `submit` (domain/tokens.ts); null reads. */
+  access: string | null;
 }
 
 export interface ClusterQueuesTable {

@@ -27,7 +27,13 @@ export interface WellDeps {
 }
 
 /** Keys that only one kind takes. */
-const KIND_KEYS = { url: 'postgres', prefix: 'postgres', create: 'exec', destroy: 'exec' } as const;
+const KIND_KEYS = {
+  url: 'postgres',
+  prefix: 'postgres',
+  create: 'exec',
+  destroy: 'exec',
+  access: 'token',
+} as const;
 
 /** The absolute path of an exec program, or a ConfigError saying why it cannot run. */
 function checkProgram(key: string, program: string, baseDir: string, file?: string): string {
@@ -62,7 +68,7 @@ function createWell(type: string, r: ResourceConfig, deps: WellDeps): Well {
     case 'semaphore':
       return new SemaphoreWell(type, r.capacity);
     case 'token':
-      return new TokenWell(type, r.capacity, deps.tokens);
+      return new TokenWell(type, r.capacity, deps.tokens, r.access);
     case 'postgres': {
       if (!r.url) throw new ConfigError(`${key}.url`, 'a postgres well needs url: postgres://…', file);
       try {

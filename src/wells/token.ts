@@ -1,12 +1,18 @@
 /**
  * The `token` well: a berth API token limited to the job's project and valid only while the job
- * runs. The well does not know the store; the server injects a TokenMinter that does.
+ * runs. By default it may only read that project (`access: read`); `access: submit` also lets it
+ * submit and cancel jobs there. What each access allows is decided in service/access.ts. The
+ * well does not know the store; the server injects a TokenMinter that does.
  */
+import { DEFAULT_PROJECT_TOKEN_ACCESS, type ProjectTokenAccess } from '../domain/project-token-access.js';
 import { WellError, type InstanceRequest, type Metadata, type Well } from './well.js';
 
 export interface TokenMinter {
-  /** Issues a token for `req.project`, tied to `req.instanceId`; `url` is where the API is served. */
-  mint(req: InstanceRequest): Promise<{ token: string; url: string }>;
+  /**
+   * Issues a token for `req.project` with `access` there, tied to `req.instanceId`; `url` is where
+   * the API is served.
+   */
+  mint(req: InstanceRequest, access: ProjectTokenAccess): Promise<{ token: string; url: string }>;
   /**
    * Revokes the token of `req.instanceId`. Called with no metadata after a crash, so it must find
    * the token by instance id, and succeed when there is none (never minted, or already revoked).
@@ -21,11 +27,13 @@ export class TokenWell implements Well {
     readonly type: string,
     readonly capacity: number,
     private readonly minter: TokenMinter,
+    /** From berth.yaml's `access`; the least (read only) unless widened there. */
+    readonly access: ProjectTokenAccess = DEFAULT_PROJECT_TOKEN_ACCESS,
   ) {}
 
   async create(req: InstanceRequest): Promise<Metadata> {
     try {
-      const { token, url } = await this.minter.mint(req);
+      const { token, url } = await this.minter.mint(req, this.access);
       return { token, url, project: req.project };
     } catch (e) {
       throw this.wrap('cannot mint a token', e);

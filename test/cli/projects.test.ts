@@ -240,4 +240,19 @@ describe('project update and delete', () => {
     fails(await admin(['project', 'show', 'vision']), 1, /^berth: project "vision" not found\n$/);
     fails(await admin(['project', 'delete', 'vision']), 1, /^berth: project "vision" not found\n$/);
   });
+
+  it('refuses to delete a project with unfinished jobs unless told to cancel them', async () => {
+    await ctx.request('POST', '/cluster-queues', { name: 'held', quota: { jobs: 1 }, stopPolicy: 'Hold' });
+    await ctx.request('POST', '/projects', { name: 'busy', clusterQueue: 'held' });
+    const job = await ctx.request<{ id: number }>('POST', '/projects/busy/jobs', { command: ['true'] });
+    fails(
+      await admin(['project', 'delete', 'busy']),
+      1,
+      /^berth: project "busy" has 1 unfinished job \(\d+\); cancel them first, or delete with cancelJobs=true \(berth project delete busy --cancel-jobs\)\n$/,
+    );
+    ok(await admin(['project', 'delete', 'busy', '--cancel-jobs']));
+    const after = await ctx.request<{ state: string; reason: string }>('GET', `/jobs/${job.id}`);
+    assert.equal(after.state, 'cancelled');
+    assert.match(after.reason, /project busy deleted by admin/);
+  });
 });

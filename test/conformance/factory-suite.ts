@@ -104,7 +104,9 @@ async function workerOf(s: Server, job: JobView) {
 
 /** The job ended and was cleaned up; its worker is recorded destroyed and nothing of it is left. */
 async function assertGone(subject: FactorySubject, s: Server | ServerProcessView, job: JobView) {
-  const done = await waitDone(s.api, s.token, job.id);
+  // After a kill -9 on PostgreSQL the next server first waits for the dead one's lease to expire
+  // (15 s), then rebuilds: a busy machine needs more than the usual half minute.
+  const done = await waitDone(s.api, s.token, job.id, 60_000);
   const w = (await workers(s)).filter((x) => x.jobId === job.id);
   assert.ok(w.length > 0, `job ${job.id} had a worker`);
   for (const x of w) {

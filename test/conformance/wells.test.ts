@@ -119,7 +119,7 @@ wellConformance({
   exists: async (req) => labelled(req.instanceId),
   use: async (metadata) => {
     const principal = await authenticate(ctx, metadata.token);
-    assert.deepEqual(principal, { kind: 'project', project: metadata.project, jobId: 7 });
+    assert.deepEqual(principal, { kind: 'project', project: metadata.project, jobId: 7, access: 'read' });
   },
   fields: ['token', 'url', 'project'],
   close: () => store.close(),

@@ -51,7 +51,9 @@ export async function waitDone(api: string, token: string, id: number, timeoutMs
     );
   } catch (e) {
     // Say where the job stood, so a rare hang can be told apart from a slow machine.
-    const timeline = await events(api, token, id).catch(() => []);
+    // (An unreachable server answers nothing, or an error object: no timeline then.)
+    const answer: unknown = await events(api, token, id).catch(() => []);
+    const timeline = Array.isArray(answer) ? (answer as EventItem[]) : [];
     const at =
       last === undefined
         ? 'never read'

@@ -12,8 +12,11 @@ export const TEST_STORE: TestStore = process.env.BERTH_TEST_STORE === 'postgres'
 /** The server that holds the test databases (trust auth on this machine and in CI). */
 export const PG_ADMIN_URL = process.env.BERTH_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** Every database this suite makes starts with this; `scripts/test.mjs` drops strays of a crashed run. */
-export const TEST_DB_PREFIX = 'berth_test_';
+/**
+ * Every database this run makes starts with this; `scripts/test.mjs` names the run
+ * (BERTH_TEST_RUN) and drops what its tests left, never another run's databases.
+ */
+export const TEST_DB_PREFIX = `berth_test_${process.env.BERTH_TEST_RUN ?? 'adhoc'}_`;
 
 let counter = 0;
 

@@ -86,7 +86,12 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
       },
     },
     async (req, reply) => {
-      const stream = await jobLogs(ctx, req.principal, req.params.id, req.query.follow ?? false);
+      const follow = req.query.follow ?? false;
+      const stream = await jobLogs(ctx, req.principal, req.params.id, follow);
+      // Node holds the headers back until the first output, which a quiet job may not print for
+      // hours: send them at once, so a client can tell a quiet job from a dead server. Fastify
+      // sets them on the response just before it pipes the stream into it.
+      if (follow) reply.raw.once('pipe', () => reply.raw.flushHeaders());
       return reply
         .header('content-type', 'text/plain; charset=utf-8')
         .header('cache-control', 'no-cache')

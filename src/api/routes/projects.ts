@@ -69,9 +69,23 @@ export async function projectRoutes(api: Router, ctx: ServiceContext): Promise<v
   );
   api.delete(
     '/projects/:name',
-    { schema: { tags, summary: 'Delete a project (owner or admin)', params: NameParams } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a project (owner or admin)',
+        description:
+          'Refused with 409 while the project has unfinished jobs, unless cancelJobs=true: then they are ' +
+          'cancelled. Its jobs stay readable by admins by id, filed under "<name>~deleted-<time>".',
+        params: NameParams,
+        querystring: Type.Object({
+          cancelJobs: Type.Optional(
+            Type.Boolean({ description: 'Cancel the unfinished jobs and delete the project' }),
+          ),
+        }),
+      },
+    },
     async (req, reply) => {
-      await removeProject(ctx, req.principal, req.params.name);
+      await removeProject(ctx, req.principal, req.params.name, { cancelJobs: req.query.cancelJobs });
       return reply.status(204).send();
     },
   );

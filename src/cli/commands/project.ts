@@ -159,18 +159,22 @@ export function registerProjectCommands(program: Command): void {
     s.show(p, () => `project ${p.name} updated`);
   });
 
-  clientCommand(project, 'delete <name>', 'delete a project (owner or admin)').action(
-    async (name: string, f: CommonFlags) => {
-      const s = openSession(f);
-      await s.client.delete(projectPath(name));
-      const forgotten = forgetProject(s.connection, name);
-      s.show({ name, deleted: true }, () =>
-        forgotten
-          ? `project ${name} deleted; the current project is now ${DEFAULT_PROJECT}`
-          : `project ${name} deleted`,
-      );
-    },
-  );
+  examples(
+    clientCommand(project, 'delete <name>', 'delete a project (owner or admin)').option(
+      '--cancel-jobs',
+      'cancel its unfinished jobs first (without it, a project with unfinished jobs is not deleted)',
+    ),
+    ['berth project delete ml', 'berth project delete ml --cancel-jobs'],
+  ).action(async (name: string, f: CommonFlags & { cancelJobs?: boolean }) => {
+    const s = openSession(f);
+    await s.client.delete(projectPath(name) + (f.cancelJobs ? '?cancelJobs=true' : ''));
+    const forgotten = forgetProject(s.connection, name);
+    s.show({ name, deleted: true }, () =>
+      forgotten
+        ? `project ${name} deleted; the current project is now ${DEFAULT_PROJECT}`
+        : `project ${name} deleted`,
+    );
+  });
 
   const member = project.command('member').description('add or remove project members (owner or admin)');
   examples(

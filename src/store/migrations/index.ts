@@ -11,6 +11,8 @@ import { priorityClasses } from './0003_priority_classes.js';
 import { resources } from './0004_resources.js';
 import { jobLists } from './0005_job_lists.js';
 import { replicas } from './0006_replicas.js';
+import { projectMoves } from './0007_project_moves.js';
+import { tokenAccess } from './0008_token_access.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -19,6 +21,8 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0004_resources', resources],
   ['0005_job_lists', jobLists],
   ['0006_replicas', replicas],
+  ['0007_project_moves', projectMoves],
+  ['0008_token_access', tokenAccess],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

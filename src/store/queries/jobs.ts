@@ -221,3 +221,60 @@ export async function updateJob(db: Db, id: number, set: JobUpdate): Promise<voi
   if (set.finishedAt !== undefined) row.finished_at = set.finishedAt;
   await db.updateTable('jobs').set(row).where('id', '=', id).execute();
 }
+
+const UNFINISHED: JobState[] = ['queued', 'admitted', 'running'];
+
+/** The ids of a project's unfinished jobs, oldest first. */
+export async function unfinishedJobIds(db: Db, project: string): Promise<number[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('project', '=', project)
+    .where('state', 'in', UNFINISHED)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** How many unfinished jobs name cluster queue `queue` (served by jobs_queue_unfinished). */
+export async function countUnfinishedInQueue(db: Db, queue: string): Promise<number> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('cluster_queue', '=', queue)
+    .where('state', 'in', UNFINISHED)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A project's queued jobs follow it to cluster queue `queue`; admitted and running ones stay. */
+export async function moveQueuedJobs(db: Db, project: string, queue: string): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({ cluster_queue: queue })
+    .where('project', '=', project)
+    .where('state', '=', 'queued')
+    .execute();
+}
+
+/**
+ * Files a deleted project's jobs, their events and counts under `archivedAs`, a name no project
+ * can take: a new project of the same name starts with no jobs, and admins still find the old.
+ */
+export async function archiveProjectJobs(db: Db, project: string, archivedAs: string): Promise<void> {
+  await db.updateTable('jobs').set({ project: archivedAs }).where('project', '=', project).execute();
+  // Through the indexes on events: the jobs' events by job id, the project's own by subject.
+  await db
+    .updateTable('events')
+    .set({ project: archivedAs })
+    .where('job_id', 'in', db.selectFrom('jobs').select('id').where('project', '=', archivedAs))
+    .execute();
+  await db
+    .updateTable('events')
+    .set({ project: archivedAs, subject: archivedAs })
+    .where('subject_kind', '=', 'project')
+    .where('subject', '=', project)
+    .where('job_id', 'is', null)
+    .execute();
+  await db.updateTable('job_counts').set({ project: archivedAs }).where('project', '=', project).execute();
+}

@@ -127,6 +127,11 @@ export async function listPrivileges(db: Db, project: string): Promise<string[]>
   return rows.map((r) => r.privilege);
 }
 
+/** Every project's privileges (the controller's rebuild on start). */
+export async function listAllPrivileges(db: Db): Promise<{ project: string; privilege: string }[]> {
+  return db.selectFrom('project_privileges').select(['project', 'privilege']).execute();
+}
+
 export async function insertPrivilege(db: Db, project: string, privilege: string): Promise<boolean> {
   const r = await db
     .insertInto('project_privileges')

@@ -1,0 +1,90 @@
+/**
+ * A job's cgroups as the agent sees them. The local factory makes and sizes them
+ * (factories/cgroups.ts); here the job's first process joins them before it runs the job's
+ * command, the agent asks afterwards whether the kernel killed the job for memory, and the groups
+ * are removed with whatever still runs in them. cgroup v1: one directory per controller.
+ */
+import { readFile, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+/** A job's cgroups, as the local factory hands them to its agent host (plain data, sent over IPC). */
+export interface JobCgroup {
+  /** The job's group in each controller's hierarchy. */
+  dirs: string[];
+  /** The memory controller's group, and the limit as the job asked for it (e.g. "64Mi"). */
+  memory?: { dir: string; limit: string };
+}
+
+/**
+ * The shell joins every group (writing its own pid, which `exec` keeps) and only then becomes the
+ * job's command. Joining from the agent after spawn would race: by the time Node returns from
+ * spawn the command already runs, and children it forked meanwhile would stay outside the groups.
+ */
+const JOIN =
+  'for d in "$@"; do [ "$d" = -- ] && break; ' +
+  'echo $$ > "$d/cgroup.procs" || { echo "berth: cannot join cgroup $d" >&2; exit 125; }; shift; done; ' +
+  'shift; exec "$@"';
+
+/** The argv that runs `command` inside the job's groups. */
+export function joinArgv(cgroup: JobCgroup, command: string[]): string[] {
+  return ['/bin/sh', '-c', JOIN, 'berth-cgroup', ...cgroup.dirs, '--', ...command];
+}
+
+/**
+ * Why the job died, when the kernel killed it for memory: `oom_kill` in memory.oom_control counts
+ * the group's kills (Linux 4.13+). Older kernels lack it; there a group that hit its limit and a
+ * job that ended by SIGKILL (or a shell's 137) is the best evidence.
+ */
+export async function outOfMemory(
+  cgroup: JobCgroup,
+  exit: { exitCode: number | null; signal: string | null },
+): Promise<string | undefined> {
+  if (!cgroup.memory) return undefined;
+  const { dir, limit } = cgroup.memory;
+  const control = await readFile(join(dir, 'memory.oom_control'), 'utf8').catch(() => '');
+  const kills = /^oom_kill (\d+)$/m.exec(control);
+  let killed: boolean;
+  if (kills) killed = Number(kills[1]) > 0;
+  else {
+    const failcnt = Number(await readFile(join(dir, 'memory.failcnt'), 'utf8').catch(() => '0'));
+    killed = failcnt > 0 && (exit.signal === 'SIGKILL' || exit.exitCode === 137);
+  }
+  return killed ? `killed: out of memory (limit ${limit})` : undefined;
+}
+
+/** The pids in a group; none when it is gone. */
+async function members(dir: string): Promise<number[]> {
+  const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).map(Number);
+}
+
+/**
+ * Kills whatever still runs in the groups and removes them (a group already gone is fine). Every
+ * pid listed is in our group, so this also ends processes that left the job's process group.
+ * A group can only be removed once its processes have exited, so this retries until `timeoutMs`.
+ */
+export async function removeCgroup(dirs: string[], timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const dir of dirs) {
+    for (;;) {
+      for (const pid of await members(dir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // exited meanwhile
+        }
+      }
+      try {
+        await rmdir(dir);
+        break;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') break;
+        if (code !== 'EBUSY' || Date.now() > deadline)
+          throw new Error(`cannot remove cgroup ${dir}: ${(e as Error).message}`);
+      }
+      await delay(10);
+    }
+  }
+}

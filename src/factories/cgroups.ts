@@ -1,0 +1,218 @@
+/**
+ * The local factory's enforcement of jobs' requests with cgroups, as Slurm's task/cgroup does: a
+ * memory limit (and no swap beyond it), a CPU quota, and optionally a limit on processes. Each
+ * job gets its own group, BASE/berth-<pid>-<data dir hash>/<factory>/job-<id>.worker-<id> in each
+ * controller it needs, made before its process starts (which joins it before running the job's
+ * command: agent/cgroups.ts) and removed when the worker is destroyed. Groups a server that died
+ * left behind are removed when a local factory starts.
+ */
+import { readdirSync } from 'node:fs';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { removeCgroup, type JobCgroup } from '../agent/cgroups.js';
+import type { CgroupsMode, Config } from '../config/schema.js';
+import { ConfigError } from '../domain/errors.js';
+import { formatAmount, type Amounts } from '../domain/quantity.js';
+import {
+  deadServerGroup,
+  detectHierarchies,
+  makeParents,
+  removeUpTo,
+  serverGroup,
+  type Controller,
+  type Parents,
+} from './cgroup-probe.js';
+
+export interface EnforcementOptions {
+  factory: string;
+  dataDir: string;
+  mode: CgroupsMode;
+  pidsLimit?: number;
+  /** The config file, for the message of an unmet `required`. */
+  file?: string;
+}
+
+/** The CFS period the quota is a share of: the kernel's default, 100 ms. */
+const CPU_PERIOD_US = 100_000;
+/** The smallest quota the kernel accepts. */
+const MIN_CPU_QUOTA_US = 1000;
+
+const wanted = (o: EnforcementOptions): Controller[] =>
+  o.pidsLimit === undefined ? ['memory', 'cpu'] : ['memory', 'cpu', 'pids'];
+
+export class CgroupEnforcement {
+  private constructor(
+    private readonly opts: EnforcementOptions,
+    /** The factory's parent group per usable controller; empty when enforcement is off. */
+    private readonly parents: Map<Controller, string>,
+    /** For the start line: what is enforced, or why not. */
+    readonly summary: string,
+  ) {}
+
+  /**
+   * Finds what the machine allows and makes the factory's parent groups (removed again unless
+   * `keep`). Throws a ConfigError when the mode is `required` and a wanted controller is unusable.
+   */
+  static open(opts: EnforcementOptions, keep = true): CgroupEnforcement {
+    const off = (summary: string) => new CgroupEnforcement(opts, new Map(), summary);
+    if (opts.mode === 'off') return off('requests not enforced (cgroups: off)');
+    const found = detectHierarchies();
+    let parents: Parents = { dirs: new Map(), refused: new Map() };
+    if (found.usable) {
+      const relative = join(serverGroup(opts.dataDir), opts.factory);
+      parents = makeParents(found.bases, relative, wanted(opts), keep);
+    }
+    const why = !found.usable
+      ? found.why
+      : parents.dirs.size === 0
+        ? `no writable cgroup controllers (${list(parents.refused)})`
+        : undefined;
+    if (opts.mode === 'required' && (why || parents.refused.size > 0)) {
+      throw new ConfigError(
+        `factories.${opts.factory}.cgroups`,
+        `required, but requests cannot be enforced on this machine: ${why ?? list(parents.refused)}`,
+        opts.file,
+      );
+    }
+    if (why) return off(`requests not enforced: ${why}`);
+    const refused = parents.refused.size ? `; not ${list(parents.refused)}` : '';
+    const anyDir = [...parents.dirs.values()][0]!;
+    return new CgroupEnforcement(
+      opts,
+      parents.dirs,
+      `requests enforced by cgroup v1 (${[...parents.dirs.keys()].join(', ')}${refused}), ` +
+        `a group per job under ${anyDir}`,
+    );
+  }
+
+  get enabled(): boolean {
+    return this.parents.size > 0;
+  }
+
+  /** The controllers it uses, and the factory's parent group in each (for tests and operators). */
+  get controllers(): ReadonlyMap<Controller, string> {
+    return this.parents;
+  }
+
+  /** The job's group in each controller it needs, or undefined when it needs none. */
+  async create(jobId: number, workerId: number, requests: Amounts = {}): Promise<JobCgroup | undefined> {
+    const settings = new Map<Controller, Setting[]>();
+    const memory = requests.memory ?? 0;
+    if (memory > 0)
+      settings.set('memory', [
+        { file: 'memory.limit_in_bytes', value: memory },
+        // No swap beyond the limit either, as Slurm's default; the file exists only with swap accounting.
+        { file: 'memory.memsw.limit_in_bytes', value: memory, optional: true },
+      ]);
+    const cpu = requests.cpu ?? 0;
+    if (cpu > 0) {
+      const quota = Math.max(MIN_CPU_QUOTA_US, Math.round((cpu * CPU_PERIOD_US) / 1000));
+      settings.set('cpu', [
+        { file: 'cpu.cfs_period_us', value: CPU_PERIOD_US },
+        { file: 'cpu.cfs_quota_us', value: quota },
+      ]);
+    }
+    if (this.opts.pidsLimit !== undefined)
+      settings.set('pids', [{ file: 'pids.max', value: this.opts.pidsLimit }]);
+
+    const name = `job-${jobId}.worker-${workerId}`;
+    const cgroup: JobCgroup = { dirs: [] };
+    try {
+      for (const [c, values] of settings) {
+        const parent = this.parents.get(c);
+        if (!parent) continue; // not usable here (reported at start)
+        const dir = join(parent, name);
+        // recursive: the parent may have been removed by a predecessor closing meanwhile
+        await mkdir(dir, { recursive: true });
+        cgroup.dirs.push(dir);
+        for (const setting of values) await apply(dir, setting);
+        if (c === 'memory') cgroup.memory = { dir, limit: formatAmount('memory', memory) };
+      }
+    } catch (e) {
+      await removeCgroup(cgroup.dirs).catch(() => {});
+      throw new Error(`cannot make the job's cgroup: ${(e as Error).message}`);
+    }
+    return cgroup.dirs.length ? cgroup : undefined;
+  }
+
+  /**
+   * Removes the groups that servers which died left (their agent hosts, which remove them, died
+   * too), with whatever still runs in them: the groups of any gone server on this machine, and
+   * those of an earlier factory of this name in this process. Nothing in them is anyone else's.
+   * Only siblings under this server's own group are looked at: a server in another container
+   * (whose pids this one cannot see) is in a group of its own.
+   */
+  async removeStale(): Promise<void> {
+    const stale: string[] = [];
+    for (const parent of this.parents.values()) {
+      stale.push(...subgroups(parent));
+      const base = join(parent, '..', '..');
+      stale.push(...subgroups(base).filter((dir) => deadServerGroup(basename(dir))));
+    }
+    await Promise.allSettled(stale.map(removeTree));
+  }
+
+  /** Removes the factory's parent groups, and the server's, once empty. */
+  close(): void {
+    for (const dir of this.parents.values()) removeUpTo(dir, join(dir, '..'));
+  }
+}
+
+function subgroups(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => join(dir, d.name));
+  } catch {
+    return []; // gone meanwhile
+  }
+}
+
+/** A group with its subgroups, deepest first: a group with children cannot be removed. */
+async function removeTree(dir: string): Promise<void> {
+  for (const child of subgroups(dir)) await removeTree(child);
+  await removeCgroup([dir]);
+}
+
+interface Setting {
+  file: string;
+  value: number;
+  /** Skipped when the kernel does not have the file. */
+  optional?: boolean;
+}
+
+async function apply(dir: string, { file, value, optional }: Setting): Promise<void> {
+  const path = join(dir, file);
+  if (
+    optional &&
+    !(await access(path).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
+  try {
+    await writeFile(path, String(value));
+  } catch (e) {
+    throw new Error(`cannot set ${path} to ${value}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+}
+
+const list = (m: Map<Controller, string>) => [...m].map(([c, why]) => `${c}: ${why}`).join(', ');
+
+/**
+ * One line per local factory for the server's start: whether jobs' requests are enforced, and if
+ * not, why. Throws a ConfigError (the server does not start) for `cgroups: required` that this
+ * machine cannot meet.
+ */
+export function describeEnforcement(config: Config, dataDir: string, file?: string): string[] {
+  return Object.entries(config.factories)
+    .filter(([, f]) => f.kind === 'local')
+    .map(([name, f]) => {
+      const probe = CgroupEnforcement.open(
+        { factory: name, dataDir, mode: f.cgroups ?? 'auto', pidsLimit: f.pidsLimit, file },
+        false,
+      );
+      return `local factory "${name}": ${probe.summary}`;
+    });
+}
