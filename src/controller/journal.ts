@@ -47,8 +47,9 @@ export class Journal {
   /** One unit of change, committed with whatever else is written now. */
   async write<T>(fn: (u: Unit) => Promise<T>): Promise<T> {
     const changed: [Subject, string][] = [];
-    const run = (db: Db) =>
-      fn({
+    const run = (db: Db) => {
+      changed.length = 0; // a batch may be run again (group-commit.ts): only the last run counts
+      return fn({
         db,
         event: async (job, type, message, data) => {
           await appendEvent(
@@ -67,6 +68,7 @@ export class Journal {
           changed.push([job, message]);
         },
       });
+    };
     const fenced = async (db: Db) => {
       await this.o.fence?.(db);
       return run(db);

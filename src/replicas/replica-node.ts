@@ -14,9 +14,9 @@ import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import type { ServiceContext } from '../service/context.js';
 import type { ControlMessage } from '../service/control.js';
-import { GroupCommit } from '../store/group-commit.js';
+import { GroupCommit, WriteTurns } from '../store/group-commit.js';
 import { PgBus } from '../store/pg-bus.js';
-import { isStoreUnavailable } from '../store/errors.js';
+import { isStoreUnavailable, isTransientConflict } from '../store/errors.js';
 import { holdsTerm } from '../store/queries/lease.js';
 import type { Db } from '../store/store.js';
 import { ChangeRelay } from './change-relay.js';
@@ -71,6 +71,8 @@ export class ReplicaNode {
   readonly bus: PgBus;
   readonly elector: Elector;
   private readonly outbox = new Outbox();
+  /** The services' and the controller's writes, one transaction at a time (group-commit.ts). */
+  private readonly turns = new WriteTurns();
   private readonly figures: FiguresReader;
   private readonly follower: FollowerPort;
   private readonly relay: ChangeRelay;
@@ -118,7 +120,10 @@ export class ReplicaNode {
           .catch((e: unknown) => this.o.log.error(e, `reading queue ${n.name}`));
     });
     ctx.control = (tx, m) => this.outbox.add(tx, m);
-    ctx.groupCommit = new GroupCommit(ctx.store, { beforeCommit: (tx) => this.outbox.flush(tx) });
+    ctx.groupCommit = new GroupCommit(ctx.store, {
+      beforeCommit: (tx) => this.outbox.flush(tx),
+      turns: this.turns,
+    });
     ctx.cluster = {
       role: () => (this.elector.leading ? 'leader' : 'follower'),
       term: () => this.elector.term,
@@ -146,12 +151,16 @@ export class ReplicaNode {
       this.elector.stepDown(`a write was refused: term ${term} is over`);
       throw new DeposedError(term);
     };
-    const groupCommit = new GroupCommit(ctx.store, { fence, beforeCommit: (tx) => this.outbox.flush(tx) });
+    const groupCommit = new GroupCommit(ctx.store, {
+      fence,
+      beforeCommit: (tx) => this.outbox.flush(tx),
+      turns: this.turns,
+    });
     // A write lost with the store's connection leaves the model out of step with the store: step
     // down, and let a fresh controller rebuild from it. (A unit refused on its own — a constraint
     // — rolls back alone and is reported, as on SQLite.)
     const onWriteFailed = (err: unknown) => {
-      if (!isStoreUnavailable(err) || this.current?.term !== term) return;
+      if (!(isStoreUnavailable(err) || isTransientConflict(err)) || this.current?.term !== term) return;
       const why = err instanceof Error ? err.message : String(err);
       this.elector.stepDown(`a write to the store failed (${why}); rebuilding from the store`, true);
     };

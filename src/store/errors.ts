@@ -27,3 +27,12 @@ export function isStoreUnavailable(e: unknown): boolean {
     message,
   );
 }
+
+/**
+ * PostgreSQL gave up one of two transactions that waited for each other (a deadlock, 40P01) or
+ * could not serialize them (40001): the same transaction run again succeeds.
+ */
+export function isTransientConflict(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}

@@ -7,7 +7,38 @@
  * throughput; with no concurrency it adds nothing but one savepoint.
  */
 import { sql } from 'kysely';
+import { setTimeout as delay } from 'node:timers/promises';
+import { isTransientConflict } from './errors.js';
 import type { Db, Store } from './store.js';
+
+/** Times a batch is run again after PostgreSQL broke a deadlock by failing it. */
+const CONFLICT_RETRIES = 5;
+
+/**
+ * Lets the group commits of one process write one transaction at a time. On PostgreSQL two
+ * transactions of one server (the submissions' and the controller's) would otherwise take the
+ * same rows (a project's job counts, a job's row) in different orders, and deadlock.
+ */
+export class WriteTurns {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  take<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.tail.then(fn);
+    this.tail = turn.catch(() => {});
+    return turn;
+  }
+}
+
+/** A unit failed in a way that dooms its whole batch to be run again (see commit). */
+class RunBatchAgain extends Error {
+  constructor(
+    readonly conflict: unknown,
+    /** Run again with a savepoint around each unit, so that the failing one fails alone. */
+    readonly guard = false,
+  ) {
+    super('run the batch again');
+  }
+}
 
 interface Unit {
   fn: (tx: Db) => Promise<unknown>;
@@ -22,6 +53,8 @@ export interface GroupCommitOptions {
   fence?: (tx: Db) => Promise<void>;
   /** Runs last in every transaction, after its units (e.g. one notification for the batch). */
   beforeCommit?: (tx: Db) => Promise<void>;
+  /** Shared with the other group commits of this process on the same store. */
+  turns?: WriteTurns;
 }
 
 export class GroupCommit {
@@ -49,28 +82,9 @@ export class GroupCommit {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.opts.maxBatch ?? 256);
-        const outcomes: { ok: boolean; value: unknown }[] = [];
+        let outcomes: { ok: boolean; value: unknown }[];
         try {
-          // Read committed: a batch is never run again (its units resolve once), and its units do
-          // not check-then-write against each other's tables the way the services' do.
-          await this.store.transaction(
-            async (tx) => {
-              await this.opts.fence?.(tx);
-              for (const unit of batch) {
-                await sql`savepoint unit`.execute(tx);
-                try {
-                  outcomes.push({ ok: true, value: await unit.fn(tx) });
-                  await sql`release savepoint unit`.execute(tx);
-                } catch (e) {
-                  await sql`rollback to savepoint unit`.execute(tx);
-                  await sql`release savepoint unit`.execute(tx);
-                  outcomes.push({ ok: false, value: e });
-                }
-              }
-              await this.opts.beforeCommit?.(tx);
-            },
-            { isolation: 'read-committed' },
-          );
+          outcomes = await this.commit(batch);
         } catch (e) {
           for (const unit of batch) unit.reject(e); // the commit itself failed: nothing landed
           continue;
@@ -86,6 +100,67 @@ export class GroupCommit {
       }
     } finally {
       this.running = false;
+    }
+  }
+
+  /**
+   * Writes one batch. Units run one after the other; should one fail, the batch is rolled back
+   * and run again with a savepoint around each unit, so that the failing unit alone is rolled
+   * back and gets its error (savepoints cost two round trips per unit on PostgreSQL, and units
+   * seldom fail). A unit chosen as a deadlock's victim (another replica's transaction took the
+   * same rows in another order) would fail again at once while this transaction keeps the rows
+   * its earlier units took: the whole batch is rolled back, releasing them, and run again.
+   * Nothing of a rolled-back batch has landed or resolved.
+   */
+  private async commit(batch: Unit[]): Promise<{ ok: boolean; value: unknown }[]> {
+    let guarded = false;
+    for (let attempt = 0; ; attempt++) {
+      const outcomes: { ok: boolean; value: unknown }[] = [];
+      try {
+        const write = () =>
+          // Read committed: its units do not check-then-write against each other's tables the
+          // way the services' do.
+          this.store.transaction(
+            async (tx) => {
+              await this.opts.fence?.(tx);
+              for (const unit of batch) {
+                if (!guarded) {
+                  try {
+                    outcomes.push({ ok: true, value: await unit.fn(tx) });
+                  } catch (e) {
+                    const conflict = isTransientConflict(e) && attempt < CONFLICT_RETRIES;
+                    throw new RunBatchAgain(e, !conflict);
+                  }
+                  continue;
+                }
+                await sql`savepoint unit`.execute(tx);
+                try {
+                  outcomes.push({ ok: true, value: await unit.fn(tx) });
+                  await sql`release savepoint unit`.execute(tx);
+                } catch (e) {
+                  if (isTransientConflict(e) && attempt < CONFLICT_RETRIES) throw new RunBatchAgain(e);
+                  await sql`rollback to savepoint unit`.execute(tx);
+                  await sql`release savepoint unit`.execute(tx);
+                  outcomes.push({ ok: false, value: e });
+                }
+              }
+              await this.opts.beforeCommit?.(tx);
+            },
+            { isolation: 'read-committed' },
+          );
+        await (this.opts.turns ? this.opts.turns.take(write) : write());
+        return outcomes;
+      } catch (e) {
+        if (e instanceof RunBatchAgain && e.guard) {
+          // A batch of one needs no second run: its only unit failed, and nothing landed.
+          if (batch.length === 1) return [{ ok: false, value: e.conflict }];
+          guarded = true;
+          continue;
+        }
+        const again = e instanceof RunBatchAgain || (isTransientConflict(e) && attempt < CONFLICT_RETRIES);
+        if (!again) throw e instanceof RunBatchAgain ? e.conflict : e;
+        await delay(5 + Math.random() * 20 * (attempt + 1)); // let the other transaction finish
+      }
     }
   }
 }

@@ -1,6 +1,6 @@
 /** A berth server as a real child process, for tests that kill it (kill -9) and restart it. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serverDatabase } from './store.js';
 import { waitFor } from './wait.js';
@@ -48,8 +48,14 @@ export async function spawnServer(
     },
   );
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  // BERTH_SERVER_LOG=FILE keeps what the server prints (benchmarks and hung tests, for a post-mortem).
+  const log = process.env.BERTH_SERVER_LOG;
+  const keep = (d: Buffer) => {
+    out += d.toString();
+    if (log) appendFileSync(log, d);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const url = await waitFor(
     `server to listen (output so far: ${out})`,
     () => /listening on (http:\S+)/.exec(out)?.[1],
