@@ -56,7 +56,10 @@ export class Lifecycle implements ProvisioningOutcomes {
   async cancel(id: number, by: string): Promise<void> {
     const { jobs, o } = this.core;
     const job = jobs.unfinished(id);
-    if (!job || job.ending) throw new ConflictError(`job ${id} has already finished`);
+    if (!job) throw new ConflictError(`job ${id} has already finished`);
+    // Already ending: told twice (directly, and by the leader's own control message), or it
+    // ended on its own meanwhile. Either way the outcome is being written.
+    if (job.ending) return;
     const reason = `cancelled by ${by}`;
     job.cancelRequested = true;
     if (job.state === 'queued') {

@@ -142,20 +142,24 @@ export async function submitJob(
   const rt = runtimeOf(ctx);
   const spec = buildSpec(input);
   const target = input.target ?? rt.defaultTarget;
+  // The checks read before the write, on a connection of their own: the write transaction, which
+  // one server runs one at a time (store/group-commit.ts), holds only the two inserts. (Inside it
+  // they would be no safer: read committed takes no lock on what it reads.)
+  const db = ctx.store.db;
+  const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs');
+  if (input.idempotencyKey) {
+    const existing = await findJobByKey(db, project.name, input.idempotencyKey);
+    if (existing) return { job: await jobView(ctx, existing, false), created: false };
+  }
+  if (!project.active)
+    throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
+  await checkRunnable(db, rt, project.name, project.clusterQueue, target, spec);
+  const known = await existingJobIds(db, project.name, spec.dependsOn);
+  const missing = spec.dependsOn.filter((d) => !known.has(d));
+  if (missing.length > 0)
+    throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
+  const priority = await resolvePriority(db, input.priority);
   const insert = write(ctx, async (db) => {
-    const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs');
-    if (input.idempotencyKey) {
-      const existing = await findJobByKey(db, project.name, input.idempotencyKey);
-      if (existing) return { record: existing, created: false };
-    }
-    if (!project.active)
-      throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
-    await checkRunnable(db, rt, project.name, project.clusterQueue, target, spec);
-    const known = await existingJobIds(db, project.name, spec.dependsOn);
-    const missing = spec.dependsOn.filter((d) => !known.has(d));
-    if (missing.length > 0)
-      throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
-    const priority = await resolvePriority(db, input.priority);
     const now = ctx.now();
     const record = await insertJob(
       db,

@@ -253,7 +253,8 @@ export async function removeProject(
       ctx.control?.(db, { kind: 'cancel', id, by: `project ${name} deleted by ${by}` });
     }
     await deleteProject(db, name);
-    await appendEvent(db, event(archivedAs, 'deleted', `project ${name} deleted`), now);
+    // The deletion itself stays under the name: what happened to NAME is found there.
+    await appendEvent(db, event(name, 'deleted', `project ${name} deleted`, { archivedAs }), now);
     return ids;
   });
   ctx.listener?.projectChanged?.(name);
