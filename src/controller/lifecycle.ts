@@ -58,8 +58,8 @@ export class Lifecycle implements ProvisioningOutcomes {
     const job = jobs.unfinished(id);
     if (!job) throw new ConflictError(`job ${id} has already finished`);
     // Already ending: told twice (directly, and by the leader's own control message), or it
-    // ended on its own meanwhile. Either way the outcome is being written.
-    if (job.ending) return;
+    // ended on its own meanwhile. Either way the outcome is being written: answer once it is.
+    if (job.ending) return job.ending;
     const reason = `cancelled by ${by}`;
     job.cancelRequested = true;
     if (job.state === 'queued') {
@@ -109,7 +109,7 @@ export class Lifecycle implements ProvisioningOutcomes {
 
   /** A run ended (agent report, lost worker, failed start): decide what becomes of the job. */
   async endRun(job: TrackedJob, r: FinishRequest): Promise<void> {
-    if (this.core.jobs.isFinished(job.id) || job.ending) return;
+    if (this.core.jobs.isFinished(job.id) || job.ending !== null) return;
     this.core.signals.notify(job.id);
     const evicted = job.stopping === 'preempt' || job.stopping === 'drain';
     // An evicted job goes back to its queue — unless it had already ended on its own before it
@@ -180,12 +180,23 @@ export class Lifecycle implements ProvisioningOutcomes {
     this.core.wake();
   }
 
-  /** Records the terminal state, revokes the job's token, and starts cleanup. */
-  async finish(job: TrackedJob, state: JobState, reason: string, exitCode: number | null): Promise<void> {
+  /**
+   * Records the terminal state, revokes the job's token, and starts cleanup. A job ends once: a
+   * second ending (a cancel told twice, a run's end racing a cancel) waits for the first one's.
+   */
+  finish(job: TrackedJob, state: JobState, reason: string, exitCode: number | null): Promise<void> {
+    job.ending ??= this.end(job, state, reason, exitCode);
+    return job.ending;
+  }
+
+  private async end(
+    job: TrackedJob,
+    state: JobState,
+    reason: string,
+    exitCode: number | null,
+  ): Promise<void> {
     const { jobs, journal, o } = this.core;
-    if (job.ending) return;
     // Nothing may be handed to it while its state is written: what it holds now is all it gets.
-    job.ending = true;
     this.provisioning.leaveWaitlist(job);
     const update: JobUpdate = { state, reason, exitCode, finishedAt: o.now() };
     // Holding nothing, it is cleaned up in the same transaction.

@@ -72,7 +72,7 @@ export class ProjectGates {
   async setPrivileges(project: string, privileges: Iterable<string>): Promise<void> {
     this.privileges.set(project, new Set(privileges));
     for (const job of this.core.jobs.queuedOf(project)) {
-      if (job.waitingFor.length > 0 || job.ending) continue;
+      if (job.waitingFor.length > 0 || job.ending !== null) continue;
       const lacking = this.missing(job);
       if (lacking && job.parkedFor !== lacking) await this.park(job, lacking);
       else if (!lacking && job.parkedFor !== null) this.release(job);
@@ -91,7 +91,7 @@ export class ProjectGates {
   moveQueued(project: string, queue: string): void {
     const { jobs, o } = this.core;
     for (const job of jobs.queuedOf(project)) {
-      if (job.queue === queue || job.ending) continue;
+      if (job.queue === queue || job.ending !== null) continue;
       const inScheduler = o.scheduler.withdraw(job.id);
       job.queue = queue;
       if (inScheduler) o.scheduler.enqueue(workloadOf(job));

@@ -76,7 +76,10 @@ export class Provisioning {
   /** Whether the job still wants what it is being given (not cancelled, preempted or finished). */
   private stillWants(job: TrackedJob): boolean {
     return (
-      this.core.jobs.unfinished(job.id) === job && job.state === 'admitted' && !job.stopping && !job.ending
+      this.core.jobs.unfinished(job.id) === job &&
+      job.state === 'admitted' &&
+      !job.stopping &&
+      job.ending === null
     );
   }
 

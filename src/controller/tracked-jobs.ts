@@ -38,10 +38,10 @@ export interface TrackedJob extends ActiveJob {
   /** Whether an agent token may exist for it (none is made for in-process workers). */
   mayHoldToken: boolean;
   /**
-   * Set the moment its terminal state starts being written: from then on nothing is handed to
+   * Its ending (the write of its terminal state), set the moment it begins: from then on nothing is handed to
    * it and no second ending is begun, though the store may not have the state yet.
    */
-  ending: boolean;
+  ending: Promise<void> | null;
   /** Set once its cleanup is being recorded, so that it is recorded once. */
   cleaning: boolean;
   /** A privilege its project lost while it was queued: it waits outside the scheduler for it. */
@@ -111,7 +111,7 @@ export class TrackedJobs {
       createFailures: 0,
       // A queued job never holds one: requeue and finish delete it with the state change.
       mayHoldToken: r.state !== 'queued',
-      ending: false,
+      ending: null,
       cleaning: false,
       parkedFor: null,
     };
