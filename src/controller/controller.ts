@@ -14,6 +14,7 @@
 import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { JobRecord } from '../domain/job.js';
+import type { ProjectAccess } from '../domain/project.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import type { Factory, FactoryListener, WorkerHandle } from '../factories/factory.js';
@@ -131,12 +132,8 @@ export class Controller implements ControllerPort, FactoryListener {
     this.loop.wake();
   }
 
-  projectMoved(project: string, queue: string): void {
-    this.gates.moveQueued(project, queue);
-  }
-
-  projectPrivileges(project: string, privileges: string[]): Promise<void> {
-    return this.gates.setPrivileges(project, privileges);
+  projectsChanged(projects: ProjectAccess[]): Promise<void> {
+    return this.gates.sync(projects);
   }
 
   projectDeleted(project: string, archivedAs: string, jobIds: number[]): void {

@@ -6,6 +6,7 @@ import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/p
 import type { Blocker } from '../domain/blocker.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { JobRecord } from '../domain/job.js';
+import type { ProjectAccess } from '../domain/project.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import type { QueueFigures, QueueModel } from '../scheduler/types.js';
@@ -43,10 +44,11 @@ export interface ControllerPort extends AgentProtocol {
   queueChanged(name: string, queue: ClusterQueue | undefined): void;
   /** A project's fair-share weight changed (or is loaded on start). */
   setProjectWeight(project: string, weight: number): void;
-  /** A project now uses cluster queue `queue` (its queued jobs were moved there in the store). */
-  projectMoved(project: string, queue: string): void;
-  /** A project now holds exactly `privileges` (a grant or a revoke). */
-  projectPrivileges(project: string, privileges: string[]): Promise<void>;
+  /**
+   * Projects were moved to other queues (their queued jobs moved there in the store) or their
+   * privileges changed: their queued jobs follow, and wait while a privilege they need is gone.
+   */
+  projectsChanged(projects: ProjectAccess[]): Promise<void>;
   /** A project was deleted; its jobs `jobIds` still unfinished are now filed under `archivedAs`. */
   projectDeleted(project: string, archivedAs: string, jobIds: number[]): void;
 

@@ -9,6 +9,7 @@
  * running ones finish where they are.
  */
 import type { Blocker } from '../domain/blocker.js';
+import type { ProjectAccess } from '../domain/project.js';
 import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
 import { workloadOf, type TrackedJob } from './tracked-jobs.js';
@@ -68,16 +69,32 @@ export class ProjectGates {
     journal.announce(job, reason);
   }
 
-  /** The project now holds exactly `privileges`: its queued jobs are parked or let go. */
-  async setPrivileges(project: string, privileges: Iterable<string>): Promise<void> {
-    this.privileges.set(project, new Set(privileges));
-    for (const job of this.core.jobs.queuedOf(project)) {
-      if (job.waitingFor.length > 0 || job.ending !== null) continue;
-      const lacking = this.missing(job);
-      if (lacking && job.parkedFor !== lacking) await this.park(job, lacking);
-      else if (!lacking && job.parkedFor !== null) this.release(job);
+  /**
+   * Projects now use these cluster queues and hold these privileges: their queued jobs follow
+   * them to their queues, and are parked or let go. One walk over the tracked jobs, however many
+   * projects changed (a leader catching up passes them all).
+   */
+  async sync(projects: ProjectAccess[]): Promise<void> {
+    const byName = new Map(projects.map((p) => [p.name, p]));
+    for (const p of projects) this.privileges.set(p.name, new Set(p.privileges));
+    for (const job of this.core.jobs.queued()) {
+      const p = byName.get(job.project);
+      if (p && job.ending === null) await this.settle(job, p.clusterQueue);
     }
     this.core.wake();
+  }
+
+  private async settle(job: TrackedJob, queue: string): Promise<void> {
+    const { o } = this.core;
+    if (job.queue !== queue) {
+      const inScheduler = o.scheduler.withdraw(job.id);
+      job.queue = queue;
+      if (inScheduler) o.scheduler.enqueue(workloadOf(job));
+    }
+    if (job.waitingFor.length > 0) return;
+    const lacking = this.missing(job);
+    if (lacking && job.parkedFor !== lacking) await this.park(job, lacking);
+    else if (!lacking && job.parkedFor !== null) this.release(job);
   }
 
   /** A parked job goes back to the scheduler, at the place its priority and age give it. */
@@ -85,18 +102,6 @@ export class ProjectGates {
     job.parkedFor = null;
     this.core.jobs.inScheduler++;
     this.core.o.scheduler.enqueue(workloadOf(job));
-  }
-
-  /** The project now uses cluster queue `queue`: its queued jobs go there too. */
-  moveQueued(project: string, queue: string): void {
-    const { jobs, o } = this.core;
-    for (const job of jobs.queuedOf(project)) {
-      if (job.queue === queue || job.ending !== null) continue;
-      const inScheduler = o.scheduler.withdraw(job.id);
-      job.queue = queue;
-      if (inScheduler) o.scheduler.enqueue(workloadOf(job));
-    }
-    this.core.wake();
   }
 
   /** The project was deleted: its privileges go, and its jobs are now filed under `archivedAs`. */

@@ -165,10 +165,9 @@ export class TrackedJobs {
     this.finished.delete(id);
   }
 
-  /** The project's queued jobs (a walk over every tracked job: for rare changes to a project). */
-  *queuedOf(project: string): Iterable<TrackedJob> {
-    for (const job of this.jobs.values())
-      if (job.project === project && job.state === 'queued' && !this.finished.has(job.id)) yield job;
+  /** The queued jobs (a walk over every tracked job: for changes to projects, which are rare). */
+  *queued(): Iterable<TrackedJob> {
+    for (const job of this.jobs.values()) if (job.state === 'queued' && !this.finished.has(job.id)) yield job;
   }
 
   /** `id` waits for `dependency` to end. */

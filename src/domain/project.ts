@@ -2,6 +2,13 @@
 import type { JobState } from './job.js';
 import type { Role } from './roles.js';
 
+/** What the controller needs of a project for its queued jobs: where they queue, what it may use. */
+export interface ProjectAccess {
+  name: string;
+  clusterQueue: string;
+  privileges: string[];
+}
+
 export interface Project {
   name: string;
   description: string;

@@ -19,6 +19,7 @@ import { toQueueModel } from '../controller/queue-models.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import { UnavailableError } from '../domain/errors.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
+import type { ProjectAccess } from '../domain/project.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
 import type { Db } from '../store/store.js';
@@ -69,12 +70,8 @@ export class FollowerPort implements ControllerPort {
     this.tell({ kind: 'weight', project });
   }
 
-  projectMoved(project: string): void {
-    this.tell({ kind: 'project', project });
-  }
-
-  async projectPrivileges(project: string): Promise<void> {
-    this.tell({ kind: 'project', project });
+  async projectsChanged(projects: ProjectAccess[]): Promise<void> {
+    for (const { name } of projects) this.tell({ kind: 'project', project: name });
   }
 
   projectDeleted(project: string, archivedAs: string): void {

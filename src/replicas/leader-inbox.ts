@@ -35,8 +35,10 @@ export async function applyControl(db: Db, controller: ControllerPort, m: Contro
     case 'project': {
       const project = await findProject(db, m.project);
       if (!project) return;
-      controller.projectMoved(project.name, project.clusterQueue);
-      await controller.projectPrivileges(project.name, await listPrivileges(db, project.name));
+      const privileges = await listPrivileges(db, project.name);
+      await controller.projectsChanged([
+        { name: project.name, clusterQueue: project.clusterQueue, privileges },
+      ]);
       return;
     }
     case 'project-deleted':
@@ -66,9 +68,13 @@ export async function catchUp(db: Db, controller: ControllerPort, jobs: boolean)
   const privileges = new Map<string, string[]>();
   for (const { project, privilege } of await listAllPrivileges(db))
     privileges.set(project, [...(privileges.get(project) ?? []), privilege]);
-  for (const p of await listProjects(db)) {
-    controller.setProjectWeight(p.name, p.weight);
-    controller.projectMoved(p.name, p.clusterQueue);
-    await controller.projectPrivileges(p.name, privileges.get(p.name) ?? []);
-  }
+  const projects = await listProjects(db);
+  for (const p of projects) controller.setProjectWeight(p.name, p.weight);
+  await controller.projectsChanged(
+    projects.map((p) => ({
+      name: p.name,
+      clusterQueue: p.clusterQueue,
+      privileges: privileges.get(p.name) ?? [],
+    })),
+  );
 }

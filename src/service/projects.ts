@@ -201,7 +201,7 @@ export async function patchProject(
   });
   ctx.listener?.projectChanged?.(name);
   if (weightChanged) ctx.listener?.projectWeightChanged?.(name, result.weight);
-  if (moved) ctx.runtime?.controller.projectMoved(name, result.clusterQueue);
+  if (moved) await tellController(ctx, result);
   return result;
 }
 
@@ -326,7 +326,7 @@ export async function grantPrivilege(
 ): Promise<ProjectDetail> {
   requireAdmin(p, 'grant privileges');
   checkName(PRIVILEGE, PRIVILEGE_HELP, 'privilege', privilege);
-  return privilegesChanged(
+  return tellController(
     ctx,
     await ctx.store.transaction(async (db) => {
       const { project: proj } = await requireProject(db, p, project, 'owner', 'granting privileges');
@@ -342,9 +342,13 @@ export async function grantPrivilege(
   );
 }
 
-/** Queued jobs that need a privilege wait while their project lacks it (controller/project-gates.ts). */
-async function privilegesChanged(ctx: ServiceContext, project: ProjectDetail): Promise<ProjectDetail> {
-  await ctx.runtime?.controller.projectPrivileges(project.name, project.privileges);
+/**
+ * Tells the controller where a project's queued jobs now queue and what they may use: they follow
+ * a move, and wait while a privilege they need is revoked (controller/project-gates.ts).
+ */
+async function tellController(ctx: ServiceContext, project: ProjectDetail): Promise<ProjectDetail> {
+  const { name, clusterQueue, privileges } = project;
+  await ctx.runtime?.controller.projectsChanged([{ name, clusterQueue, privileges }]);
   return project;
 }
 
@@ -355,7 +359,7 @@ export async function revokePrivilege(
   privilege: string,
 ): Promise<ProjectDetail> {
   requireAdmin(p, 'revoke privileges');
-  return privilegesChanged(
+  return tellController(
     ctx,
     await ctx.store.transaction(async (db) => {
       const { project: proj } = await requireProject(db, p, project, 'owner', 'revoking privileges');
