@@ -220,8 +220,9 @@ export async function removeProject(
   name: string,
   opts: { cancelJobs?: boolean } = {},
 ): Promise<void> {
-  const by = actorName(p);
-  const reason = `cancelled: project ${name} deleted by ${by}`;
+  // Read as the job's reason: "cancelled by admin, deleting project NAME".
+  const by = `${actorName(p)}, deleting project ${name}`;
+  const reason = `cancelled by ${by}`;
   const now = ctx.now();
   const archivedAs = archiveName(name, now);
   const unfinished = await ctx.store.transaction(async (db) => {
@@ -250,7 +251,7 @@ export async function removeProject(
         },
         now,
       );
-      ctx.control?.(db, { kind: 'cancel', id, by: `project ${name} deleted by ${by}` });
+      ctx.control?.(db, { kind: 'cancel', id, by });
     }
     await deleteProject(db, name);
     // The deletion itself stays under the name: what happened to NAME is found there.
@@ -262,8 +263,7 @@ export async function removeProject(
   const controller = ctx.runtime?.controller;
   if (!controller) return;
   controller.projectDeleted(name, archivedAs, unfinished);
-  for (const id of unfinished)
-    await controller.cancel(id, `project ${name} deleted by ${by}`).catch(() => {}); // ended meanwhile
+  for (const id of unfinished) await controller.cancel(id, by).catch(() => {}); // ended meanwhile
 }
 
 async function requireUserNamed(db: Db, name: string) {

@@ -65,7 +65,7 @@ describe('deleting a project', () => {
     for (const id of [running.id, queued.id]) {
       const done = (await waitDone(base(), ctx.admin, id)) as Job;
       assert.equal(done.state, 'cancelled');
-      assert.match(done.reason, /project pdel deleted by admin/);
+      assert.match(done.reason, /^cancelled by admin, deleting project pdel$/);
       // Admins still read (and find) them, filed under the deleted project's archive name.
       assert.match(done.project, /^pdel~deleted-\d+$/);
     }

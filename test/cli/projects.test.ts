@@ -253,6 +253,6 @@ describe('project update and delete', () => {
     ok(await admin(['project', 'delete', 'busy', '--cancel-jobs']));
     const after = await ctx.request<{ state: string; reason: string }>('GET', `/jobs/${job.id}`);
     assert.equal(after.state, 'cancelled');
-    assert.match(after.reason, /project busy deleted by admin/);
+    assert.match(after.reason, /^cancelled by admin, deleting project busy$/);
   });
 });
