@@ -9,11 +9,11 @@
  *   in flight  N `sleep 0.2` jobs, at most `inFlight` admitted at once (cpu quota), released
  *              together: the pipeline with thousands of jobs running.
  *
- * BENCH_JOBS=N changes N (5,000). BENCH_PROFILE=DIR writes a CPU profile of the server process to
+ * BENCH_JOBS=N changes N (5,000); BENCH_STORE=postgres runs it on PostgreSQL (127.0.0.1:5432). BENCH_PROFILE=DIR writes a CPU profile of the server process to
  * DIR (bench/cpu-profile.mjs; read it with `node bench/cpu-top.mjs FILE`).
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { fmt, get, pool, post, startBenchServer, type BenchServer } from './lib.js';
+import { fmt, get, pool, post, startBenchServer, type BenchServer, type BenchStore } from './lib.js';
 
 export interface PipelineRun {
   name: string;
@@ -106,7 +106,7 @@ async function startServer(): Promise<BenchServer> {
     process.env.NODE_OPTIONS = `${saved ?? ''} ${preload}`.trim();
   }
   try {
-    return await startBenchServer(CONFIG);
+    return await startBenchServer(CONFIG, (process.env.BENCH_STORE as BenchStore | undefined) ?? 'sqlite');
   } finally {
     if (saved === undefined) delete process.env.NODE_OPTIONS;
     else process.env.NODE_OPTIONS = saved;

@@ -24,6 +24,8 @@ export interface RunJobOptions {
   retryForMs?: number;
   /** The cgroups the job runs in (the local factory's enforcement of its requests). */
   cgroup?: JobCgroup;
+  /** Amends the outcome before it is reported (the agent knows why its job was killed). */
+  amend?: (result: FinishRequest) => FinishRequest;
 }
 
 /** Variables passed through from the agent's own environment; everything else stays out. */
@@ -32,7 +34,8 @@ const PASS_THROUGH = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TZ', 
 function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const k of PASS_THROUGH) if (process.env[k] !== undefined) env[k] = process.env[k];
-  for (const [k, v] of Object.entries(process.env)) if (k.startsWith('LC_')) env[k] = v;
+  // Locale, and what Slurm tells a job about its allocation (SLURM_JOB_ID, SLURMD_NODENAME, …).
+  for (const [k, v] of Object.entries(process.env)) if (/^(LC_|SLURM_|SLURMD_)/.test(k)) env[k] = v;
   return {
     ...env,
     ...spec.env,
@@ -79,8 +82,9 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   } catch {
     // Output that could not be uploaded is lost, but the job's outcome must still be reported.
   }
-  await client.post('/finish', result);
-  return result;
+  const reported = opts.amend ? opts.amend(result) : result;
+  await client.post('/finish', reported);
+  return reported;
 }
 
 function execute(
@@ -181,9 +185,15 @@ function execute(
           const r = await client.post<HeartbeatResponse>(`/heartbeat?wait=${wait}`);
           if (r?.cancel) stop('cancelled', r.reason ?? 'cancelled');
         } catch (e) {
-          // The server no longer knows this job (token revoked): stop it, nobody will collect it.
-          if (e instanceof AgentHttpError && e.status < 500)
-            stop('cancelled', `server refused heartbeat: ${e.message}`);
+          // The server no longer knows this job (token revoked), or has been unreachable for
+          // longer than the client retries (its worker is lost by now): stop it, nobody will
+          // collect it.
+          const message = e instanceof Error ? e.message : String(e);
+          const refused = e instanceof AgentHttpError && e.status < 500;
+          stop(
+            'cancelled',
+            refused ? `server refused heartbeat: ${message}` : `server unreachable: ${message}`,
+          );
           return;
         }
       }

@@ -70,6 +70,9 @@ export const FinishBody = strict({
   message: Type.Optional(Type.String({ maxLength: 4096 })),
 });
 
+/** `berth agent` registering its worker; the one-time credential is the bearer token. */
+export const RegisterBody = strict({ workerId: Type.Integer({ minimum: 1 }) });
+
 export const WorkerQuery = strict({
   state: Type.Optional(Type.Union(WORKER_STATES.map((s) => Type.Literal(s)))),
 });

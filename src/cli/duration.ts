@@ -1,22 +1,8 @@
-/** Durations as people write and read them: `90`, `90s`, `10m`, `1h30m`, `2d` ↔ seconds. */
+/** Durations as people read them (parsing them is the domain's: domain/duration.ts). */
 
-const UNITS = [
-  ['d', 86_400],
-  ['h', 3_600],
-  ['m', 60],
-  ['s', 1],
-] as const;
+import { DURATION_UNITS as UNITS, parseDuration } from '../domain/duration.js';
 
-const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
-
-/** `1h30m` → 5400; a bare number is seconds. Undefined when `text` is not a duration. */
-export function parseDuration(text: string): number | undefined {
-  const t = text.trim();
-  if (/^\d+$/.test(t)) return Number(t);
-  const match = DURATION.exec(t);
-  if (!match || t === '') return undefined;
-  return UNITS.reduce((sum, [, seconds], i) => sum + Number(match[i + 1] ?? 0) * seconds, 0);
-}
+export { parseDuration };
 
 /**
  * A time span in its largest units: `42s`, `5m`, `2h`, `4d` with `parts` 1 (ages), `5m3s`, `2h5m`

@@ -67,11 +67,18 @@ export function describeBlocker(b: Blocker): string {
       return `waiting for preempted ${b.victims.length === 1 ? 'job' : 'jobs'} ${b.victims.join(', ')} to stop`;
     case 'privilege':
       return `project ${b.project} no longer holds privilege ${b.privilege} (berth project grant ${b.project} ${b.privilege})`;
+    case 'worker':
+      return `worker ${b.worker}: ${b.reason}`;
   }
 }
 
-/** Its place among its project's jobs and what blocks it: only while it waits in its queue. */
+/**
+ * Its place among its project's jobs and what blocks it: while it waits in its queue, or —
+ * admitted — while its worker waits to start (in Slurm's queue).
+ */
 function queueLines(job: Job): [string, number | null | string[]][] {
+  if (job.state === 'admitted' && (job.blockers ?? []).length > 0)
+    return [['blocked by', (job.blockers ?? []).map(describeBlocker)]];
   if (job.state !== 'queued') return [];
   return [
     ['position in project', job.projectPosition ?? null],

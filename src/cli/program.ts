@@ -1,6 +1,7 @@
 /** The `berth` command tree. Errors from commander are printed as one line: `berth: MESSAGE`. */
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
+import { registerAgentCommand } from './commands/agent.js';
 import { registerContextCommands } from './commands/context.js';
 import { registerJobCommands } from './commands/jobs.js';
 import { registerLoginCommands } from './commands/login.js';
@@ -44,5 +45,6 @@ The current project is --project, else BERTH_PROJECT, else the context's, else "
   registerResourceCommands(program);
   registerSimulateCommand(program);
   registerStoreCommands(program);
+  registerAgentCommand(program);
   return program;
 }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { parseDuration } from '../domain/duration.js';
 import { ConfigError } from '../domain/errors.js';
 import { DNS_LABEL, DNS_LABEL_HELP, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
 import {
@@ -67,6 +68,20 @@ function checkName(key: string, name: string, file?: string): void {
 }
 
 /** Fills defaults and checks the references between sections. */
+/** Settings only a slurm factory takes. */
+const SLURM_FIELDS = [
+  'partition',
+  'timeLimit',
+  'account',
+  'qos',
+  'cpusPerTask',
+  'sbatchArgs',
+  'slurmConf',
+  'agentCommand',
+  'workRoot',
+  'pollSeconds',
+] as const;
+
 export function resolveConfig(
   raw: RawConfig,
   overrides: { listen?: string; dataDir?: string; database?: string },
@@ -77,8 +92,20 @@ export function resolveConfig(
     checkName(`factories.${name}`, name, file);
     if (f.kind !== 'local' && (f.cgroups !== undefined || f.pidsLimit !== undefined))
       throw new ConfigError(`factories.${name}`, 'cgroups and pidsLimit are for a local factory only', file);
+    const slurmOnly = SLURM_FIELDS.find((k) => f[k] !== undefined);
+    if (f.kind !== 'slurm' && slurmOnly)
+      throw new ConfigError(`factories.${name}.${slurmOnly}`, 'is for a slurm factory only', file);
+    const { timeLimit, ...rest } = f;
+    const timeLimitSeconds = typeof timeLimit === 'string' ? parseDuration(timeLimit) : timeLimit;
+    if (timeLimitSeconds === undefined && timeLimit !== undefined)
+      throw new ConfigError(
+        `factories.${name}.timeLimit`,
+        `"${timeLimit}" is not a duration (90m, 2h, 1d12h, or seconds)`,
+        file,
+      );
     factories[name] = {
-      ...f,
+      ...rest,
+      ...(f.kind === 'slurm' ? { timeLimitSeconds: timeLimitSeconds ?? 3600 } : {}),
       capacity: f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism()),
     };
   }

@@ -11,7 +11,7 @@ const Privilege = Type.String({ minLength: 1 });
 const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
   Type.Object(props, { additionalProperties: false });
 
-export const FACTORY_KINDS = ['local', 'simulated'] as const;
+export const FACTORY_KINDS = ['local', 'simulated', 'slurm'] as const;
 /** Simulated workers cost no process: room for a large scenario by default. */
 export const SIMULATED_CAPACITY = 10_000;
 export const RESOURCE_KINDS = ['semaphore', 'exec', 'postgres', 'token'] as const;
@@ -27,6 +27,23 @@ const FactorySchema = strict({
   cgroups: Type.Optional(Type.Union(CGROUPS_MODES.map((m) => Type.Literal(m)))),
   /** local, with cgroups: the most processes (and threads) one job may have at once. */
   pidsLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** slurm: the partition its workers are submitted to (the cluster's default when absent). */
+  partition: Type.Optional(Type.String({ minLength: 1 })),
+  /** slurm: each worker's time limit (`2h`, `90m`, or seconds; default 1h); see timeLimitSeconds. */
+  timeLimit: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+  account: Type.Optional(Type.String({ minLength: 1 })),
+  qos: Type.Optional(Type.String({ minLength: 1 })),
+  cpusPerTask: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** slurm: further sbatch arguments, e.g. `["--constraint=gpu"]`. */
+  sbatchArgs: Type.Optional(Type.Array(Type.String())),
+  /** slurm: the cluster's slurm.conf (SLURM_CONF), when not the default. */
+  slurmConf: Type.Optional(Type.String({ minLength: 1 })),
+  /** slurm: how a node starts berth's agent (default: this server's node and berth). */
+  agentCommand: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+  /** slurm: where the agent makes jobs' working directories on a node (its temporary directory). */
+  workRoot: Type.Optional(Type.String({ minLength: 1 })),
+  /** slurm: how often squeue is asked about the workers (default 2 s). */
+  pollSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 300 })),
 });
 const TargetSchema = strict({ factory: Type.String(), privilege: Type.Optional(Privilege) });
 const ResourceSchema = strict({
@@ -61,7 +78,11 @@ export const ConfigSchema = strict({
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
-export type FactoryConfig = Static<typeof FactorySchema> & { capacity: number };
+export type FactoryConfig = Omit<Static<typeof FactorySchema>, 'timeLimit'> & {
+  capacity: number;
+  /** slurm: `timeLimit` in seconds. */
+  timeLimitSeconds?: number;
+};
 export type TargetConfig = Static<typeof TargetSchema>;
 export type ResourceConfig = Static<typeof ResourceSchema>;
 

@@ -47,6 +47,8 @@ export class AgentDesk implements AgentProtocol {
         });
         await event(job, 'started', `started on worker ${job.workerId}`);
       });
+      // Stopped while its start was written (before it ran, its run ends at once: requestStop).
+      if (job.ending) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
       jobs.setState(job, 'running');
       job.startedAt = now;
     }

@@ -173,6 +173,12 @@ export class Controller implements ControllerPort, FactoryListener {
     this.lifecycle.workerLost(workerId, message);
   }
 
+  workerWaiting(workerId: number, reason: string | null): void {
+    const w = this.holdings.get('worker', workerId);
+    const job = w && this.core.jobs.unfinished(w.jobId);
+    if (job?.workerId === workerId) job.workerWait = reason;
+  }
+
   // ---- the read side
 
   explain(id: number): LiveStatus | undefined {

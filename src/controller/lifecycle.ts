@@ -70,7 +70,7 @@ export class Lifecycle implements ProvisioningOutcomes {
       o.scheduler.release(id);
       await this.finish(job, 'cancelled', reason, null);
     } else {
-      this.requestStop(job, 'cancel', reason);
+      await this.requestStop(job, 'cancel', reason); // at once when it had not started
     }
     this.core.wake();
   }
@@ -81,17 +81,24 @@ export class Lifecycle implements ProvisioningOutcomes {
       this.provisioning.leaveWaitlist(job);
       await this.requeue(job, reason);
     } else {
-      this.requestStop(job, kind, reason);
+      await this.requestStop(job, kind, reason);
     }
   }
 
-  /** Tells the job's agent to stop (at once, through its heartbeat long poll). */
-  requestStop(job: TrackedJob, kind: StopKind, reason: string): void {
+  /**
+   * Tells the job's agent to stop (at once, through its heartbeat long poll). Resolves once that
+   * is asked — or, for a job its agent has not started, once its run has ended.
+   */
+  async requestStop(job: TrackedJob, kind: StopKind, reason: string): Promise<void> {
     if (job.stopping === 'cancel') return;
     job.stopping = kind;
     job.stopReason = reason;
     job.stopRequestedAt = this.core.o.now();
     this.core.signals.notify(job.id);
+    // Its worker exists but its agent has not started the job (a Slurm job still pending): there
+    // is nobody to tell. The run ends now, and its worker is destroyed.
+    if (job.state === 'admitted' && job.workerId !== null)
+      await this.endRun(job, { outcome: 'cancelled', exitCode: null, signal: null, message: reason });
   }
 
   /** The worker died without its agent reporting how the job ended. */
@@ -115,6 +122,8 @@ export class Lifecycle implements ProvisioningOutcomes {
     // An evicted job goes back to its queue — unless it had already ended on its own before it
     // was stopped: then its real outcome stands (running it again would repeat finished work).
     if (evicted && r.outcome !== 'exited') {
+      // Its run ended once already (its agent's report and its stop racing): it is requeued.
+      if (job.workerId === null) return;
       await this.requeue(job, job.stopReason);
       return;
     }
@@ -148,6 +157,10 @@ export class Lifecycle implements ProvisioningOutcomes {
   private async requeue(job: TrackedJob, reason: string): Promise<void> {
     const { jobs, journal, o } = this.core;
     const revoke = job.mayHoldToken;
+    // Its run is over from now on: what its agent or factory still reports about it is refused
+    // (agent-desk's jobForAgent, workerLost), and it is not requeued twice (endRun).
+    job.workerId = null;
+    jobs.withWorker.delete(job);
     await journal.write(async ({ db, event }) => {
       await updateJob(db, job.id, {
         state: 'queued',
@@ -161,13 +174,11 @@ export class Lifecycle implements ProvisioningOutcomes {
       await event(job, 'requeued', reason);
     });
     job.mayHoldToken = false;
-    jobs.withWorker.delete(job);
     jobs.setState(job, 'queued');
     job.attempts++;
     job.admittedAt = null;
     job.startedAt = null;
     job.borrowed = null;
-    job.workerId = null;
     job.stopping = null;
     job.acquired = 0;
     job.createFailures = 0;

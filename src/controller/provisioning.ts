@@ -148,11 +148,22 @@ export class Provisioning {
   private async createWorker(factory: Factory, job: TrackedJob): Promise<void> {
     const { o, journal, jobs } = this.core;
     const now = o.now();
-    // An in-process agent calls the controller directly: no token to make, none to leak.
-    const token = factory.inProcess ? null : newToken('job');
-    if (token) job.mayHoldToken = true;
+    // An in-process agent calls the controller directly: no token to make, none to leak. An
+    // agent that registers gets the job's token when it does (service/agent-registration.ts).
+    const token = factory.inProcess || factory.registers ? null : newToken('job');
+    const registration = factory.registers ? newToken('agent') : undefined;
+    if (token || registration) job.mayHoldToken = true;
     const record = await this.holdings.record(job, 'worker', factory.name, async ({ db, event }) => {
-      const id = await insertWorker(db, { jobId: job.id, factory: factory.name, target: job.target }, now);
+      const id = await insertWorker(
+        db,
+        {
+          jobId: job.id,
+          factory: factory.name,
+          target: job.target,
+          ...(registration ? { registration: hashToken(registration) } : {}),
+        },
+        now,
+      );
       if (token) {
         const label = `job ${job.id}`;
         await insertToken(
@@ -182,6 +193,7 @@ export class Provisioning {
         target: job.target,
         url: o.serverUrl(),
         token,
+        ...(registration ? { registration } : {}),
         requests: job.requests,
       });
       await journal.write(({ db }) =>

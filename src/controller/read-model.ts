@@ -39,6 +39,10 @@ export class ReadModel {
       );
     }
     if (job.stopping) return { reason: `stopping: ${job.stopReason}`, position: null };
+    if (job.state === 'admitted' && job.workerWait !== null && job.workerId !== null) {
+      const blocker = { kind: 'worker' as const, worker: job.workerId, reason: job.workerWait };
+      return { reason: job.workerWait, position: null, blockers: [blocker] };
+    }
     if (job.state === 'admitted' && job.waitingIn)
       return { reason: job.waitingIn.describeWait(id), position: null };
     if (job.state === 'admitted' && job.workerId === null && job.acquired < job.resources.length)

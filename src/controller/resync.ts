@@ -24,7 +24,9 @@ export function resync(core: ControllerCore, lifecycle: Lifecycle, holdings: Hol
       job.startedAt !== null &&
       now - job.startedAt > job.timeoutSeconds * 1000 + graceMs + heartbeatMs
     ) {
-      lifecycle.requestStop(job, 'cancel', `timed out after ${job.timeoutSeconds}s`);
+      void lifecycle
+        .requestStop(job, 'cancel', `timed out after ${job.timeoutSeconds}s`)
+        .catch((e: unknown) => core.report(e, `job ${job.id}`));
     }
   }
   holdings.retryDue(now);

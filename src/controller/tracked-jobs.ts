@@ -46,6 +46,8 @@ export interface TrackedJob extends ActiveJob {
   cleaning: boolean;
   /** A privilege its project lost while it was queued: it waits outside the scheduler for it. */
   parkedFor: string | null;
+  /** Why its worker has not started, as its factory tells (Slurm's pending reason). */
+  workerWait: string | null;
 }
 
 /** A job's requests as integer amounts, with the implicit `jobs: 1`. */
@@ -114,6 +116,7 @@ export class TrackedJobs {
       ending: null,
       cleaning: false,
       parkedFor: null,
+      workerWait: null,
     };
     this.jobs.set(job.id, job);
     if (job.state === 'running') this.countRunning(job.queue, 1);

@@ -17,4 +17,6 @@ export type Blocker =
   | { kind: 'ahead'; queue: string; jobsAhead: number }
   | { kind: 'preemption'; victims: number[] }
   /** Its project lost a privilege the job needs (revoked while the job was queued). */
-  | { kind: 'privilege'; project: string; privilege: string };
+  | { kind: 'privilege'; project: string; privilege: string }
+  /** Admitted, its worker waits to start in the system that runs it (Slurm's pending reason). */
+  | { kind: 'worker'; worker: number; reason: string };

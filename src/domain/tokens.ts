@@ -4,10 +4,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-export type TokenKind = 'user' | 'job';
+/** `agent`: a worker's one-time registration credential (never an API token). */
+export type TokenKind = 'user' | 'job' | 'agent';
 
 export function newToken(kind: TokenKind): string {
-  return `${kind === 'job' ? 'berthj' : 'berth'}_${randomBytes(32).toString('base64url')}`;
+  const prefix = { user: 'berth', job: 'berthj', agent: 'bertha' }[kind];
+  return `${prefix}_${randomBytes(32).toString('base64url')}`;
 }
 
 export function hashToken(token: string): string {

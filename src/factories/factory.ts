@@ -14,8 +14,13 @@ export interface WorkerRequest {
   target: string;
   /** Where the agent reaches the server. */
   url: string;
-  /** The agent's job-scoped token; null for an in-process factory, whose agent needs none. */
+  /**
+   * The agent's job-scoped token; null for an in-process factory, whose agent needs none, and
+   * for one whose agent registers (`registers`).
+   */
   token: string | null;
+  /** For a factory whose agent registers: its one-time credential (service/agent-registration.ts). */
+  registration?: string;
   /** The job's requests (cpu in millicores, memory in bytes), for a factory that enforces them. */
   requests?: Amounts;
 }
@@ -26,6 +31,11 @@ export interface FactoryListener {
   handleChanged(workerId: number, handle: WorkerHandle): void;
   /** The worker died without its agent reporting an outcome. */
   workerLost(workerId: number, message: string): void;
+  /**
+   * What keeps the worker from starting, in the words of the system it waits in (Slurm's pending
+   * reason), shown as the job's reason; null once it no longer waits.
+   */
+  workerWaiting?(workerId: number, reason: string | null): void;
 }
 
 /**
@@ -48,6 +58,12 @@ export interface Factory {
    * calls the API for them, so no job token is made.
    */
   readonly inProcess: boolean;
+  /**
+   * Its agents run elsewhere and start with a one-time credential that only registers their
+   * worker (`berth agent`), rather than with the job's token: what a Slurm job's environment
+   * carries must be worthless once used.
+   */
+  readonly registers?: boolean;
   /** Creates the worker and starts its agent; resolves with the handle to record. */
   create(req: WorkerRequest): Promise<WorkerHandle>;
   /** Destroys the worker and everything in it; must succeed for a worker already gone. */

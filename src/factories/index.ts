@@ -1,12 +1,27 @@
 /** Builds the configured factories. */
+import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
 import { LocalFactory } from './local.js';
 import { SimulatedFactory } from './simulated.js';
+import { SlurmFactory } from './slurm/slurm-factory.js';
+
+export interface FactorySetting {
+  dataDir: string;
+  /** Names what factories make outside this machine (Slurm jobs): the same on every replica. */
+  installationId: string;
+}
+
+/** How a Slurm node starts this berth's CLI: the same Node, flags (tsx under tests) and entry. */
+function thisBerth(): string[] {
+  const ts = import.meta.url.endsWith('.ts');
+  const main = fileURLToPath(new URL(`../cli/main${ts ? '.ts' : '.js'}`, import.meta.url));
+  return [process.execPath, ...process.execArgv, main];
+}
 
 export function createFactories(
   config: Config,
-  dataDir: string,
+  { dataDir, installationId }: FactorySetting,
   listener: FactoryListener,
   agent: AgentPort,
 ): Map<string, Factory> {
@@ -28,6 +43,27 @@ export function createFactories(
         break;
       case 'simulated':
         factories.set(name, new SimulatedFactory({ name, capacity: f.capacity, listener, agent }));
+        break;
+      case 'slurm':
+        factories.set(
+          name,
+          new SlurmFactory({
+            name,
+            capacity: f.capacity,
+            listener,
+            installationId,
+            partition: f.partition,
+            account: f.account,
+            qos: f.qos,
+            cpusPerTask: f.cpusPerTask,
+            timeLimitSeconds: f.timeLimitSeconds ?? 3600,
+            sbatchArgs: f.sbatchArgs ?? [],
+            slurmConf: f.slurmConf,
+            agentCommand: f.agentCommand ?? thisBerth(),
+            workRoot: f.workRoot,
+            pollSeconds: f.pollSeconds,
+          }),
+        );
         break;
     }
   }

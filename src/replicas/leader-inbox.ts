@@ -6,21 +6,26 @@
 import type { ControllerPort } from '../controller/port.js';
 import { isTerminal } from '../domain/job.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
-import { findJob, loadActiveJobs, unfinishedJobIds } from '../store/queries/jobs.js';
+import { findJob, findJobs, loadActiveJobs, unfinishedJobIds } from '../store/queries/jobs.js';
 import { findProject, listAllPrivileges, listPrivileges, listProjects } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
 import type { ControlMessage } from './messages.js';
 
+/** Submitted jobs the controller does not track yet: read in one query, and taken up oldest first. */
+export async function applySubmitted(db: Db, controller: ControllerPort, ids: number[]): Promise<void> {
+  const unknown = ids.filter((id) => !controller.isActive(id));
+  if (unknown.length === 0) return;
+  const jobs = (await findJobs(db, unknown)).sort((a, b) => a.id - b.id);
+  // Only a job nobody has taken up yet: queued, never admitted, not cleaned up.
+  for (const job of jobs)
+    if (job.state === 'queued' && !job.cleanedUp && !controller.isActive(job.id))
+      await controller.jobSubmitted(job);
+}
+
 export async function applyControl(db: Db, controller: ControllerPort, m: ControlMessage): Promise<void> {
   switch (m.kind) {
-    case 'submitted': {
-      if (controller.isActive(m.id)) return;
-      const job = await findJob(db, m.id);
-      // Only a job nobody has taken up yet: queued, never admitted, not cleaned up.
-      if (job && job.state === 'queued' && !job.cleanedUp && !controller.isActive(m.id))
-        await controller.jobSubmitted(job);
-      return;
-    }
+    case 'submitted':
+      return applySubmitted(db, controller, [m.id]);
     case 'cancel': {
       const job = await findJob(db, m.id);
       if (job && !isTerminal(job.state) && controller.isActive(m.id)) await controller.cancel(m.id, m.by);

@@ -22,7 +22,7 @@ import type { Db } from '../store/store.js';
 import { ChangeRelay } from './change-relay.js';
 import { Elector } from './elector.js';
 import { FollowerPort } from './follower-port.js';
-import { applyControl, catchUp } from './leader-inbox.js';
+import { applyControl, applySubmitted, catchUp } from './leader-inbox.js';
 import { FiguresPublisher, FiguresReader } from './live-figures.js';
 import { CONTROL } from './messages.js';
 import { Outbox } from './outbox.js';
@@ -77,6 +77,8 @@ export class ReplicaNode {
   private readonly follower: FollowerPort;
   private readonly relay: ChangeRelay;
   private current: Term | undefined;
+  /** Ids of 'submitted' messages of this turn of the event loop (control). */
+  private readonly submitted: number[] = [];
 
   constructor(private readonly o: ReplicaOptions) {
     const db = o.ctx.store.db;
@@ -197,8 +199,24 @@ export class ReplicaNode {
       t.buffered.push(m);
       return;
     }
+    if (m.kind === 'submitted') {
+      // Taken up together at the end of this turn of the event loop: one read for all of them,
+      // and by then a submission made on this replica has usually told its controller directly
+      // (the commit's answer and the notification come on different connections), so that there
+      // is nothing left to read.
+      if (this.submitted.push(m.id) === 1) setImmediate(() => void this.takeUpSubmitted(t));
+      return;
+    }
     void applyControl(this.o.ctx.store.db, t.controller, m).catch((e: unknown) =>
       this.o.log.error(e, `applying ${m.kind} from the bus`),
+    );
+  }
+
+  private async takeUpSubmitted(t: Term): Promise<void> {
+    const ids = this.submitted.splice(0);
+    if (this.current !== t) return; // a new term's rebuild read them from the store
+    await applySubmitted(this.o.ctx.store.db, t.controller, ids).catch((e: unknown) =>
+      this.o.log.error(e, `taking up submitted jobs ${ids.join(', ')}`),
     );
   }
 

@@ -42,10 +42,11 @@ export function buildController(
   // which is never before it exists.
   const factories = createFactories(
     d.config,
-    d.dataDir,
+    { dataDir: d.dataDir, installationId: d.installationId },
     {
       handleChanged: (id, handle) => controller.handleChanged(id, handle),
       workerLost: (id, message) => controller.workerLost(id, message),
+      workerWaiting: (id, reason) => controller.workerWaiting(id, reason),
     },
     {
       agentStart: (jobId) => controller.agentStart(jobId),

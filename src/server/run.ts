@@ -23,6 +23,7 @@ import type { JobRuntime, ServiceContext } from '../service/context.js';
 import { loadProjectWeights } from '../service/projects.js';
 import { TokenCache } from '../service/token-cache.js';
 import { GroupCommit } from '../store/group-commit.js';
+import { ProjectCache } from '../service/project-cache.js';
 import { FileLogStore, type LogStore } from '../store/log-store.js';
 import { PgLogStore } from '../store/pg-log-store.js';
 import { initSetting } from '../store/queries/settings.js';
@@ -99,6 +100,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     store,
     now: Date.now,
     tokenCache: new TokenCache(),
+    projectCache: new ProjectCache(changes, Date.now),
     groupCommit: new GroupCommit(store),
     metrics,
     changes,
@@ -120,6 +122,12 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       targets: config.targets,
       defaultTarget: config.defaultTarget,
       resourceTypes: config.resources,
+      workerTimeLimits: Object.fromEntries(
+        Object.entries(config.targets).flatMap(([name, t]) => {
+          const limit = config.factories[t.factory]?.timeLimitSeconds;
+          return limit === undefined ? [] : [[name, limit]];
+        }),
+      ),
       controller: undefined as unknown as ControllerPort, // set below, before anything reads it
       logs,
     };

@@ -12,6 +12,7 @@ import { projectTokenRole, type ProjectTokenAccess } from '../domain/project-tok
 import type { Principal, User } from '../domain/user.js';
 import { findProject, findRole } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
+import type { ProjectCache } from './project-cache.js';
 
 /**
  * The API calls (method and route, below the API prefix) a project token may make, and the access
@@ -77,7 +78,8 @@ export const projectNotFound = (name: string) => new NotFoundError(`project "${n
 
 /**
  * Loads `name` if the caller holds at least `needed` in it (admins hold everything).
- * A caller who is not a member gets 404; a member whose role is too low gets 403.
+ * A caller who is not a member gets 404; a member whose role is too low gets 403. Reads through
+ * `cache` when given (outside a write transaction only: see project-cache.ts).
  */
 export async function requireProject(
   db: Db,
@@ -85,10 +87,11 @@ export async function requireProject(
   name: string,
   needed: Role,
   action: string,
+  cache?: ProjectCache,
 ): Promise<{ project: Project; role: Role | 'admin' }> {
+  const project = await (cache ? cache.project(db, name) : findProject(db, name));
   if (p.kind === 'project') {
-    const project = p.project === name ? await findProject(db, name) : undefined;
-    if (!project) throw projectNotFound(name);
+    if (!project || p.project !== name) throw projectNotFound(name);
     const role = projectTokenRole(p.access);
     if (!roleAtLeast(role, needed)) {
       throw new ForbiddenError(
@@ -98,10 +101,9 @@ export async function requireProject(
     return { project, role };
   }
   const user = requireUser(p);
-  const project = await findProject(db, name);
   if (!project) throw projectNotFound(name);
   if (user.admin) return { project, role: 'admin' };
-  const role = await findRole(db, name, user.id);
+  const role = await (cache ? cache.role(db, name, user.id) : findRole(db, name, user.id));
   if (!role) throw projectNotFound(name);
   if (!roleAtLeast(role, needed)) {
     throw new ForbiddenError(

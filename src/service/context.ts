@@ -3,6 +3,7 @@ import type { Amounts } from '../domain/quantity.js';
 import type { ControllerPort } from '../controller/port.js';
 import type { LogStore } from '../store/log-store.js';
 import type { TargetConfig } from '../config/schema.js';
+import type { ProjectCache } from './project-cache.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
@@ -16,6 +17,8 @@ export interface JobRuntime {
   targets: Record<string, TargetConfig>;
   defaultTarget: string;
   resourceTypes: Record<string, { privilege?: string }>;
+  /** Per target, the longest its workers may run, in seconds (a slurm factory's timeLimit). */
+  workerTimeLimits?: Record<string, number>;
   controller: ControllerPort;
   logs: LogStore;
 }
@@ -55,6 +58,8 @@ export interface ServiceContext {
   listener?: ChangeListener;
   runtime?: JobRuntime;
   tokenCache?: TokenCache;
+  /** Projects and roles for the submissions' checks (project-cache.ts). */
+  projectCache?: ProjectCache;
   /** Shares transactions between concurrent writers (job submissions). */
   groupCommit?: GroupCommit;
   /** The server's Prometheus metrics (GET /metrics). */

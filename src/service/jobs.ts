@@ -13,14 +13,13 @@ import {
   existingJobIds,
   findJob,
   findJobByKey,
-  insertJob,
   listJobs as listJobRecords,
   updateJob,
 } from '../store/queries/jobs.js';
 import { countJobs } from '../store/queries/job-counts.js';
 import { listPrivileges } from '../store/queries/projects.js';
-import { isUniqueViolation } from '../store/errors.js';
 import type { Db } from '../store/store.js';
+import { SubmissionWriter } from './submission-writer.js';
 import { actorName, requireProject } from './access.js';
 import { runtimeOf, type JobRuntime, type ServiceContext } from './context.js';
 import { jobView, jobViews } from './job-views.js';
@@ -94,8 +93,11 @@ async function checkRunnable(
       `unknown target "${target}" (known: ${Object.keys(rt.targets).join(', ') || 'none'})`,
     );
   }
-  const privileges = new Set(await listPrivileges(db, project));
-  if (targetConfig.privilege && !privileges.has(targetConfig.privilege)) {
+  // Read only when something asks for one: most jobs need none, and each read is a round trip.
+  let read: Set<string> | undefined;
+  const has = async (privilege: string) =>
+    (read ??= new Set(await listPrivileges(db, project))).has(privilege);
+  if (targetConfig.privilege && !(await has(targetConfig.privilege))) {
     throw new UnprocessableError(
       `target "${target}" requires privilege ${targetConfig.privilege}, which project "${project}" does not have`,
     );
@@ -106,11 +108,17 @@ async function checkRunnable(
       throw new UnprocessableError(
         `unknown resource type "${type}" (known: ${Object.keys(rt.resourceTypes).join(', ') || 'none'})`,
       );
-    if (rtype.privilege && !privileges.has(rtype.privilege)) {
+    if (rtype.privilege && !(await has(rtype.privilege))) {
       throw new UnprocessableError(
         `resource type "${type}" requires privilege ${rtype.privilege}, which project "${project}" does not have`,
       );
     }
+  }
+  const limit = rt.workerTimeLimits?.[target];
+  if (limit !== undefined && spec.timeoutSeconds !== null && spec.timeoutSeconds > limit) {
+    throw new UnprocessableError(
+      `timeoutSeconds: ${spec.timeoutSeconds} is longer than target "${target}" lets a worker run (${limit} s, its factory's timeLimit): the job would be stopped before its timeout`,
+    );
   }
   const queues = [...rt.controller.queueModels()];
   const queue = queues.find((q) => q.name === queueName);
@@ -146,7 +154,7 @@ export async function submitJob(
   // one server runs one at a time (store/group-commit.ts), holds only the two inserts. (Inside it
   // they would be no safer: read committed takes no lock on what it reads.)
   const db = ctx.store.db;
-  const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs');
+  const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs', ctx.projectCache);
   if (input.idempotencyKey) {
     const existing = await findJobByKey(db, project.name, input.idempotencyKey);
     if (existing) return { job: await jobView(ctx, existing, false), created: false };
@@ -159,49 +167,33 @@ export async function submitJob(
   if (missing.length > 0)
     throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
   const priority = await resolvePriority(db, input.priority);
-  const insert = write(ctx, async (db) => {
-    const now = ctx.now();
-    const record = await insertJob(
-      db,
-      {
-        project: project.name,
-        name: input.name ?? defaultName(spec.command),
-        clusterQueue: project.clusterQueue,
-        target,
-        priority: priority.value,
-        spec: priority.priorityClass === null ? spec : { ...spec, priorityClass: priority.priorityClass },
-        idempotencyKey: input.idempotencyKey ?? null,
-        createdBy,
-        reason: `waiting in cluster queue ${project.clusterQueue}`,
-      },
-      now,
-    );
-    await appendEvent(
-      db,
-      {
-        subjectKind: 'job',
-        subject: String(record.id),
-        project: project.name,
-        jobId: record.id,
-        type: 'submitted',
-        message: `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`,
-      },
-      now,
-    );
-    ctx.control?.(db, { kind: 'submitted', id: record.id });
-    return { record, created: true };
+  const inserted = await submissionsOf(ctx).submit({
+    job: {
+      project: project.name,
+      name: input.name ?? defaultName(spec.command),
+      clusterQueue: project.clusterQueue,
+      target,
+      priority: priority.value,
+      spec: priority.priorityClass === null ? spec : { ...spec, priorityClass: priority.priorityClass },
+      idempotencyKey: input.idempotencyKey ?? null,
+      createdBy,
+      reason: `waiting in cluster queue ${project.clusterQueue}`,
+    },
+    inserted: async (db, record) => {
+      const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`;
+      const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
+      await appendEvent(db, { ...event, jobId: record.id, type: 'submitted', message }, record.createdAt);
+      ctx.control?.(db, { kind: 'submitted', id: record.id });
+    },
   });
-  // Two submissions with one idempotency key at the same time: the index lets one in; the other
-  // answers with it, as if it had come second.
-  const outcome = await insert.catch(async (e: unknown) => {
-    const existing =
-      input.idempotencyKey && isUniqueViolation(e)
-        ? await findJobByKey(ctx.store.db, projectName, input.idempotencyKey)
-        : undefined;
-    if (!existing) throw e;
-    return { record: existing, created: false };
-  });
-  const { record, created } = outcome;
+  // Two submissions with one idempotency key at the same time: one gets in; the other answers
+  // with it, as if it had come second.
+  const created = inserted !== undefined;
+  const record = inserted ?? (await findJobByKey(ctx.store.db, project.name, input.idempotencyKey!));
+  if (!record)
+    throw new ConflictError(
+      `the job with idempotency key "${input.idempotencyKey}" is gone (its project was deleted)`,
+    );
   if (created) {
     await rt.controller.jobSubmitted(record);
     ctx.changes?.publish({
@@ -323,6 +315,14 @@ export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): 
 /** One unit on the group commit the submissions share (a plain transaction without one). */
 function write<T>(ctx: ServiceContext, fn: (db: Db) => Promise<T>): Promise<T> {
   return ctx.groupCommit ? ctx.groupCommit.run(fn) : ctx.store.transaction(fn);
+}
+
+/** The submissions of one server share a writer (submission-writer.ts). */
+const writers = new WeakMap<ServiceContext, SubmissionWriter>();
+function submissionsOf(ctx: ServiceContext): SubmissionWriter {
+  let w = writers.get(ctx);
+  if (!w) writers.set(ctx, (w = new SubmissionWriter(ctx.store.dialect, (fn) => write(ctx, fn), ctx.now)));
+  return w;
 }
 
 export async function jobEvents(ctx: ServiceContext, p: Principal, id: number): Promise<EventView[]> {

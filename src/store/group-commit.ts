@@ -1,14 +1,15 @@
 /**
  * Group commit: units of work that arrive while a transaction is being written share the next
- * one. A unit must not wait for another unit (it would wait for its own batch to end). Each unit
- * runs inside its own savepoint, so a unit that throws is rolled back alone and gets its own
- * error, while the others commit together. A commit costs the same whether it carries one job or
- * a hundred (the WAL pages they touch are written once), so under load this multiplies write
- * throughput; with no concurrency it adds nothing but one savepoint.
- */
+ * one. A unit must not wait for another unit (it would wait for its own batch to end). A unit
+ * that throws fails alone: the others commit together (see commit). A commit costs the same
+ * whether it carries one job or a hundred (the WAL pages they touch are written once), so under
+ * load this multiplies write throughput. The units' events are inserted together by one statement
+ * just before the commit (queries/events.ts): on PostgreSQL each statement is a round trip. */
 import { sql } from 'kysely';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isTransientConflict } from './errors.js';
+import { WriteBehindError } from './pg-write-behind.js';
+import { deferEvents, flushEvents } from './queries/events.js';
 import type { Db, Store } from './store.js';
 
 /** Times a batch is run again after PostgreSQL broke a deadlock by failing it. */
@@ -110,7 +111,10 @@ export class GroupCommit {
    * seldom fail). A unit chosen as a deadlock's victim (another replica's transaction took the
    * same rows in another order) would fail again at once while this transaction keeps the rows
    * its earlier units took: the whole batch is rolled back, releasing them, and run again.
-   * Nothing of a rolled-back batch has landed or resolved.
+   * Nothing of a rolled-back batch has landed or resolved. The units' events are inserted
+   * together at the end, and on PostgreSQL their writes are sent together (store.writeBehind):
+   * when those fail, the batch is run again, guarded, with each unit's events and writes sent in
+   * place, to learn whose they were.
    */
   private async commit(batch: Unit[]): Promise<{ ok: boolean; value: unknown }[]> {
     let guarded = false;
@@ -123,6 +127,10 @@ export class GroupCommit {
           this.store.transaction(
             async (tx) => {
               await this.opts.fence?.(tx);
+              if (!guarded) {
+                await this.store.writeBehind?.(tx);
+                deferEvents(tx);
+              }
               for (const unit of batch) {
                 if (!guarded) {
                   try {
@@ -144,13 +152,26 @@ export class GroupCommit {
                   outcomes.push({ ok: false, value: e });
                 }
               }
+              if (!guarded) {
+                try {
+                  await flushEvents(tx);
+                } catch (e) {
+                  // Whose event failed is not known: each unit on its own, its events with it.
+                  throw new RunBatchAgain(e, !(isTransientConflict(e) && attempt < CONFLICT_RETRIES));
+                }
+              }
               await this.opts.beforeCommit?.(tx);
             },
             { isolation: 'read-committed' },
           );
         await (this.opts.turns ? this.opts.turns.take(write) : write());
         return outcomes;
-      } catch (e) {
+      } catch (thrown) {
+        // Writes sent together failed, and which unit's is not known: each unit on its own now.
+        const e =
+          thrown instanceof WriteBehindError && !isTransientConflict(thrown) && !guarded
+            ? new RunBatchAgain(thrown.cause, true)
+            : thrown;
         if (e instanceof RunBatchAgain && e.guard) {
           // A batch of one needs no second run: its only unit failed, and nothing landed.
           if (batch.length === 1) return [{ ok: false, value: e.conflict }];

@@ -2,9 +2,10 @@
  * The PostgreSQL store: the same tables, migrations and queries as SQLite's, through Kysely's
  * PostgreSQL dialect on a node-postgres pool. What several server replicas share.
  */
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { migrate } from './migrations/index.js';
+import { WRITE_BEHIND, writeBehindPool } from './pg-write-behind.js';
 import type { Database } from './schema.js';
 import type { Db, Store, TransactionOptions } from './store.js';
 
@@ -55,7 +56,7 @@ export function postgresPool(url: string, opts: PostgresOptions = {}): pg.Pool {
 
 export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<Store> {
   const pool = postgresPool(url, opts);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: writeBehindPool(pool) }) });
   try {
     await migrate(db as unknown as Kysely<unknown>, 'postgres');
   } catch (e) {
@@ -69,6 +70,7 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
       opts.isolation === 'read-committed'
         ? db.transaction().execute(fn)
         : serializable(() => db.transaction().setIsolationLevel('serializable').execute(fn)),
+    writeBehind: async (tx) => void (await sql.raw(WRITE_BEHIND).execute(tx)),
     close: () => db.destroy(),
   };
 }

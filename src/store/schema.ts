@@ -111,6 +111,8 @@ export interface WorkersTable {
   created_at: number;
   updated_at: number;
   heartbeat_at: number | null;
+  /** The hash of its agent's one-time registration credential, until spent (0009). */
+  registration: string | null;
 }
 
 export interface ResourceInstancesTable {

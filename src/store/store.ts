@@ -27,5 +27,11 @@ export interface Store {
   readonly db: Db;
   /** Runs `fn` in one transaction: all of its writes land, or none do. */
   transaction<T>(fn: (tx: Db) => Promise<T>, opts?: TransactionOptions): Promise<T>;
+  /**
+   * From now on, transaction `tx` sends its writes that return nothing together, in one round
+   * trip before its next read or its commit (PostgreSQL: pg-write-behind.ts; absent on SQLite,
+   * where a statement is a function call). Such a write reports no row count.
+   */
+  writeBehind?(tx: Db): Promise<void>;
   close(): Promise<void>;
 }

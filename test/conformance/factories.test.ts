@@ -2,6 +2,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { processesWithEnv } from '../helpers/processes.js';
+import { isEndedState, SlurmCli } from '../../src/factories/slurm/slurm-cli.js';
+import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { factoryConformance } from './factory-suite.js';
 
 factoryConformance({
@@ -40,4 +42,34 @@ factoryConformance({
   },
   // Nothing outside the server's process: a simulated worker leaves nothing behind by design.
   leftovers: () => [],
+});
+
+// Real Slurm (scripts/slurm/cluster.sh: slurmctld and three slurmd on this machine). A worker is
+// a Slurm job running `berth agent`; SLURM_CONF reaches the servers through the environment.
+const slurm = new SlurmCli();
+factoryConformance({
+  kind: 'slurm',
+  fields: { partition: 'main', timeLimit: '10m', pollSeconds: 0.5 },
+  skip: slurmSkip(),
+  async setUp() {
+    Object.assign(process.env, (await startSlurm()).env);
+  },
+  longCommand: ['sleep', '300'],
+  quickCommand: ['true'],
+  outputCommand: ['sh', '-c', 'echo hello; exit 3'],
+  // Cancelled from outside, as an admin's scancel or a node's failure would end it.
+  async loseWorker({ handle }) {
+    await slurm.cancel(String(handle?.slurmJobId));
+  },
+  async leftovers(_dataDir, workerId) {
+    const jobs = await slurm.jobs({ namePrefix: 'berth-' });
+    return [
+      ...jobs
+        .filter((j) => j.name.endsWith(`-f-w${workerId}`) && !isEndedState(j.state))
+        .map((j) => `Slurm job ${j.id} (${j.name}) ${j.state}`),
+      ...processesWithEnv((v) => v === `BERTH_WORKER_ID=${workerId}`).map(
+        (pid) => `process ${pid} of worker ${workerId}`,
+      ),
+    ];
+  },
 });

@@ -48,6 +48,10 @@ export interface FactorySubject {
    * (processes, directories, jobs in another system), one line each; [] when nothing is.
    */
   leftovers(dataDir: string, workerId: number): string[] | Promise<string[]>;
+  /** Why the suite cannot run here (the system the factory drives is missing), or false. */
+  skip?: string | false;
+  /** Runs before the suite's servers start (e.g. starts the system the factory drives). */
+  setUp?: () => Promise<void>;
 }
 
 function config(s: FactorySubject, capacity: number): string {
@@ -123,12 +127,13 @@ interface ServerProcessView {
 }
 
 export function factoryConformance(subject: FactorySubject): void {
-  describe(`factory kind ${subject.kind}: the Factory contract`, () => {
+  describe(`factory kind ${subject.kind}: the Factory contract`, { skip: subject.skip ?? false }, () => {
     const dir = mkdtempSync(join(tmpdir(), `berth-factory-${subject.kind}-`));
     const configFile = join(dir, 'berth.yaml');
     writeFileSync(configFile, config(subject, 2));
     let s: Server;
     before(async () => {
+      await subject.setUp?.();
       s = await start(join(dir, 'data'), configFile);
     });
     after(async () => {
@@ -222,11 +227,12 @@ export function factoryConformance(subject: FactorySubject): void {
     });
   });
 
-  describe(`factory kind ${subject.kind}: across restarts`, () => {
+  describe(`factory kind ${subject.kind}: across restarts`, { skip: subject.skip ?? false }, () => {
     const dir = mkdtempSync(join(tmpdir(), `berth-factory-${subject.kind}-restart-`));
     const configFile = join(dir, 'berth.yaml');
     writeFileSync(configFile, config(subject, 2));
     let child: ServerProcess | undefined;
+    before(async () => subject.setUp?.());
     after(async () => {
       if (child) await killHard(child);
       rmSync(dir, { recursive: true, force: true });

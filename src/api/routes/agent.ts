@@ -1,9 +1,10 @@
 /** The agent protocol (see agent/protocol.ts): reachable only with a job token. */
-import { ForbiddenError } from '../../domain/errors.js';
+import { ForbiddenError, UnauthorizedError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/user.js';
 import type { ServiceContext } from '../../service/context.js';
+import { registerAgent } from '../../service/agent-registration.js';
 import { getJob } from '../../service/jobs.js';
-import { FinishBody, HeartbeatQuery } from '../job-schemas.js';
+import { FinishBody, HeartbeatQuery, RegisterBody } from '../job-schemas.js';
 import type { Router } from './types.js';
 
 function jobId(p: Principal): number {
@@ -64,6 +65,27 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
       },
     },
     async (req) => controller().agentHeartbeat(jobId(req.principal), (req.query.wait ?? 0) * 1000),
+  );
+  api.post(
+    '/agent/register',
+    {
+      // Its bearer token is the worker's one-time credential, not an API token: checked here.
+      config: { public: true },
+      schema: {
+        tags,
+        summary:
+          "An agent on another machine registers its worker; returns the job's token. Its bearer is the worker's one-time credential, not an API token",
+        // No API token: the one-time credential is checked by the handler.
+        security: [],
+        body: RegisterBody,
+      },
+    },
+    async (req) => {
+      const credential = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+      if (!credential)
+        throw new UnauthorizedError('missing credential: pass "Authorization: Bearer CREDENTIAL"');
+      return registerAgent(ctx, req.body.workerId, credential);
+    },
   );
   api.post(
     '/job/self/finish',

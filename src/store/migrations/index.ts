@@ -13,6 +13,7 @@ import { jobLists } from './0005_job_lists.js';
 import { replicas } from './0006_replicas.js';
 import { projectMoves } from './0007_project_moves.js';
 import { tokenAccess } from './0008_token_access.js';
+import { workerRegistration } from './0009_worker_registration.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -23,6 +24,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0006_replicas', replicas],
   ['0007_project_moves', projectMoves],
   ['0008_token_access', tokenAccess],
+  ['0009_worker_registration', workerRegistration],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

@@ -1,8 +1,8 @@
 import { JOB_STATES, type JobRecord, type JobSpec, type JobState } from '../../domain/job.js';
 import { byPriority, compareJobs, type JobKey, type JobSort } from '../../domain/job-order.js';
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { JobRow, JobsTable } from '../schema.js';
-import type { Db } from '../store.js';
+import type { Db, Dialect } from '../store.js';
 
 const toJobRecord = (r: JobRow): JobRecord => ({
   id: Number(r.id),
@@ -40,28 +40,75 @@ export type NewJob = Pick<
   | 'reason'
 >;
 
+const toInsert = (j: NewJob, now: number) => ({
+  project: j.project,
+  name: j.name,
+  state: 'queued',
+  reason: j.reason,
+  cluster_queue: j.clusterQueue,
+  target: j.target,
+  priority: j.priority,
+  spec: JSON.stringify(j.spec),
+  idempotency_key: j.idempotencyKey,
+  created_by: j.createdBy,
+  cancel_requested: 0,
+  cleaned_up: 0,
+  attempts: 0,
+  created_at: now,
+});
+
 export async function insertJob(db: Db, j: NewJob, now: number): Promise<JobRecord> {
-  const row = await db
-    .insertInto('jobs')
-    .values({
-      project: j.project,
-      name: j.name,
-      state: 'queued',
-      reason: j.reason,
-      cluster_queue: j.clusterQueue,
-      target: j.target,
-      priority: j.priority,
-      spec: JSON.stringify(j.spec),
-      idempotency_key: j.idempotencyKey,
-      created_by: j.createdBy,
-      cancel_requested: 0,
-      cleaned_up: 0,
-      attempts: 0,
-      created_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await db.insertInto('jobs').values(toInsert(j, now)).returningAll().executeTakeFirstOrThrow();
   return toJobRecord(row);
+}
+
+/** Rows per insert: PostgreSQL takes at most 65,535 parameters (15 per job). */
+const JOBS_PER_INSERT = 1000;
+
+/**
+ * Inserts `jobs`, each in the place of its input; a job whose idempotency key its project already
+ * has (or an earlier job of the list has) is left out, undefined in its place. On PostgreSQL the
+ * jobs go in one statement per thousand — each statement is a round trip — with their ids drawn
+ * from the sequence first, so that each row is matched to its input by id (the order of
+ * RETURNING's rows is not specified). On SQLite a statement is a function call: one per job.
+ */
+export async function insertJobs(
+  db: Db,
+  dialect: Dialect,
+  jobs: NewJob[],
+  now: number,
+): Promise<(JobRecord | undefined)[]> {
+  if (dialect === 'sqlite') {
+    const out: (JobRecord | undefined)[] = [];
+    for (const j of jobs) {
+      const row = await db
+        .insertInto('jobs')
+        .values(toInsert(j, now))
+        .onConflict((oc) => oc.doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      out.push(row && toJobRecord(row));
+    }
+    return out;
+  }
+  const { rows: ids } = await sql<{ id: number }>`
+    SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id FROM generate_series(1, ${jobs.length})`.execute(
+    db,
+  );
+  const inserted = new Map<number, JobRecord>();
+  for (let i = 0; i < jobs.length; i += JOBS_PER_INSERT) {
+    const values = jobs
+      .slice(i, i + JOBS_PER_INSERT)
+      .map((j, k) => ({ ...toInsert(j, now), id: ids[i + k]!.id }));
+    const rows = await db
+      .insertInto('jobs')
+      .values(values)
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .execute();
+    for (const r of rows) inserted.set(Number(r.id), toJobRecord(r));
+  }
+  return ids.map(({ id }) => inserted.get(Number(id)));
 }
 
 export async function findJob(db: Db, id: number): Promise<JobRecord | undefined> {

@@ -32,7 +32,7 @@ const toWorkerView = (r: WorkerRow): WorkerView => {
 
 export async function insertWorker(
   db: Db,
-  w: { jobId: number; factory: string; target: string },
+  w: { jobId: number; factory: string; target: string; registration?: string },
   now: number,
 ): Promise<number> {
   const row = await db
@@ -41,6 +41,7 @@ export async function insertWorker(
       job_id: w.jobId,
       factory: w.factory,
       target: w.target,
+      registration: w.registration ?? null,
       state: 'creating',
       created_at: now,
       updated_at: now,
@@ -66,6 +67,27 @@ export async function updateWorker(
     })
     .where('id', '=', id)
     .execute();
+}
+
+/**
+ * Spends the one-time registration credential (by `hash`) of live worker `id`: its job's id, or
+ * undefined when the worker is gone or the credential wrong or spent.
+ */
+export async function spendRegistration(
+  db: Db,
+  id: number,
+  hash: string,
+  now: number,
+): Promise<number | undefined> {
+  const row = await db
+    .updateTable('workers')
+    .set({ registration: null, updated_at: now })
+    .where('id', '=', id)
+    .where('registration', '=', hash)
+    .where('state', 'in', ['creating', 'ready'])
+    .returning('job_id')
+    .executeTakeFirst();
+  return row && Number(row.job_id);
 }
 
 /** The newest 1,000 workers (in `state` if given), newest first. */

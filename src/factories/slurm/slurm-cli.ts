@@ -1,0 +1,298 @@
+/**
+ * A small driver for Slurm's command-line tools (sbatch, squeue, scancel, sinfo; Slurm 22.05),
+ * for the Slurm factory: each berth worker is one batch job. Commands run with execFile (no
+ * shell), with SLURM_CONF in their environment when given, and a timeout; every failure is a
+ * SlurmError whose message names the command and carries its stderr on one line.
+ */
+import { execFile, type ExecFileException } from 'node:child_process';
+import { parseSqueue, SQUEUE_FORMAT, type SlurmJob } from './squeue-format.js';
+
+export { expandHostlist, isEndedState, parseSlurmTime, parseSqueue, type SlurmJob } from './squeue-format.js';
+
+export interface SlurmCliOptions {
+  /** The cluster's slurm.conf (SLURM_CONF for every command); else the commands' default. */
+  slurmConf?: string;
+  /** Extra environment for the commands. */
+  env?: Record<string, string>;
+  /** How long one command may take; default 30 s. */
+  commandTimeoutMs?: number;
+}
+
+export interface SubmitRequest {
+  /** --job-name; no control characters. */
+  name: string;
+  /** The batch script's text (starting with #!), given to sbatch on stdin. */
+  script: string;
+  partition?: string;
+  account?: string;
+  qos?: string;
+  /** --time, rounded up to whole minutes (Slurm's granularity), at least 1. */
+  timeLimitSeconds?: number;
+  cpusPerTask?: number;
+  /** --nodes: a gang of N nodes; default 1. */
+  nodes?: number;
+  /** --chdir; else sbatch's working directory. */
+  workdir?: string;
+  /** --output, a Slurm filename pattern (%j is the job id); default /dev/null. */
+  output?: string;
+  /**
+   * Variables for the job, values passed unchanged (commas, quotes, $, newlines): they go into
+   * sbatch's own environment and --export=NAME,... names them, so no value is ever parsed by
+   * sbatch's comma-separated --export syntax, nor shows in the process list or an error message.
+   * Names must be shell identifiers and not start with SLURM_ or SBATCH_ (sbatch reads those).
+   */
+  env?: Record<string, string>;
+  /**
+   * Variables of the submitter's own environment the job gets too (PATH, HOME, …). Nothing else
+   * of it reaches the job but Slurm's SLURM_* (a server's environment may hold secrets); `true`
+   * passes all of it (--export=ALL).
+   */
+  inherit?: string[] | true;
+  /** sbatch options from configuration, placed after berth's own, so they win. */
+  extraArgs?: string[];
+}
+
+export interface JobFilter {
+  /** Only these job ids (an empty list matches nothing); ids Slurm no longer knows are absent. */
+  ids?: string[];
+  /** Only jobs whose name starts with this. */
+  namePrefix?: string;
+}
+
+export interface CancelOptions {
+  /** Send this signal (TERM, USR1, 9, ...) instead of cancelling the job. */
+  signal?: string;
+  /** Signal the batch shell too, not only the job's steps (scancel --full). */
+  full?: boolean;
+}
+
+/** A Slurm command failed: it exited non-zero, timed out, or could not be run. */
+export class SlurmError extends Error {
+  override readonly name = 'SlurmError';
+
+  constructor(
+    message: string,
+    /** The command line, for logs. */
+    readonly command: string,
+    /** Its exit status; null when it did not exit by itself (not found, timed out). */
+    readonly exitCode: number | null,
+    /** Its stderr, as it printed it. */
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** squeue lists every job of the cluster (up to MaxJobCount): far more than execFile's 1 MB default. */
+const MAX_OUTPUT = 256 * 1024 * 1024;
+/** A plain or array job id; anything else squeue/scancel reject as a usage error, not as unknown. */
+const JOB_ID = /^\d+(?:_\d+)?$/;
+const MAX_JOBS_ARG = 64 * 1024;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Input variables of sbatch itself: in its environment they would change the submission. */
+const RESERVED_ENV = /^(?:SLURM|SBATCH)_/;
+/** What squeue -j and scancel say about a job the controller has forgotten (or never had). */
+const UNKNOWN_JOB = /Invalid job id specified/i;
+const ALREADY_DONE = /already completing or completed/i;
+
+export class SlurmCli {
+  private readonly timeoutMs: number;
+
+  constructor(private readonly opts: SlurmCliOptions = {}) {
+    this.timeoutMs = opts.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /**
+   * Submits a batch job; resolves with its id. A SlurmError after a timeout does not prove that no
+   * job was made (the controller may have accepted it): give jobs unique names and look for them.
+   */
+  async submit(req: SubmitRequest): Promise<string> {
+    const { args, env } = buildSbatch(req);
+    const out = await this.run('sbatch', args, { stdin: req.script, env });
+    // --parsable prints "id" or "id;cluster" (warnings, if any, go to stderr).
+    const id = out.trim().split('\n').pop()?.split(';')[0]?.trim() ?? '';
+    if (!JOB_ID.test(id)) {
+      throw new SlurmError(`sbatch: unexpected output ${JSON.stringify(out)}`, 'sbatch', 0, '');
+    }
+    return id;
+  }
+
+  /**
+   * The jobs squeue knows (pending, running, and ended ones for MinJobAge seconds), in one call.
+   * An id squeue no longer knows is simply absent.
+   */
+  async jobs(filter: JobFilter = {}): Promise<SlurmJob[]> {
+    const { ids, namePrefix } = filter;
+    ids?.forEach(checkJobId);
+    if (ids?.length === 0) return [];
+    const args = ['--noheader', '--states=all', `--Format=${SQUEUE_FORMAT}`];
+    const list = ids && [...new Set(ids)].join(',');
+    // Linux caps one argument at 128 KiB; a longer list is filtered here instead.
+    if (list !== undefined && list.length <= MAX_JOBS_ARG) args.push(`--jobs=${list}`);
+    let out: string;
+    try {
+      out = await this.run('squeue', args);
+    } catch (e) {
+      // Given one id, squeue asks for that job alone and fails when it is unknown; given several,
+      // it prints the known ones and exits 0.
+      if (ids && e instanceof SlurmError && UNKNOWN_JOB.test(e.stderr)) return [];
+      throw e;
+    }
+    const wanted = ids && new Set(ids);
+    return parseSqueue(out).filter(
+      (j) => (!wanted || wanted.has(j.id)) && (namePrefix === undefined || j.name.startsWith(namePrefix)),
+    );
+  }
+
+  /** Cancels (or signals) a job; a job that has ended or is unknown is not an error. */
+  async cancel(id: string, opts: CancelOptions = {}): Promise<void> {
+    checkJobId(id);
+    const args: string[] = [];
+    if (opts.signal !== undefined) args.push(`--signal=${checkSignal(opts.signal)}`);
+    if (opts.full) args.push('--full');
+    try {
+      await this.run('scancel', [...args, id]);
+    } catch (e) {
+      if (e instanceof SlurmError && (UNKNOWN_JOB.test(e.stderr) || ALREADY_DONE.test(e.stderr))) return;
+      throw e;
+    }
+  }
+
+  /** Why Slurm cannot be used (no commands, no controller answering), or null when it can. */
+  async unavailableReason(): Promise<string | null> {
+    try {
+      await this.run('sinfo', ['--noheader', '--format=%P']);
+      return null;
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  /** Whether sinfo gets an answer from the controller. */
+  async available(): Promise<boolean> {
+    return (await this.unavailableReason()) === null;
+  }
+
+  /** Runs one command; resolves with its stdout. */
+  private run(
+    command: string,
+    args: string[],
+    extra: { stdin?: string; env?: Record<string, string> } = {},
+  ): Promise<string> {
+    const env = {
+      ...process.env,
+      ...this.opts.env,
+      ...(this.opts.slurmConf !== undefined && { SLURM_CONF: this.opts.slurmConf }),
+      ...extra.env,
+    };
+    const timeout = this.timeoutMs;
+    return new Promise((resolve, reject) => {
+      const child = execFile(
+        command,
+        args,
+        { env, timeout, killSignal: 'SIGKILL', maxBuffer: MAX_OUTPUT, encoding: 'utf8' },
+        (error, stdout, stderr) => {
+          if (error) reject(commandError(command, args, error, stderr, timeout));
+          else resolve(stdout);
+        },
+      );
+      // A command that exits without reading stdin makes this EPIPE; its exit status says why.
+      child.stdin?.on('error', () => undefined);
+      child.stdin?.end(extra.stdin ?? '');
+    });
+  }
+}
+
+/** sbatch's arguments and the environment additions for a request (the script goes on stdin). */
+export function buildSbatch(req: SubmitRequest): { args: string[]; env: Record<string, string> } {
+  if (req.name === '' || hasControlChar(req.name)) {
+    throw new RangeError(`bad job name ${JSON.stringify(req.name)}: empty or with control characters`);
+  }
+  // --opt=value throughout: a value starting with '-' is then never taken for an option.
+  const args = ['--parsable', `--job-name=${req.name}`];
+  if (req.partition !== undefined) args.push(`--partition=${req.partition}`);
+  if (req.account !== undefined) args.push(`--account=${req.account}`);
+  if (req.qos !== undefined) args.push(`--qos=${req.qos}`);
+  if (req.timeLimitSeconds !== undefined) args.push(`--time=${timeLimitMinutes(req.timeLimitSeconds)}`);
+  if (req.cpusPerTask !== undefined)
+    args.push(`--cpus-per-task=${positiveInt('cpusPerTask', req.cpusPerTask)}`);
+  args.push(`--nodes=${positiveInt('nodes', req.nodes ?? 1)}`);
+  if (req.workdir !== undefined) args.push(`--chdir=${req.workdir}`);
+  args.push(`--output=${req.output ?? '/dev/null'}`);
+  const env = checkEnv(req.env ?? {});
+  // Explicit even without variables: an SBATCH_EXPORT in berth's environment must not change it.
+  // Without ALL, only the named variables (and SLURM_*) reach the job.
+  const inherit = req.inherit === true ? ['ALL'] : checkNames(req.inherit ?? []);
+  const names = [...new Set([...inherit, ...Object.keys(env)])];
+  args.push(`--export=${names.length > 0 ? names.join(',') : 'NONE'}`);
+  args.push(...(req.extraArgs ?? []));
+  return { args, env };
+}
+
+/** Slurm counts time limits in whole minutes: round up, so a job never gets less than asked. */
+export function timeLimitMinutes(seconds: number): number {
+  if (!Number.isFinite(seconds) || seconds < 0) throw new RangeError(`bad time limit ${seconds} s`);
+  return Math.max(1, Math.ceil(seconds / 60));
+}
+
+const hasControlChar = (s: string): boolean =>
+  [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+
+function positiveInt(what: string, n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`${what} must be a whole number ≥ 1, not ${n}`);
+  return n;
+}
+
+function checkNames(names: string[]): string[] {
+  for (const name of names)
+    if (!ENV_NAME.test(name)) throw new RangeError(`bad environment variable name ${JSON.stringify(name)}`);
+  return names;
+}
+
+function checkEnv(env: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(env)) {
+    if (!ENV_NAME.test(name)) throw new RangeError(`bad environment variable name ${JSON.stringify(name)}`);
+    if (RESERVED_ENV.test(name)) {
+      throw new RangeError(`environment variable ${name}: SLURM_* and SBATCH_* are sbatch's own`);
+    }
+    if (value.includes('\0')) throw new RangeError(`environment variable ${name}: a NUL cannot be passed`);
+  }
+  return env;
+}
+
+function checkSignal(signal: string): string {
+  if (!/^[A-Za-z0-9]+$/.test(signal)) throw new RangeError(`bad signal ${JSON.stringify(signal)}`);
+  return signal;
+}
+
+function checkJobId(id: string): void {
+  if (!JOB_ID.test(id)) throw new RangeError(`bad Slurm job id ${JSON.stringify(id)}`);
+}
+
+function commandError(
+  command: string,
+  args: string[],
+  error: ExecFileException,
+  stderr: string,
+  timeoutMs: number,
+): SlurmError {
+  const line = [command, ...args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a)))].join(' ');
+  const err = oneLine(stderr, command);
+  const exit = typeof error.code === 'number' ? error.code : null;
+  let why: string;
+  if (error.code === 'ENOENT') why = `${command} not found (are Slurm's client commands installed?)`;
+  else if (error.killed && exit === null) why = `no answer within ${timeoutMs} ms${err && `: ${err}`}`;
+  else if (exit !== null) why = `${err || 'failed'} (exit ${exit})`;
+  else why = err || oneLine(error.message);
+  return new SlurmError(`${line}: ${why}`, line, exit, stderr);
+}
+
+/** stderr on one line, without the "sbatch: error: " before each line (the message names the command). */
+const oneLine = (text: string, command?: string): string =>
+  text
+    .split('\n')
+    .map((l) => (command !== undefined && l.startsWith(`${command}: `) ? l.slice(command.length + 2) : l))
+    .map((l) => l.replace(/^error: /, '').trim())
+    .filter((l) => l !== '')
+    .join('; ');

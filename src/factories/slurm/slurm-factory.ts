@@ -1,0 +1,238 @@
+/**
+ * The `slurm` factory: a worker is a Slurm job that runs `berth agent` on whatever node Slurm
+ * gives it. berth drives Slurm and never replaces it: Slurm places and starts the job, berth
+ * decides which job runs when (quota, fair sharing) and speaks to the agent over HTTP.
+ *
+ * - Made with `sbatch --parsable`, named `berth-<installation>-<factory>-w<worker>` so that the
+ *   name says whose it is; the agent's one-time credential travels in the job's environment.
+ * - Watched with one `squeue` call for all of its workers every `pollSeconds` (never one per
+ *   worker); the agent's heartbeats watch the rest. A worker pending in Slurm is reported with
+ *   Slurm's reason (Resources, Priority, …); one whose Slurm job ended or vanished without its
+ *   agent reporting is lost, with Slurm's state in the reason (NODE_FAIL, TIMEOUT, …).
+ * - Destroyed with `scancel` (SIGTERM, then SIGKILL after Slurm's KillWait). A worker recorded
+ *   before a crash but without its Slurm id is cancelled by its name.
+ * - At start, every Slurm job of this installation and factory that it finds is what a previous
+ *   server left (the controller destroys a restarted server's workers): all are cancelled, so no
+ *   Slurm job is ever leaked.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from '../factory.js';
+import { isEndedState, SlurmCli, type SlurmJob } from './slurm-cli.js';
+
+export interface SlurmFactoryOptions {
+  name: string;
+  capacity: number;
+  listener: FactoryListener;
+  /** Names this installation's jobs (the same on every replica). */
+  installationId: string;
+  partition?: string;
+  account?: string;
+  qos?: string;
+  cpusPerTask?: number;
+  /** Slurm's --time for each worker. */
+  timeLimitSeconds: number;
+  /** Further sbatch arguments, before the script. */
+  sbatchArgs: string[];
+  /** The cluster's slurm.conf (SLURM_CONF), when not the default. */
+  slurmConf?: string;
+  /** The command that starts `berth agent` on a node; `--server` and `--worker` are added. */
+  agentCommand: string[];
+  /** Where the agent makes its jobs' working directories on the node (its temporary directory). */
+  workRoot?: string;
+  /** How often squeue is asked about every worker (2 s). */
+  pollSeconds?: number;
+  /** How long a submitted job may be missing from squeue before its worker is lost (30 s). */
+  missingGraceSeconds?: number;
+}
+
+/** What a job gets of the server's environment (jobs run with PATH, HOME, their locale). */
+const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'TZ', 'TMPDIR'];
+/** How long destroy waits for a cancelled Slurm job to end: past Slurm's default KillWait (30 s). */
+const DESTROY_WAIT_MS = 45_000;
+
+interface Tracked {
+  name: string;
+  slurmId: string | undefined;
+  submittedAt: number;
+  seen: boolean;
+  /** The pending reason last reported (null: not pending). */
+  waiting: string | null;
+}
+
+export class SlurmFactory implements Factory {
+  readonly kind = 'slurm';
+  readonly inProcess = false;
+  /** Its agents register with a one-time credential instead of receiving the job's token. */
+  readonly registers = true;
+  readonly name: string;
+  readonly capacity: number;
+  private readonly cli: SlurmCli;
+  private readonly tracked = new Map<number, Tracked>();
+  private readonly prefix: string;
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+  /** The jobs a previous server left, cancelled before the first worker is made. */
+  private readonly swept: Promise<void>;
+
+  constructor(private readonly o: SlurmFactoryOptions) {
+    this.name = o.name;
+    this.capacity = o.capacity;
+    this.cli = new SlurmCli({ slurmConf: o.slurmConf });
+    this.prefix = `berth-${o.installationId}-${o.name}-w`;
+    this.swept = this.sweep();
+  }
+
+  private jobName(workerId: number): string {
+    return `${this.prefix}${workerId}`;
+  }
+
+  private workerOf(job: SlurmJob): number | undefined {
+    if (!job.name.startsWith(this.prefix)) return undefined;
+    const id = Number(job.name.slice(this.prefix.length));
+    return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      const left = await this.cli.jobs({ namePrefix: this.prefix });
+      await Promise.all(left.filter((j) => !isEndedState(j.state)).map((j) => this.cli.cancel(j.id)));
+    } catch {
+      // Slurm unreachable now: the first create reports it, and each destroy cancels by name.
+    }
+  }
+
+  async create(req: WorkerRequest): Promise<WorkerHandle> {
+    if (!req.registration) throw new Error('a slurm worker needs a registration credential');
+    await this.swept;
+    const name = this.jobName(req.workerId);
+    const t: Tracked = { name, slurmId: undefined, submittedAt: Date.now(), seen: false, waiting: null };
+    this.tracked.set(req.workerId, t);
+    const agent = [
+      ...this.o.agentCommand,
+      'agent',
+      '--server',
+      req.url,
+      '--worker',
+      String(req.workerId),
+      ...(this.o.workRoot ? ['--work-root', this.o.workRoot] : []),
+    ];
+    try {
+      t.slurmId = await this.cli.submit({
+        name,
+        script: `#!/bin/sh\nexec ${agent.map(shellQuote).join(' ')}\n`,
+        partition: this.o.partition,
+        account: this.o.account,
+        qos: this.o.qos,
+        cpusPerTask: this.o.cpusPerTask,
+        timeLimitSeconds: this.o.timeLimitSeconds,
+        env: { BERTH_AGENT_CREDENTIAL: req.registration },
+        // Of the server's own environment (which may hold secrets) only what a job expects.
+        inherit: INHERITED.filter((k) => process.env[k] !== undefined),
+        extraArgs: ['--no-requeue', ...this.o.sbatchArgs],
+      });
+    } catch (e) {
+      this.tracked.delete(req.workerId);
+      // sbatch may have made the job before it failed (a timeout): none may be left behind.
+      await this.cancelNamed(name).catch(() => {});
+      throw e;
+    }
+    this.schedulePoll();
+    return { slurmJobId: t.slurmId, slurmJobName: name };
+  }
+
+  async destroy(workerId: number, handle: WorkerHandle | null): Promise<void> {
+    const t = this.tracked.get(workerId);
+    this.tracked.delete(workerId);
+    const known = typeof handle?.slurmJobId === 'string' ? handle.slurmJobId : t?.slurmId;
+    // Recorded before a crash, never told its Slurm id: found by its name.
+    const ids = known ? [known] : await this.cancelNamed(this.jobName(workerId));
+    if (known) await this.cli.cancel(known);
+    // Destroyed means its processes are gone: wait while Slurm still runs or completes it
+    // (SIGTERM, then SIGKILL after KillWait). Past the deadline the controller tries again later.
+    const deadline = Date.now() + DESTROY_WAIT_MS;
+    for (;;) {
+      const left = (await this.cli.jobs({ ids })).filter((j) => !isEndedState(j.state));
+      if (left.length === 0) return;
+      if (Date.now() > deadline)
+        throw new Error(
+          `Slurm job ${left.map((j) => `${j.id} (${j.state})`).join(', ')} did not end after scancel`,
+        );
+      await delay(200);
+    }
+  }
+
+  /** Cancels the jobs named `name`; their ids. */
+  private async cancelNamed(name: string): Promise<string[]> {
+    const ids = (await this.cli.jobs({ namePrefix: name })).filter((j) => j.name === name).map((j) => j.id);
+    await Promise.all(ids.map((id) => this.cli.cancel(id)));
+    return ids;
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.tracked.clear();
+    await this.swept;
+  }
+
+  private schedulePoll(): void {
+    if (this.timer || this.tracked.size === 0) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.poll().finally(() => this.schedulePoll());
+      },
+      (this.o.pollSeconds ?? 2) * 1000,
+    );
+    this.timer.unref();
+  }
+
+  /** One squeue for every worker: pending reasons, and workers whose Slurm job is gone. */
+  async poll(): Promise<void> {
+    if (this.polling || this.tracked.size === 0) return;
+    this.polling = true;
+    try {
+      let jobs: SlurmJob[];
+      try {
+        jobs = await this.cli.jobs({ namePrefix: this.prefix });
+      } catch {
+        return; // Slurm's controller unreachable: heartbeats still guard running workers
+      }
+      const byWorker = new Map<number, SlurmJob>();
+      for (const j of jobs) {
+        const w = this.workerOf(j);
+        if (w !== undefined) byWorker.set(w, j);
+      }
+      const now = Date.now();
+      for (const [workerId, t] of this.tracked) {
+        if (t.slurmId === undefined) continue; // still being submitted
+        const j = byWorker.get(workerId);
+        if (j) t.seen = true;
+        const missing = !j && (t.seen || now - t.submittedAt > (this.o.missingGraceSeconds ?? 30) * 1000);
+        if (missing || (j && isEndedState(j.state))) {
+          this.tracked.delete(workerId);
+          const how = j
+            ? `ended ${j.state}${j.reason && j.reason !== 'None' ? ` (${j.reason})` : ''}`
+            : 'is gone';
+          this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId} ${how}`);
+          continue;
+        }
+        const waiting = j?.state === 'PENDING' ? j.reason || 'pending' : null;
+        if (waiting !== t.waiting) {
+          t.waiting = waiting;
+          this.o.listener.workerWaiting?.(
+            workerId,
+            waiting === null ? null : `Slurm keeps job ${t.slurmId} pending: ${waiting}`,
+          );
+        }
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+}
+
+/** `s` as one word for /bin/sh. */
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,54 @@
+/**
+ * The local Slurm cluster of scripts/slurm/cluster.sh for tests: started once per test process
+ * (the script is idempotent and holds a lock, so test files running in parallel share one
+ * cluster), and the reason to skip where it cannot run.
+ */
+import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+const CLUSTER_SH = join(import.meta.dirname, '..', '..', 'scripts', 'slurm', 'cluster.sh');
+/** A first start installs slurm-wlm with apt-get (about 5 s, longer on a cold mirror). */
+const START_TIMEOUT_MS = 10 * 60_000;
+
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Why Slurm tests cannot run here, or false. cluster.sh runs every daemon as root and installs
+ * Slurm with apt-get when it is missing. With CI set this never skips: a CI machine that cannot
+ * run them fails instead of passing silently.
+ */
+export function slurmSkip(): string | false {
+  if (process.env.CI) return false;
+  if (process.platform !== 'linux') return 'the local Slurm cluster needs Linux';
+  if (process.getuid?.() !== 0) return 'the local Slurm cluster runs its daemons as root (scripts/slurm)';
+  if (!onPath('slurmctld') && !onPath('apt-get')) return 'no slurmctld and no apt-get to install slurm-wlm';
+  return false;
+}
+
+let started: Promise<{ env: Record<string, string> }> | undefined;
+
+/** Starts the cluster (or finds it up); resolves with the SLURM_CONF its clients need. */
+export function startSlurm(): Promise<{ env: Record<string, string> }> {
+  started ??= new Promise((resolve, reject) => {
+    execFile('bash', [CLUSTER_SH, 'start'], { timeout: START_TIMEOUT_MS }, (error, stdout, stderr) => {
+      const conf = /^export SLURM_CONF=(.+)$/m.exec(stdout)?.[1];
+      if (error || conf === undefined) {
+        started = undefined; // a later call tries again
+        reject(new Error(`${CLUSTER_SH} start failed: ${error?.message ?? 'no SLURM_CONF'}\n${stderr}`));
+      } else {
+        resolve({ env: { SLURM_CONF: conf } });
+      }
+    });
+  });
+  return started;
+}
