@@ -9,7 +9,8 @@
  *   (e) pipeline         — bench/pipeline.ts (jobs per second through the whole pipeline, simulated factory)
  *
  * Only when named (minutes each): kueue, kueue-large (Kueue's scenarios through a real server),
- * stores (submissions and Kueue's baseline on SQLite and on PostgreSQL, side by side).
+ * stores (submissions and Kueue's baseline on SQLite and on PostgreSQL, side by side), slurm
+ * (no-op jobs through the slurm factory, one Slurm job each and pilots, against plain sbatch).
  */
 import { runApiBench } from './api.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
@@ -18,6 +19,7 @@ import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
 import { fmt } from './lib.js';
 import { printPipeline, runPipelineBench } from './pipeline.js';
 import { runSchedulerBench } from './scheduler.js';
+import { printSlurmBench, runSlurmBench } from './slurm.js';
 import { printStoresBench, runStoresBench } from './stores.js';
 
 const only = process.argv.slice(2);
@@ -72,4 +74,8 @@ for (const name of ['kueue', 'kueue-large'] as const) {
 if (only.includes('stores')) {
   console.log("== stores: SQLite and PostgreSQL side by side (submissions, Kueue's baseline)");
   printStoresBench(await runStoresBench());
+}
+if (only.includes('slurm')) {
+  console.log("== slurm: no-op jobs through berth's slurm factory and through plain sbatch, same cluster");
+  printSlurmBench(await runSlurmBench());
 }

@@ -1,6 +1,6 @@
 /** The agent's HTTP client: one job token, retries across short server outages. */
 import { setTimeout as delay } from 'node:timers/promises';
-import { JOB_SELF } from './protocol.js';
+import { AGENT_RETRY_MAX_DELAY_MS, JOB_SELF } from './protocol.js';
 
 export class AgentHttpError extends Error {
   constructor(
@@ -43,12 +43,12 @@ export class AgentClient {
       } catch (e) {
         // Connection refused or reset: the server may be restarting. Back off and try again.
         if (Date.now() > deadline) throw e;
-        await delay(Math.min(2000, 50 * 2 ** attempt));
+        await delay(Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));
         continue;
       }
       const text = await res.text();
       if (res.status >= 500 && Date.now() < deadline) {
-        await delay(Math.min(2000, 50 * 2 ** attempt));
+        await delay(Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));
         continue;
       }
       if (!res.ok) {

@@ -8,6 +8,12 @@
  *   POST /job/self/heartbeat?wait=S   → HeartbeatResponse (long poll: returns early on cancel)
  *   POST /job/self/finish FinishRequest → 204
  */
+/**
+ * An agent that cannot reach the server retries, backing off to at most this long between tries
+ * (for a minute by default): so after a restart it is back within this long of the server.
+ */
+export const AGENT_RETRY_MAX_DELAY_MS = 2000;
+
 export interface StartResponse {
   jobId: number;
   project: string;

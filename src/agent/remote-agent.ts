@@ -3,15 +3,17 @@
  * job's, for one). It starts with a one-time credential (BERTH_AGENT_CREDENTIAL, never on the
  * command line, where `ps` shows it), registers its worker, which spends the credential and
  * hands it the job's token, runs the job as the local factory's agents do (run-job.ts), and exits.
- * Its working directory is its own and removed at the end; stopped by a signal (scancel), it stops
- * the job's processes first. Nothing it holds outlives the worker.
+ * A pilot's agent (a target with `reuse: true`) then asks for its next job with the worker credential
+ * its registration gave, and runs one job after another until the server tells it to stop. Each
+ * job's working directory is its own and removed at its end; stopped by a signal (scancel), it
+ * stops the job's processes first. Nothing it holds outlives the worker.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentHttpError } from './client.js';
 import { killGroup } from './process-group.js';
-import type { FinishRequest } from './protocol.js';
+import { AGENT_RETRY_MAX_DELAY_MS, type FinishRequest } from './protocol.js';
 import { runJob } from './run-job.js';
 
 export interface RemoteAgentOptions {
@@ -31,25 +33,37 @@ export interface Registration {
   workerId: number;
   jobId: number;
   token: string;
+  /** A pilot's credential for its next jobs (service/agent-registration.ts). */
+  workerCredential?: string;
 }
 
+type NextJob = { jobId: number; token: string } | { wait: true } | { stop: string };
+
 export const REGISTER_PATH = '/api/v1/agent/register';
+export const NEXT_PATH = '/api/v1/agent/next';
 
 /** How long a signalled agent may still try to report its job's end before it exits. */
 const REPORT_AFTER_SIGNAL_MS = 3000;
+/** How long one ask for a pilot's next job waits at the server. */
+const NEXT_WAIT_SECONDS = 20;
 
-/** Spends the credential: the job's token, or an AgentHttpError the agent cannot get past. */
-export async function register(
+/**
+ * POSTs `{workerId}` with a worker's credential as bearer, retrying while the server cannot be
+ * reached or answers 5xx (a restart); an AgentHttpError for an answer the agent cannot get past.
+ */
+async function callServer<T>(
   url: string,
+  path: string,
   workerId: number,
   credential: string,
-  retryForMs = 60_000,
-): Promise<Registration> {
+  retryForMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + retryForMs;
   for (let attempt = 0; ; attempt++) {
     let res: Response | undefined;
     try {
-      res = await fetch(url.replace(/\/$/, '') + REGISTER_PATH, {
+      res = await fetch(url.replace(/\/$/, '') + path, {
         method: 'POST',
         headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
         body: JSON.stringify({ workerId }),
@@ -58,63 +72,112 @@ export async function register(
       if (Date.now() > deadline) throw e;
     }
     if (res && res.status < 500) {
-      const body = (await res.json()) as Registration | { error: { message: string } };
-      if ('error' in body)
-        throw new AgentHttpError(res.status, `registering worker ${workerId}: ${body.error.message}`);
+      const body = (await res.json()) as T | { error: { message: string } };
+      if (body && typeof body === 'object' && 'error' in body)
+        throw new AgentHttpError(res.status, `${what}: ${body.error.message}`);
       return body;
     }
-    if (Date.now() > deadline)
-      throw new AgentHttpError(res?.status ?? 503, `registering worker ${workerId}: server unavailable`);
-    await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** attempt)));
+    if (Date.now() > deadline) throw new AgentHttpError(res?.status ?? 503, `${what}: server unavailable`);
+    await new Promise((r) => setTimeout(r, Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt)));
   }
 }
 
+/** Spends the credential: the job's token, or an AgentHttpError the agent cannot get past. */
+export function register(
+  url: string,
+  workerId: number,
+  credential: string,
+  retryForMs = 60_000,
+): Promise<Registration> {
+  return callServer(url, REGISTER_PATH, workerId, credential, retryForMs, `registering worker ${workerId}`);
+}
+
+/** A pilot waits for its next job: the job and its token, or null when told to stop. */
+async function nextJob(
+  o: RemoteAgentOptions,
+  credential: string,
+  log: (line: string) => void,
+): Promise<{ jobId: number; token: string } | null> {
+  for (;;) {
+    const next = await callServer<NextJob>(
+      o.url,
+      `${NEXT_PATH}?wait=${NEXT_WAIT_SECONDS}`,
+      o.workerId,
+      credential,
+      o.retryForMs ?? 60_000,
+      `asking for worker ${o.workerId}'s next job`,
+    );
+    if ('jobId' in next) return next;
+    if ('stop' in next) {
+      log(`worker ${o.workerId} stops: ${next.stop}`);
+      return null;
+    }
+  }
+}
+
+/**
+ * Registers, runs the job, and — on a pilot — each next job the server hands it, until told to
+ * stop; resolves with the last job's outcome.
+ */
 export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishRequest> {
   const log = o.log ?? ((line: string) => process.stderr.write(`berth agent: ${line}\n`));
   const reg = await register(o.url, o.workerId, o.credential, o.retryForMs);
-  log(`worker ${reg.workerId} registered: running job ${reg.jobId}`);
-  const workdir = mkdtempSync(join(o.workRoot ?? tmpdir(), `berth-worker-${reg.workerId}-`));
+  log(
+    `worker ${reg.workerId} registered${reg.workerCredential ? ' (a pilot)' : ''}: running job ${reg.jobId}`,
+  );
+  let workdir: string | undefined;
   let pid: number | undefined;
   // Stopped from outside (scancel, Slurm's time limit, a node shutting down): the job's processes
   // get the signal too. They are stopped, and the outcome says the worker was lost, and why.
   let stoppedBy: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    log(`${signal}: stopping job ${reg.jobId}`);
+    log(`${signal}: stopping`);
     stoppedBy ??= signal;
     if (pid) killGroup(pid, 'SIGTERM');
     // A few seconds to report, not the client's minute of retries: a server that is gone (it is
     // what cancelled the worker after a restart) would keep Slurm waiting until its KillWait.
     setTimeout(() => {
       if (pid) killGroup(pid, 'SIGKILL');
-      rmSync(workdir, { recursive: true, force: true });
+      if (workdir) rmSync(workdir, { recursive: true, force: true });
       process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     }, REPORT_AFTER_SIGNAL_MS).unref();
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const result = await runJob({
-      url: o.url,
-      token: reg.token,
-      workdir,
-      env: { BERTH_WORKER_ID: String(reg.workerId) },
-      retryForMs: o.retryForMs,
-      onSpawn: (p) => (pid = p),
-      amend: (r) =>
-        stoppedBy && r.exitCode !== 0
-          ? {
-              ...r,
-              message: `worker lost: its agent was stopped by ${stoppedBy} (scancel, the worker's time limit, or its node shutting down)`,
-            }
-          : r,
-    });
-    log(
-      `job ${reg.jobId} ended: ${result.outcome}${result.exitCode === null ? '' : ` (exit code ${result.exitCode})`}`,
-    );
-    return result;
+    let job: { jobId: number; token: string } | null = reg;
+    let result: FinishRequest | undefined;
+    while (job) {
+      const dir = (workdir = mkdtempSync(join(o.workRoot ?? tmpdir(), `berth-worker-${reg.workerId}-`)));
+      try {
+        result = await runJob({
+          url: o.url,
+          token: job.token,
+          workdir: dir,
+          env: { BERTH_WORKER_ID: String(reg.workerId) },
+          retryForMs: o.retryForMs,
+          onSpawn: (p) => (pid = p),
+          amend: (r) =>
+            stoppedBy && r.exitCode !== 0
+              ? {
+                  ...r,
+                  message: `worker lost: its agent was stopped by ${stoppedBy} (scancel, the worker's time limit, or its node shutting down)`,
+                }
+              : r,
+        });
+      } finally {
+        pid = undefined;
+        rmSync(dir, { recursive: true, force: true });
+      }
+      log(
+        `job ${job.jobId} ended: ${result.outcome}${result.exitCode === null ? '' : ` (exit code ${result.exitCode})`}`,
+      );
+      job = reg.workerCredential && !stoppedBy ? await nextJob(o, reg.workerCredential, log) : null;
+      if (job) log(`worker ${reg.workerId}: running job ${job.jobId}`);
+    }
+    return result!;
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    rmSync(workdir, { recursive: true, force: true });
   }
 }

@@ -16,6 +16,7 @@ import {
   type Config,
   type FactoryConfig,
   type RawConfig,
+  type TargetConfig,
 } from './schema.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:7070';
@@ -67,7 +68,6 @@ function checkName(key: string, name: string, file?: string): void {
   if (!DNS_LABEL.test(name)) throw new ConfigError(key, `"${name}" ${DNS_LABEL_HELP}`, file);
 }
 
-/** Fills defaults and checks the references between sections. */
 /** Settings only a slurm factory takes. */
 const SLURM_FIELDS = [
   'partition',
@@ -82,6 +82,7 @@ const SLURM_FIELDS = [
   'pollSeconds',
 ] as const;
 
+/** Fills defaults and checks the references between sections. */
 export function resolveConfig(
   raw: RawConfig,
   overrides: { listen?: string; dataDir?: string; database?: string },
@@ -96,26 +97,30 @@ export function resolveConfig(
     if (f.kind !== 'slurm' && slurmOnly)
       throw new ConfigError(`factories.${name}.${slurmOnly}`, 'is for a slurm factory only', file);
     const { timeLimit, ...rest } = f;
-    const timeLimitSeconds = typeof timeLimit === 'string' ? parseDuration(timeLimit) : timeLimit;
-    if (timeLimitSeconds === undefined && timeLimit !== undefined)
-      throw new ConfigError(
-        `factories.${name}.timeLimit`,
-        `"${timeLimit}" is not a duration (90m, 2h, 1d12h, or seconds)`,
-        file,
-      );
+    const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
     factories[name] = {
       ...rest,
       ...(f.kind === 'slurm' ? { timeLimitSeconds: timeLimitSeconds ?? 3600 } : {}),
       capacity: f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism()),
     };
   }
-  const targets = raw.targets ?? (factories.local ? { local: { factory: 'local' } } : {});
-  for (const [name, t] of Object.entries(targets)) {
+  const targets: Record<string, TargetConfig> = {};
+  for (const [name, t] of Object.entries(
+    raw.targets ?? (factories.local ? { local: { factory: 'local' } } : {}),
+  )) {
     checkName(`targets.${name}`, name, file);
-    if (!factories[t.factory])
-      throw new ConfigError(`targets.${name}.factory`, `no factory named "${t.factory}"`, file);
+    const factory = factories[t.factory];
+    if (!factory) throw new ConfigError(`targets.${name}.factory`, `no factory named "${t.factory}"`, file);
     if (t.privilege && !PRIVILEGE.test(t.privilege))
       throw new ConfigError(`targets.${name}.privilege`, PRIVILEGE_HELP, file);
+    // Pilots need agents that ask for their next job: those of factories whose agents register.
+    if (t.reuse && factory.kind !== 'slurm')
+      throw new ConfigError(`targets.${name}.reuse`, 'is for a target of a slurm factory only', file);
+    if (t.idleTimeout !== undefined && !t.reuse)
+      throw new ConfigError(`targets.${name}.idleTimeout`, 'is for a target with reuse: true only', file);
+    const { idleTimeout, ...rest } = t;
+    const idleTimeoutSeconds = durationSetting(`targets.${name}.idleTimeout`, idleTimeout, file);
+    targets[name] = t.reuse ? { ...rest, idleTimeoutSeconds: idleTimeoutSeconds ?? 300 } : rest;
   }
   const resources = raw.resources ?? {};
   for (const [name, r] of Object.entries(resources)) {
@@ -134,6 +139,7 @@ export function resolveConfig(
     throw new ConfigError('defaultTarget', `no target named "${defaultTarget}"`, file);
   const listen = overrides.listen ?? raw.listen ?? DEFAULT_LISTEN;
   parseListen(listen, raw.listen === listen ? 'listen' : '--listen', file);
+  const publicUrl = raw.publicUrl === undefined ? null : parsePublicUrl(raw.publicUrl, file);
   const database = overrides.database ?? raw.database ?? 'sqlite';
   if (database !== 'sqlite' && !/^postgres(ql)?:\/\//.test(database)) {
     const key = overrides.database === undefined ? 'database' : '--database';
@@ -151,6 +157,7 @@ export function resolveConfig(
   }
   return {
     listen,
+    publicUrl,
     dataDir: overrides.dataDir ?? raw.dataDir ?? DEFAULT_DATA_DIR,
     database,
     defaultTarget,
@@ -163,6 +170,31 @@ export function resolveConfig(
     targets,
     resources,
   };
+}
+
+/** A duration setting ("90m", "2h", or seconds) in seconds; undefined when not set. */
+function durationSetting(key: string, value: string | number | undefined, file?: string): number | undefined {
+  const seconds = typeof value === 'string' ? parseDuration(value) : value;
+  if (seconds === undefined && value !== undefined)
+    throw new ConfigError(key, `"${value}" is not a duration (90m, 2h, 1d12h, or seconds)`, file);
+  return seconds;
+}
+
+/** An http(s) URL without a trailing slash. */
+function parsePublicUrl(text: string, file?: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash)
+    throw new ConfigError(
+      'publicUrl',
+      `"${text}" must be an http:// or https:// URL, e.g. http://head-node:7070`,
+      file,
+    );
+  return text.replace(/\/+$/, '');
 }
 
 /** "127.0.0.1:7070", ":7070", "[::1]:0" → host and port. */

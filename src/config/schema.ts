@@ -45,7 +45,14 @@ const FactorySchema = strict({
   /** slurm: how often squeue is asked about the workers (default 2 s). */
   pollSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 300 })),
 });
-const TargetSchema = strict({ factory: Type.String(), privilege: Type.Optional(Privilege) });
+const TargetSchema = strict({
+  factory: Type.String(),
+  privilege: Type.Optional(Privilege),
+  /** Pilot workers: a worker runs the target's jobs one after another (remote agents only). */
+  reuse: Type.Optional(Type.Boolean()),
+  /** How long a pilot waits, idle, for its next job before it is destroyed (default 5m). */
+  idleTimeout: Type.Optional(Type.Union([Type.String(), Type.Integer({ minimum: 1 })])),
+});
 const ResourceSchema = strict({
   kind: Type.Union(RESOURCE_KINDS.map((k) => Type.Literal(k))),
   capacity: Capacity,
@@ -61,6 +68,8 @@ const ResourceSchema = strict({
 
 export const ConfigSchema = strict({
   listen: Type.Optional(Type.String()),
+  /** The URL other machines reach the server at (agents of remote workers); default: listen's. */
+  publicUrl: Type.Optional(Type.String()),
   dataDir: Type.Optional(Type.String()),
   database: Type.Optional(Type.String()),
   defaultTarget: Type.Optional(Type.String()),
@@ -83,12 +92,17 @@ export type FactoryConfig = Omit<Static<typeof FactorySchema>, 'timeLimit'> & {
   /** slurm: `timeLimit` in seconds. */
   timeLimitSeconds?: number;
 };
-export type TargetConfig = Static<typeof TargetSchema>;
+export type TargetConfig = Omit<Static<typeof TargetSchema>, 'idleTimeout'> & {
+  /** With `reuse`: `idleTimeout` in seconds. */
+  idleTimeoutSeconds?: number;
+};
 export type ResourceConfig = Static<typeof ResourceSchema>;
 
 /** The configuration with every default filled in. */
 export interface Config {
   listen: string;
+  /** What agents of remote workers reach the server at; null: the listening address. */
+  publicUrl: string | null;
   dataDir: string;
   database: string;
   defaultTarget: string;

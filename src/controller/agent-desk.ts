@@ -9,6 +9,7 @@ import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { PilotNext, Pilots } from './pilots.js';
 import type { AgentProtocol } from './port.js';
 import type { TrackedJob } from './tracked-jobs.js';
 
@@ -20,11 +21,13 @@ export class AgentDesk implements AgentProtocol {
     private readonly core: ControllerCore,
     private readonly holdings: Holdings,
     private readonly lifecycle: Lifecycle,
+    private readonly pilots: Pilots,
   ) {}
 
   close(): void {
     this.closed = true;
     this.core.signals.notifyAll();
+    this.pilots.close();
   }
 
   private jobForAgent(jobId: number): TrackedJob {
@@ -82,6 +85,14 @@ export class AgentDesk implements AgentProtocol {
   }
 
   async agentFinish(jobId: number, result: FinishRequest): Promise<void> {
-    await this.lifecycle.endRun(this.jobForAgent(jobId), result);
+    const job = this.jobForAgent(jobId);
+    // Its agent is well and asks for the next job: a pilot stays for it.
+    this.pilots.keep(job);
+    await this.lifecycle.endRun(job, result);
+  }
+
+  /** A pilot's agent asks for its next job (long poll). */
+  pilotNext(workerId: number, waitMs: number): Promise<PilotNext> {
+    return this.pilots.next(workerId, this.closed ? 0 : waitMs);
   }
 }

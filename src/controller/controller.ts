@@ -10,6 +10,7 @@
  *   holdings      workers and instances, one destroy path     lifecycle     cancel, evict, end, finish
  *   agent-desk    the agent protocol                          restore       the rebuild on start
  *   read-model    reasons, positions and figures              resync        what no event reports
+ *   pilots        workers kept for the next job (reuse: true)
  */
 import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
@@ -26,6 +27,7 @@ import { Holdings } from './holdings.js';
 import { Journal } from './journal.js';
 import { Lifecycle } from './lifecycle.js';
 import { ReconcileLoop } from './loop.js';
+import { Pilots, type PilotNext } from './pilots.js';
 import { Pool, Pools } from './pool.js';
 import { ProjectGates } from './project-gates.js';
 import type { ControllerPort, LiveQueueFigures, LiveStatus } from './port.js';
@@ -49,6 +51,7 @@ export class Controller implements ControllerPort, FactoryListener {
   private readonly desk: AgentDesk;
   private readonly read: ReadModel;
   private readonly gates: ProjectGates;
+  private readonly pilots: Pilots;
   private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: ControllerOptions) {
@@ -66,11 +69,12 @@ export class Controller implements ControllerPort, FactoryListener {
     };
     this.queues = new QueueModels(o.scheduler);
     this.holdings = new Holdings(this.core);
-    this.provisioning = new Provisioning(this.core, this.holdings, () => this.lifecycle);
+    this.pilots = new Pilots(this.core, this.holdings);
+    this.provisioning = new Provisioning(this.core, this.holdings, this.pilots, () => this.lifecycle);
     this.gates = new ProjectGates(this.core);
     this.lifecycle = new Lifecycle(this.core, this.holdings, this.provisioning, this.gates);
     this.loop = new ReconcileLoop(this.core, this.lifecycle, this.provisioning);
-    this.desk = new AgentDesk(this.core, this.holdings, this.lifecycle);
+    this.desk = new AgentDesk(this.core, this.holdings, this.lifecycle, this.pilots);
     this.read = new ReadModel(this.core, this.queues);
   }
 
@@ -88,12 +92,13 @@ export class Controller implements ControllerPort, FactoryListener {
       this.lifecycle,
       this.provisioning,
       this.gates,
+      this.pilots,
     );
     const leftovers = await restore.run();
     this.core.journal.started();
     for (const h of leftovers) void this.holdings.destroy(h);
     this.resyncTimer = setInterval(
-      () => resync(this.core, this.lifecycle, this.holdings),
+      () => resync(this.core, this.lifecycle, this.holdings, this.pilots),
       this.o.resyncMs ?? 1000,
     );
     this.resyncTimer.unref();
@@ -158,6 +163,10 @@ export class Controller implements ControllerPort, FactoryListener {
     return this.desk.agentFinish(jobId, result);
   }
 
+  pilotNext(workerId: number, waitMs: number): Promise<PilotNext> {
+    return this.desk.pilotNext(workerId, waitMs);
+  }
+
   // ---- what factories report
 
   handleChanged(workerId: number, handle: WorkerHandle): void {
@@ -170,6 +179,7 @@ export class Controller implements ControllerPort, FactoryListener {
   }
 
   workerLost(workerId: number, message: string): void {
+    if (this.pilots.lost(workerId, message)) return;
     this.lifecycle.workerLost(workerId, message);
   }
 

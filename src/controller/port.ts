@@ -10,6 +10,7 @@ import type { ProjectAccess } from '../domain/project.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import type { QueueFigures, QueueModel } from '../scheduler/types.js';
+import type { PilotNext } from './pilots.js';
 
 export type { QueueFigures, QueueModel };
 
@@ -32,6 +33,8 @@ export interface AgentProtocol {
   /** Long poll: counts as a heartbeat; returns early when the job must stop. */
   agentHeartbeat(jobId: number, waitMs: number): Promise<HeartbeatResponse>;
   agentFinish(jobId: number, result: FinishRequest): Promise<void>;
+  /** A pilot worker's agent asks for its next job (long poll; see pilots.ts). */
+  pilotNext(workerId: number, waitMs: number): Promise<PilotNext>;
 }
 
 export interface ControllerPort extends AgentProtocol {

@@ -21,6 +21,7 @@ import { insertWorker, updateWorker } from '../store/queries/workers.js';
 import { WellError, type Well } from '../wells/well.js';
 import type { ControllerCore } from './core.js';
 import type { Holding, Holdings } from './holdings.js';
+import type { Pilots } from './pilots.js';
 import type { TrackedJob } from './tracked-jobs.js';
 
 /** Attempts to create one resource instance before the job fails with the well's reason. */
@@ -38,11 +39,14 @@ export class Provisioning {
   constructor(
     private readonly core: ControllerCore,
     private readonly holdings: Holdings,
+    private readonly pilots: Pilots,
     private readonly outcomes: () => ProvisioningOutcomes,
   ) {}
 
   /** Puts an admitted job in line for the next thing it needs, in the global order. */
   advance(job: TrackedJob): void {
+    // Its worker: an idle pilot of its target, if one fits, without waiting in line.
+    if (job.acquired >= job.resources.length && this.pilots.take(job)) return;
     const pool =
       job.acquired < job.resources.length
         ? this.core.pools.get('resource', job.resources[job.acquired]!)
@@ -61,6 +65,7 @@ export class Provisioning {
   dispatch(): void {
     const { o } = this.core;
     for (const pool of this.core.pools.all()) {
+      if (pool.kind === 'factory') this.pilots.dispatch(pool);
       for (let job = pool.take(); job; job = pool.take()) {
         job.waitingIn = null;
         const acquired = job;

@@ -2,25 +2,31 @@
  * The rebuild on start: the model is made again from the store, and whatever a previous run of
  * the server left is reconciled.
  *
- * Every worker and instance not confirmed destroyed belongs to a previous run. Its agent died
- * with that server, so all are destroyed: an instance whose creation was never confirmed is
- * destroyed by its id (its well may have made it). Jobs that had started cannot be resumed (and
- * must not run twice): they fail. Jobs admitted but not started keep their quota and acquire
- * their resources and worker again. Queued jobs simply carry on.
+ * Every worker and instance not confirmed destroyed belongs to a previous run. A worker whose
+ * factory can take it over (a Slurm job outlives the server: `Factory.adopt`) and whose job goes
+ * on is adopted, with everything its job holds: the job carries on where it was, its agent
+ * reconnecting within the heartbeat deadline. Everything else is destroyed, its agent having died
+ * with that server: an instance whose creation was never confirmed is destroyed by its id (its
+ * well may have made it). Jobs that had started elsewhere cannot be resumed (and must not run
+ * twice): they fail. Jobs admitted but not started keep their quota and acquire their resources
+ * and worker again. Queued jobs simply carry on.
  */
+import { AGENT_RETRY_MAX_DELAY_MS } from '../agent/protocol.js';
 import { isTerminal, type JobRecord } from '../domain/job.js';
+import type { WorkerHandle, WorkerRecord } from '../domain/worker.js';
 import { listClusterQueues } from '../store/queries/cluster-queues.js';
 import { loadActiveJobs, updateJob } from '../store/queries/jobs.js';
 import { listAllPrivileges } from '../store/queries/projects.js';
 import { loadLiveInstances } from '../store/queries/resource-instances.js';
-import { loadLiveWorkers } from '../store/queries/workers.js';
+import { loadLiveWorkers, updateWorker } from '../store/queries/workers.js';
 import type { ControllerCore } from './core.js';
 import { newHolding, type Holding, type Holdings } from './holdings.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { Pilots } from './pilots.js';
 import type { ProjectGates } from './project-gates.js';
 import type { Provisioning } from './provisioning.js';
 import { toQueueModel, type QueueModels } from './queue-models.js';
-import { workloadOf } from './tracked-jobs.js';
+import { workloadOf, type TrackedJob } from './tracked-jobs.js';
 
 export class Restore {
   constructor(
@@ -30,6 +36,7 @@ export class Restore {
     private readonly lifecycle: Lifecycle,
     private readonly provisioning: Provisioning,
     private readonly gates: ProjectGates,
+    private readonly pilots: Pilots,
   ) {}
 
   /** Rebuilds the model; returns what the previous run left, to be destroyed once it is done. */
@@ -37,26 +44,94 @@ export class Restore {
     const db = this.core.o.store.db;
     for (const q of await listClusterQueues(db)) this.queues.upsert(toQueueModel(q));
     this.gates.load(await listAllPrivileges(db));
-    const leftovers: Holding[] = [];
-    for (const w of await loadLiveWorkers(db)) {
+    const workers = await loadLiveWorkers(db);
+    const active = await loadActiveJobs(db);
+    const adopted = await this.adoptWorkers(workers, active);
+    const left: Holding[] = [];
+    for (const w of workers) {
       const h = newHolding('worker', w.id, w.jobId, w.factory);
-      h.handle = w.handle;
-      leftovers.push(h);
+      h.handle = adopted.get(w.id) ?? w.handle;
+      left.push(h);
     }
     for (const r of await loadLiveInstances(db)) {
       const h = newHolding('instance', r.id, r.jobId, r.type);
       h.metadata = r.state === 'creating' ? null : r.metadata;
-      leftovers.push(h);
+      left.push(h);
     }
-    for (const h of leftovers) {
+    for (const h of left) {
       this.holdings.attach(h, undefined);
       const pool = this.core.pools.of(h);
       if (pool) pool.inUse++;
     }
     const heldBy = new Map<number, Holding[]>();
-    for (const h of leftovers) heldBy.set(h.jobId, [...(heldBy.get(h.jobId) ?? []), h]);
-    for (const job of await loadActiveJobs(db)) await this.restoreJob(job, heldBy.get(job.id) ?? []);
-    return leftovers;
+    for (const h of left) heldBy.set(h.jobId, [...(heldBy.get(h.jobId) ?? []), h]);
+    for (const job of active) {
+      const held = heldBy.get(job.id) ?? [];
+      const worker = held.find((h) => h.kind === 'worker' && adopted.has(h.id));
+      if (worker) {
+        await this.resume(job, held, worker);
+        heldBy.delete(job.id); // kept, not destroyed
+      } else await this.restoreJob(job, held);
+    }
+    return [...heldBy.values()].flat();
+  }
+
+  /**
+   * Offers each adopting factory the workers whose job goes on (admitted or running, not being
+   * cancelled); returns those taken over with their handles. A factory that fails takes none.
+   */
+  private async adoptWorkers(
+    workers: WorkerRecord[],
+    active: JobRecord[],
+  ): Promise<Map<number, WorkerHandle>> {
+    const goesOn = new Set(
+      active
+        .filter((j) => (j.state === 'running' || j.state === 'admitted') && !j.cancelRequested)
+        .map((j) => j.id),
+    );
+    const adopted = new Map<number, WorkerHandle>();
+    await Promise.all(
+      [...this.core.o.factories.values()].map(async (factory) => {
+        if (!factory.adopt) return;
+        const left = workers
+          .filter((w) => w.factory === factory.name && w.state !== 'destroying' && goesOn.has(w.jobId))
+          .map((w) => ({ workerId: w.id, handle: w.handle }));
+        const offered = new Set(left.map((w) => w.workerId));
+        try {
+          for (const [id, handle] of await factory.adopt(left)) if (offered.has(id)) adopted.set(id, handle);
+        } catch (e) {
+          this.core.report(e, `adopt the workers of factory ${factory.name}`);
+        }
+      }),
+    );
+    return adopted;
+  }
+
+  /** A job whose worker was adopted carries on as it was, with everything it holds. */
+  private async resume(r: JobRecord, held: Holding[], worker: Holding): Promise<void> {
+    const { jobs, journal, o } = this.core;
+    const job: TrackedJob = jobs.track(r);
+    for (const h of held) this.holdings.attach(h, job);
+    job.workerId = worker.id;
+    job.acquired = job.resources.length;
+    // Its agent retries while the server is away: it has a heartbeat period, and the longest wait
+    // between its tries, to come back.
+    job.lastHeartbeat = o.now() + AGENT_RETRY_MAX_DELAY_MS;
+    jobs.withWorker.add(job);
+    this.pilots.adopted(job);
+    o.scheduler.restoreAdmitted({
+      ...workloadOf(job),
+      admittedAt: job.admittedAt ?? o.now(),
+      borrowed: job.borrowed ?? {},
+    });
+    await journal.write(async ({ db, event }) => {
+      await updateWorker(db, worker.id, { state: 'ready', handle: worker.handle }, o.now());
+      await event(
+        job,
+        'worker-adopted',
+        `worker ${worker.id} taken over after the server restarted${describeHandle(worker.handle)}`,
+      );
+    });
   }
 
   /** Rebuilds one job; `held` are the leftovers of the previous run it held (being destroyed). */
@@ -103,4 +178,10 @@ export class Restore {
         jobs.markFinished(job); // finished, its cleanup not yet confirmed
     }
   }
+}
+
+/** " (Slurm job 123)" for a handle that names one. */
+function describeHandle(handle: WorkerHandle | null): string {
+  const id = handle?.slurmJobId;
+  return typeof id === 'string' ? ` (Slurm job ${id})` : '';
 }

@@ -6,8 +6,9 @@
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { Pilots } from './pilots.js';
 
-export function resync(core: ControllerCore, lifecycle: Lifecycle, holdings: Holdings): void {
+export function resync(core: ControllerCore, lifecycle: Lifecycle, holdings: Holdings, pilots: Pilots): void {
   const { o, jobs } = core;
   const now = o.now();
   const graceMs = o.graceSeconds * 1000;
@@ -29,6 +30,8 @@ export function resync(core: ControllerCore, lifecycle: Lifecycle, holdings: Hol
         .catch((e: unknown) => core.report(e, `job ${job.id}`));
     }
   }
+  for (const workerId of pilots.expire(now))
+    lifecycle.workerLost(workerId, `its agent did not ask for its next job within ${o.heartbeatSeconds}s`);
   holdings.retryDue(now);
   core.wake();
 }

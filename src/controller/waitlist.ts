@@ -42,6 +42,11 @@ export class Waitlist<T extends Waiter> {
     return this.items.shift();
   }
 
+  /** The first waiter, in serving order, that `match` accepts. */
+  find(match: (w: T) => boolean): T | undefined {
+    return this.items.find(match);
+  }
+
   remove(id: number): boolean {
     const i = this.items.findIndex((w) => w.id === id);
     if (i < 0) return false;

@@ -49,6 +49,12 @@ export interface AgentPort {
   agentFinish(jobId: number, result: FinishRequest): Promise<void>;
 }
 
+/** A worker a previous run of the server left, whose job would go on if the worker lives. */
+export interface LeftWorker {
+  workerId: number;
+  handle: WorkerHandle | null;
+}
+
 export interface Factory {
   readonly name: string;
   readonly kind: string;
@@ -64,6 +70,19 @@ export interface Factory {
    * carries must be worthless once used.
    */
   readonly registers?: boolean;
+  /**
+   * For a factory whose workers outlive the server (a Slurm job does; a local process does not):
+   * called once as the controller starts, before any create. Takes over those of `left` that are
+   * still alive, and removes everything else of this factory's that it finds outside (a worker
+   * no record names), so that nothing is leaked. Resolves with the workers taken over and their
+   * current handles; the controller destroys the rest.
+   */
+  adopt?(left: LeftWorker[]): Promise<Map<number, WorkerHandle>>;
+  /**
+   * When the worker's own time runs out (a Slurm job's time limit), in ms since the epoch: null
+   * if never, undefined if not known (yet). Pilot workers take only jobs that end before it.
+   */
+  endsAt?(workerId: number): number | null | undefined;
   /** Creates the worker and starts its agent; resolves with the handle to record. */
   create(req: WorkerRequest): Promise<WorkerHandle>;
   /** Destroys the worker and everything in it; must succeed for a worker already gone. */

@@ -15,6 +15,7 @@ import type {
   QueueFigures,
   QueueModel,
 } from '../controller/port.js';
+import type { PilotNext } from '../controller/pilots.js';
 import { toQueueModel } from '../controller/queue-models.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import { UnavailableError } from '../domain/errors.js';
@@ -129,6 +130,10 @@ export class FollowerPort implements ControllerPort {
   }
 
   agentFinish(_jobId: number, _result: FinishRequest): Promise<void> {
+    throw this.leaderOnly('the agent protocol');
+  }
+
+  pilotNext(): Promise<PilotNext> {
     throw this.leaderOnly('the agent protocol');
   }
 

@@ -153,7 +153,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       ctx,
       logs,
       metrics,
-      url: () => url,
+      // What agents (on other machines too) and jobs reach the server at.
+      url: () => config.publicUrl ?? url,
       onError: (err, what) => log.error({ err }, `controller: ${what}`),
       onJobChanged: (id, project, state, reason) =>
         changes.publish({ kind: 'job', id, project, state, reason }),

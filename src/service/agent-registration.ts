@@ -2,7 +2,9 @@
  * An agent on another machine (`berth agent`, started by a factory such as slurm's) begins with a
  * one-time credential that can do nothing but register its one worker. Registering spends the
  * credential and hands out a token for the worker's job, as the local factory's agents get at
- * their start; the token dies with the job, so nothing the agent holds outlives its worker.
+ * their start; the token dies with the job, so nothing the agent holds outlives its worker. A
+ * pilot's agent (controller/pilots.ts) gets a worker credential instead of nothing, to ask for its
+ * next jobs; it dies with the worker.
  * Only the credential's hash is kept, on the worker's record.
  */
 import { UnauthorizedError } from '../domain/errors.js';
@@ -10,7 +12,8 @@ import { isTerminal } from '../domain/job.js';
 import { hashToken, newToken } from '../domain/tokens.js';
 import { findJobState } from '../store/queries/jobs.js';
 import { insertToken } from '../store/queries/tokens.js';
-import { spendRegistration } from '../store/queries/workers.js';
+import { hasCredential, spendRegistration } from '../store/queries/workers.js';
+import type { Db } from '../store/store.js';
 import type { ServiceContext } from './context.js';
 
 export interface Registration {
@@ -18,7 +21,15 @@ export interface Registration {
   jobId: number;
   /** The job's token: what the agent speaks the agent protocol with. */
   token: string;
+  /**
+   * A pilot's (a worker of a target with `reuse: true`) credential for its next jobs: it can do
+   * nothing but ask for them (`nextJob`), and dies with the worker. Absent for other workers.
+   */
+  workerCredential?: string;
 }
+
+/** What a pilot's agent is told when it asks for its next job. */
+export type NextJob = { jobId: number; token: string } | { wait: true } | { stop: string };
 
 export async function registerAgent(
   ctx: ServiceContext,
@@ -29,23 +40,58 @@ export async function registerAgent(
   const refused = new UnauthorizedError(
     `worker ${workerId} cannot be registered with this credential (unknown, already used, or the worker is gone)`,
   );
+  let workerCredential: string | undefined;
   return ctx.store.transaction(async (db) => {
-    const jobId = await spendRegistration(db, workerId, hashToken(credential), ctx.now());
-    if (jobId === undefined) throw refused;
-    const state = await findJobState(db, jobId);
-    if (state === undefined || isTerminal(state)) throw refused;
-    const token = newToken('job');
-    await insertToken(
-      db,
-      {
-        hash: hashToken(token),
-        userId: null,
-        jobId,
-        label: `job ${jobId} (worker ${workerId})`,
-        expiresAt: null,
-      },
-      ctx.now(),
-    );
-    return { workerId, jobId, token };
+    const spent = await spendRegistration(db, workerId, hashToken(credential), ctx.now(), (target) => {
+      if (!ctx.runtime?.targets[target]?.reuse) return null;
+      workerCredential = newToken('agent');
+      return hashToken(workerCredential);
+    });
+    if (spent === undefined) throw refused;
+    const token = await jobToken(db, ctx, workerId, spent.jobId);
+    if (token === undefined) throw refused;
+    return { workerId, jobId: spent.jobId, token, ...(workerCredential ? { workerCredential } : {}) };
   });
+}
+
+/**
+ * A pilot's agent asks for its next job with its worker credential: long-polled by the leader's
+ * controller for up to `waitMs`; a job handed over comes with its own token.
+ */
+export async function nextJob(
+  ctx: ServiceContext,
+  workerId: number,
+  credential: string,
+  waitMs: number,
+): Promise<NextJob> {
+  if (!(await hasCredential(ctx.store.db, workerId, hashToken(credential))))
+    throw new UnauthorizedError(`worker ${workerId} has no such credential (or is gone)`);
+  const next = await ctx.runtime!.controller.pilotNext(workerId, waitMs);
+  if (!('jobId' in next)) return next;
+  const token = await ctx.store.transaction((db) => jobToken(db, ctx, workerId, next.jobId));
+  return token === undefined ? { stop: `job ${next.jobId} has ended` } : { jobId: next.jobId, token };
+}
+
+/** A new token for job `jobId` on worker `workerId`; undefined once the job has ended. */
+async function jobToken(
+  db: Db,
+  ctx: ServiceContext,
+  workerId: number,
+  jobId: number,
+): Promise<string | undefined> {
+  const state = await findJobState(db, jobId);
+  if (state === undefined || isTerminal(state)) return undefined;
+  const token = newToken('job');
+  await insertToken(
+    db,
+    {
+      hash: hashToken(token),
+      userId: null,
+      jobId,
+      label: `job ${jobId} (worker ${workerId})`,
+      expiresAt: null,
+    },
+    ctx.now(),
+  );
+  return token;
 }

@@ -50,6 +50,7 @@ const slurm = new SlurmCli();
 factoryConformance({
   kind: 'slurm',
   fields: { partition: 'main', timeLimit: '10m', pollSeconds: 0.5 },
+  adopts: true,
   skip: slurmSkip(),
   async setUp() {
     Object.assign(process.env, (await startSlurm()).env);

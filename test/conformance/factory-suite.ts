@@ -6,9 +6,10 @@
  * The contract (src/factories/factory.ts): the capacity it was configured with, never more
  * workers alive at once; create → the agent starts the job → it runs → destroy; cancel stops the
  * job and destroys the worker; a worker that vanishes is reported lost and its job fails with a
- * reason that says so; destroy succeeds for a worker already gone (so twice is fine); a fresh
- * factory (after a server restart) destroys what an earlier one made; and nothing a worker made
- * outlives a server killed with kill -9 once the next one has started.
+ * reason that says so; destroy succeeds for a worker already gone (so twice is fine); after a
+ * server restart (kill -9 included) a fresh factory either takes over the running workers an
+ * earlier one made (`adopt`: the job goes on) or destroys them (the job fails saying why); either
+ * way nothing a worker made outlives its job.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +49,8 @@ export interface FactorySubject {
    * (processes, directories, jobs in another system), one line each; [] when nothing is.
    */
   leftovers(dataDir: string, workerId: number): string[] | Promise<string[]>;
+  /** Its workers outlive the server and are taken over after a restart (`Factory.adopt`). */
+  adopts?: boolean;
   /** Why the suite cannot run here (the system the factory drives is missing), or false. */
   skip?: string | false;
   /** Runs before the suite's servers start (e.g. starts the system the factory drives). */
@@ -74,13 +77,13 @@ interface Server {
   running: RunningServer;
 }
 
-async function start(dataDir: string, configFile: string): Promise<Server> {
+async function start(dataDir: string, configFile: string, listen = '127.0.0.1:0'): Promise<Server> {
   const database = (await serverDatabase(dataDir))?.url;
   const running = await startServer({
     dataDir,
     configFile,
     database,
-    listen: '127.0.0.1:0',
+    listen,
     print: () => {},
   });
   const token = readFileSync(join(dataDir, 'admin.token'), 'utf8').trim();
@@ -238,33 +241,50 @@ export function factoryConformance(subject: FactorySubject): void {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('a fresh factory destroys the worker its predecessor made before the server stopped', async () => {
+    /** A restart's outcome for a job that was running: it goes on (adopted) or fails. */
+    async function afterRestart(view: ServerProcessView, job: JobView) {
+      if (subject.adopts) {
+        const still = await waitFor(`job ${job.id} to be taken over`, async () => {
+          const types = (await events(view.api, view.token, job.id)).map((e) => e.type);
+          return types.includes('worker-adopted') ? getJob(view.api, view.token, job.id) : undefined;
+        });
+        assert.equal(still.state, 'running', 'its worker taken over, the job goes on');
+        assert.equal((await call(view.api, view.token, 'POST', `/jobs/${job.id}/cancel`)).status, 200);
+        const done = await assertGone(subject, view, job);
+        assert.equal(done.state, 'cancelled');
+        assert.match(done.reason, /cancelled by admin/);
+      } else {
+        const done = await assertGone(subject, view, job);
+        assert.equal(done.state, 'failed');
+        assert.match(done.reason, /server restarted/);
+      }
+    }
+
+    const fate = subject.adopts ? 'takes over' : 'destroys';
+    it(`a fresh factory ${fate} the worker its predecessor made before the server stopped`, async () => {
       const dataDir = join(dir, 'stopped');
       let s = await start(dataDir, configFile);
       const job = await submit(s.api, s.token, 'default', { command: subject.longCommand });
       await waitState(s, job.id, 'running');
       await s.running.close();
-      s = await start(dataDir, configFile);
+      // On the same port: the agents of a worker taken over reach the server at the same URL.
+      s = await start(dataDir, configFile, new URL(s.running.url).host);
       try {
-        const done = await assertGone(subject, s, job);
-        assert.equal(done.state, 'failed');
-        assert.match(done.reason, /server restarted/);
+        await afterRestart(s, job);
       } finally {
         await s.running.close();
       }
     });
 
-    it('after kill -9 of the server, nothing the worker made outlives the next start', async () => {
+    it(`after kill -9 of the server, the next one ${fate} the worker; nothing outlives the job`, async () => {
       const dataDir = join(dir, 'killed');
       child = await spawnServer(dataDir, configFile);
       const view = () => ({ api: child!.api, token: child!.token, dataDir });
       const job = await submit(child.api, child.token, 'default', { command: subject.longCommand });
       await waitState(view(), job.id, 'running');
       await killHard(child);
-      child = await spawnServer(dataDir, configFile);
-      const done = await assertGone(subject, view(), job);
-      assert.equal(done.state, 'failed');
-      assert.match(done.reason, /server restarted/);
+      child = await spawnServer(dataDir, configFile, { listen: new URL(child.url).host });
+      await afterRestart(view(), job);
       assert.ok((await workers(view())).every((w) => w.state === 'destroyed'));
     });
   });

@@ -3,10 +3,13 @@
  * slurmd on this machine): `berth` → API → scheduler → sbatch → `berth agent` on a node →
  * logs back. What only a Slurm worker does: Slurm's pending reason as the job's blocker, a node
  * failure ending the job with Slurm's state, the agent's one-time credential kept from the job.
+ * After a kill -9 of the server, its running and pending workers are taken over by name.
  * (The Factory contract, restarts and kill -9 included, is the conformance suite's.)
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +18,7 @@ import { shellQuote } from '../../src/factories/slurm/slurm-factory.js';
 import { fails, ok, useCliServer } from '../cli/cli.js';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
+import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -33,10 +37,12 @@ const CONFIG = [
   `  hpc: ${slurmFactory()}`,
   `  held: ${slurmFactory(', sbatchArgs: ["--hold"]')}`,
   `  onn2: ${slurmFactory(', sbatchArgs: ["--nodelist=n2"]')}`,
+  '  pilots: { kind: slurm, partition: main, capacity: 1, timeLimit: 2m, pollSeconds: 0.5 }',
   'targets:',
   '  hpc: { factory: hpc }',
   '  held: { factory: held }',
   '  onn2: { factory: onn2 }',
+  '  pilot: { factory: pilots, reuse: true, idleTimeout: 4s }',
 ].join('\n');
 
 describe("the batch script's quoting (pure)", () => {
@@ -173,6 +179,57 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
     assert.match(done.reason, /timed out after 2s/);
   });
 
+  it('runs jobs one after another on a pilot, never one longer than its time left, and retires it when idle', async () => {
+    const { api, adminToken } = ctx.server;
+    /** Runs a job on the pilot target: its Slurm job id (from its output) and worker. */
+    const runOnPilot = async (timeout: string[]) => {
+      const out = ok(
+        await ctx.admin([
+          'submit',
+          '--wait',
+          '--target',
+          'pilot',
+          ...timeout,
+          '--',
+          'sh',
+          '-c',
+          'echo "slurm=$SLURM_JOB_ID"',
+        ]),
+      );
+      const id = submitted(out);
+      const slurmId = /^slurm=(\d+)$/m.exec(ok(await ctx.admin(['logs', String(id)])))?.[1];
+      assert.ok(slurmId, `job ${id} printed its Slurm job`);
+      const job = await getJob(api, adminToken, id);
+      const types = (await events(api, adminToken, id)).map((e) => e.type);
+      return { id, slurmId, worker: job.worker?.id, reused: types.includes('worker-reused') };
+    };
+    const first = await runOnPilot(['--timeout', '30s']);
+    const second = await runOnPilot(['--timeout', '30s']);
+    const third = await runOnPilot(['--timeout', '30s']);
+    assert.equal(first.reused, false);
+    for (const next of [second, third]) {
+      assert.deepEqual([next.slurmId, next.worker, next.reused], [first.slurmId, first.worker, true]);
+    }
+    // 119 s and the grace (2 s) do not fit in what is left of the pilot's 2 minutes: a fresh
+    // worker, and the idle pilot is destroyed to make room (the factory holds one worker).
+    const long = await runOnPilot(['--timeout', '119s']);
+    assert.equal(long.reused, false);
+    assert.notEqual(long.slurmId, first.slurmId);
+    await goneFromSlurm(first.slurmId);
+    // No timeout: it needs a worker's whole time limit, so never a pilot.
+    const unbounded = await runOnPilot([]);
+    assert.equal(unbounded.reused, false);
+    assert.notEqual(unbounded.slurmId, long.slurmId);
+    // Idle past its idleTimeout (4 s), the last pilot is destroyed.
+    await goneFromSlurm(unbounded.slurmId);
+    const w = await waitFor('the idle pilot to be destroyed', async () => {
+      const list = (await call<{ id: number; state: string }[]>(api, adminToken, 'GET', '/workers')).body;
+      const mine = list.find((x) => x.id === unbounded.worker);
+      return mine?.state === 'destroyed' && mine;
+    });
+    assert.ok(w);
+  });
+
   it("fails a job whose node fails, with Slurm's state in the reason, within Slurm's bound", async () => {
     const id = submitted(ok(await ctx.admin(['submit', '--target', 'onn2', '--', 'sleep', '300'])));
     await waitFor(
@@ -194,5 +251,94 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
       await run('bash', [CLUSTER_SH, 'node-start', 'n2']);
     }
     await goneFromSlurm(slurmId);
+  });
+});
+
+describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip() }, () => {
+  const slurm = new SlurmCli();
+  const dir = mkdtempSync(join(tmpdir(), 'berth-slurm-adopt-'));
+  const configFile = join(dir, 'berth.yaml');
+  const dataDir = join(dir, 'data');
+  let server: ServerProcess | undefined;
+  before(async () => {
+    Object.assign(process.env, (await startSlurm()).env);
+    writeFileSync(configFile, CONFIG.replace('heartbeatSeconds: 120', 'heartbeatSeconds: 10'));
+  });
+  after(async () => {
+    if (server) await killHard(server);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('takes over running and pending workers by name, cancels an orphan, and the jobs go on', async () => {
+    server = await spawnServer(dataDir, configFile);
+    const flag = join(dir, 'go');
+    const a = await submit(server.api, server.token, 'default', {
+      command: ['sh', '-c', `echo before; while [ ! -e ${flag} ]; do sleep 0.2; done; echo after`],
+    });
+    const b = await submit(server.api, server.token, 'default', { target: 'held', command: ['true'] });
+    const view = () => server!;
+    await waitFor(
+      'job a to run',
+      async () => (await getJob(view().api, view().token, a.id)).state === 'running',
+    );
+    await waitFor('job b to be held by Slurm', async () =>
+      /JobHeldUser/.test((await getJob(view().api, view().token, b.id)).reason),
+    );
+    const [slurmA, slurmB] = [await slurmJob(a.id), await slurmJob(b.id)];
+    // A Slurm job named as this installation's factory's, that no worker record names.
+    const prefix = slurmA.name.replace(/\d+$/, '');
+    const orphan = await slurm.submit({
+      name: `${prefix}999999`,
+      script: '#!/bin/sh\nexec sleep 300\n',
+      partition: 'main',
+      extraArgs: ['--hold'],
+    });
+
+    await killHard(server);
+    server = await spawnServer(dataDir, configFile, { listen: new URL(server.url).host });
+
+    for (const job of [a, b]) {
+      const timeline = await waitFor(`job ${job.id}'s worker to be taken over`, async () => {
+        const e = await events(view().api, view().token, job.id);
+        return e.some((x) => x.type === 'worker-adopted') && e;
+      });
+      const slurmId = job === a ? slurmA.id : slurmB.id;
+      assert.ok(
+        timeline.some((e) =>
+          e.message.includes(`taken over after the server restarted (Slurm job ${slurmId})`),
+        ),
+        JSON.stringify(timeline),
+      );
+    }
+    await waitFor('the orphan to be cancelled', async () => {
+      const j = (await slurm.jobs({ ids: [orphan] }))[0];
+      return j === undefined || isEndedState(j.state);
+    });
+    assert.equal((await getJob(view().api, view().token, a.id)).state, 'running');
+    // The pending worker shows Slurm's reason again, then registers once Slurm releases it.
+    await waitFor('job b to show JobHeldUser again', async () =>
+      /JobHeldUser/.test((await getJob(view().api, view().token, b.id)).reason),
+    );
+    await run('scontrol', ['release', slurmB.id]);
+    assert.equal((await waitDone(view().api, view().token, b.id, 60_000)).state, 'succeeded');
+
+    writeFileSync(flag, '');
+    const doneA = await waitDone(view().api, view().token, a.id, 60_000);
+    assert.equal(doneA.state, 'succeeded', doneA.reason);
+    const logs = (await call(view().api, view().token, 'GET', `/jobs/${a.id}/logs`)).text;
+    assert.match(logs, /before\n(.|\n)*after/);
+    for (const id of [slurmA.id, slurmB.id]) {
+      const j = (await slurm.jobs({ ids: [id] }))[0];
+      assert.ok(j === undefined || isEndedState(j.state), `Slurm job ${id}: ${j?.state}`);
+    }
+
+    async function slurmJob(jobId: number) {
+      const worker = (await getJob(view().api, view().token, jobId)).worker;
+      assert.ok(worker, `job ${jobId} has a worker`);
+      const named = await waitFor(`the Slurm job of worker ${worker.id}`, async () =>
+        (await slurm.jobs({ namePrefix: 'berth-' })).find((j) => j.name.endsWith(`-w${worker.id}`)),
+      );
+      return named;
+    }
   });
 });

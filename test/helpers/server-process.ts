@@ -20,6 +20,8 @@ export interface SpawnOptions {
   database?: string;
   /** The admin token, when another replica's data directory holds it. */
   token?: string;
+  /** host:port to listen on (default: a free port); a restart on the same port keeps agents' URL. */
+  listen?: string;
 }
 
 export async function spawnServer(
@@ -38,7 +40,7 @@ export async function spawnServer(
       '--data-dir',
       dataDir,
       '--listen',
-      '127.0.0.1:0',
+      opts.listen ?? '127.0.0.1:0',
       '--config',
       configFile,
       ...(database ? ['--database', database.url] : []),

@@ -2,7 +2,7 @@
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/user.js';
 import type { ServiceContext } from '../../service/context.js';
-import { registerAgent } from '../../service/agent-registration.js';
+import { nextJob, registerAgent } from '../../service/agent-registration.js';
 import { getJob } from '../../service/jobs.js';
 import { FinishBody, HeartbeatQuery, RegisterBody } from '../job-schemas.js';
 import type { Router } from './types.js';
@@ -11,6 +11,13 @@ function jobId(p: Principal): number {
   if (p.kind !== 'job')
     throw new ForbiddenError('this endpoint needs a job token (BERTH_TOKEN inside a job)');
   return p.jobId;
+}
+
+/** The credential of an `Authorization: Bearer …` header (not an API token: see the handlers). */
+function bearer(header: string | undefined): string {
+  const credential = /^bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+  if (!credential) throw new UnauthorizedError('missing credential: pass "Authorization: Bearer CREDENTIAL"');
+  return credential;
 }
 
 export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<void> {
@@ -81,11 +88,25 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
       },
     },
     async (req) => {
-      const credential = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-      if (!credential)
-        throw new UnauthorizedError('missing credential: pass "Authorization: Bearer CREDENTIAL"');
-      return registerAgent(ctx, req.body.workerId, credential);
+      return registerAgent(ctx, req.body.workerId, bearer(req.headers.authorization));
     },
+  );
+  api.post(
+    '/agent/next',
+    {
+      // Its bearer is a pilot's worker credential (from its registration), checked by the service.
+      config: { public: true, leader: 'only' },
+      schema: {
+        tags,
+        summary:
+          "A pilot worker's agent asks for its next job (long poll up to `wait` seconds): a job with its token, `wait`, or `stop`. Its bearer is the worker credential its registration gave",
+        security: [],
+        body: RegisterBody,
+        querystring: HeartbeatQuery,
+      },
+    },
+    async (req) =>
+      nextJob(ctx, req.body.workerId, bearer(req.headers.authorization), (req.query.wait ?? 0) * 1000),
   );
   api.post(
     '/job/self/finish',

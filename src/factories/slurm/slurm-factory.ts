@@ -11,12 +11,14 @@
  *   agent reporting is lost, with Slurm's state in the reason (NODE_FAIL, TIMEOUT, …).
  * - Destroyed with `scancel` (SIGTERM, then SIGKILL after Slurm's KillWait). A worker recorded
  *   before a crash but without its Slurm id is cancelled by its name.
- * - At start, every Slurm job of this installation and factory that it finds is what a previous
- *   server left (the controller destroys a restarted server's workers): all are cancelled, so no
- *   Slurm job is ever leaked.
+ * - At start (`adopt`), the workers a previous server left whose jobs go on are taken over by
+ *   name: their agents keep running and reconnect (they retry for a minute). Every other Slurm
+ *   job of this installation and factory is cancelled, so no Slurm job is ever leaked; and an
+ *   agent that cannot reach any server for a minute stops its job and exits, so a server that
+ *   never comes back leaks nothing either.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from '../factory.js';
+import type { Factory, FactoryListener, LeftWorker, WorkerHandle, WorkerRequest } from '../factory.js';
 import { isEndedState, SlurmCli, type SlurmJob } from './slurm-cli.js';
 
 export interface SlurmFactoryOptions {
@@ -57,6 +59,8 @@ interface Tracked {
   seen: boolean;
   /** The pending reason last reported (null: not pending). */
   waiting: string | null;
+  /** When its time limit ends, as squeue last said while it ran (null: no limit). */
+  endsAt?: number | null;
 }
 
 export class SlurmFactory implements Factory {
@@ -71,15 +75,14 @@ export class SlurmFactory implements Factory {
   private readonly prefix: string;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
-  /** The jobs a previous server left, cancelled before the first worker is made. */
-  private readonly swept: Promise<void>;
+  /** The adoption of what a previous server left, done before the first worker is made. */
+  private adopted: Promise<unknown> | undefined;
 
   constructor(private readonly o: SlurmFactoryOptions) {
     this.name = o.name;
     this.capacity = o.capacity;
     this.cli = new SlurmCli({ slurmConf: o.slurmConf });
     this.prefix = `berth-${o.installationId}-${o.name}-w`;
-    this.swept = this.sweep();
   }
 
   private jobName(workerId: number): string {
@@ -92,18 +95,50 @@ export class SlurmFactory implements Factory {
     return Number.isSafeInteger(id) && id > 0 ? id : undefined;
   }
 
-  private async sweep(): Promise<void> {
+  adopt(left: LeftWorker[]): Promise<Map<number, WorkerHandle>> {
+    const adoption = this.takeOver(left);
+    this.adopted = adoption.catch(() => {});
+    return adoption;
+  }
+
+  /** Takes over the live Slurm jobs of `left`, by name, and cancels every other job of ours. */
+  private async takeOver(left: LeftWorker[]): Promise<Map<number, WorkerHandle>> {
+    const adopted = new Map<number, WorkerHandle>();
+    let jobs: SlurmJob[];
     try {
-      const left = await this.cli.jobs({ namePrefix: this.prefix });
-      await Promise.all(left.filter((j) => !isEndedState(j.state)).map((j) => this.cli.cancel(j.id)));
+      jobs = (await this.cli.jobs({ namePrefix: this.prefix })).filter((j) => !isEndedState(j.state));
     } catch {
-      // Slurm unreachable now: the first create reports it, and each destroy cancels by name.
+      // Slurm unreachable now: none is taken over (the controller destroys them, cancelling each
+      // by its id or name as Slurm answers again).
+      return adopted;
     }
+    const wanted = new Set(left.map((w) => w.workerId));
+    const orphans: SlurmJob[] = [];
+    for (const j of jobs) {
+      const workerId = this.workerOf(j);
+      if (workerId === undefined || !wanted.has(workerId) || adopted.has(workerId)) {
+        orphans.push(j);
+        continue;
+      }
+      this.tracked.set(workerId, {
+        name: j.name,
+        slurmId: j.id,
+        submittedAt: Date.now(),
+        seen: true,
+        waiting: null,
+        ...(j.state === 'RUNNING' ? { endsAt: endOf(j) } : {}),
+      });
+      adopted.set(workerId, { slurmJobId: j.id, slurmJobName: j.name });
+    }
+    await Promise.all(orphans.map((j) => this.cli.cancel(j.id).catch(() => {})));
+    this.schedulePoll();
+    return adopted;
   }
 
   async create(req: WorkerRequest): Promise<WorkerHandle> {
     if (!req.registration) throw new Error('a slurm worker needs a registration credential');
-    await this.swept;
+    // The controller adopts first; a factory used on its own still removes what was left.
+    await (this.adopted ??= this.takeOver([]).catch(() => {}));
     const name = this.jobName(req.workerId);
     const t: Tracked = { name, slurmId: undefined, submittedAt: Date.now(), seen: false, waiting: null };
     this.tracked.set(req.workerId, t);
@@ -161,6 +196,16 @@ export class SlurmFactory implements Factory {
     }
   }
 
+  /**
+   * When the worker's Slurm time limit ends: as squeue said while it ran, else no earlier than
+   * its submission plus the limit (it cannot have started before it was submitted).
+   */
+  endsAt(workerId: number): number | null | undefined {
+    const t = this.tracked.get(workerId);
+    if (!t) return undefined;
+    return t.endsAt !== undefined ? t.endsAt : t.submittedAt + this.o.timeLimitSeconds * 1000;
+  }
+
   /** Cancels the jobs named `name`; their ids. */
   private async cancelNamed(name: string): Promise<string[]> {
     const ids = (await this.cli.jobs({ namePrefix: name })).filter((j) => j.name === name).map((j) => j.id);
@@ -172,7 +217,7 @@ export class SlurmFactory implements Factory {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.tracked.clear();
-    await this.swept;
+    await this.adopted;
   }
 
   private schedulePoll(): void {
@@ -217,6 +262,7 @@ export class SlurmFactory implements Factory {
           this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId} ${how}`);
           continue;
         }
+        if (j?.state === 'RUNNING') t.endsAt = endOf(j);
         const waiting = j?.state === 'PENDING' ? j.reason || 'pending' : null;
         if (waiting !== t.waiting) {
           t.waiting = waiting;
@@ -230,6 +276,11 @@ export class SlurmFactory implements Factory {
       this.polling = false;
     }
   }
+}
+
+/** When a running Slurm job's time limit ends (null: it has none). */
+function endOf(j: SlurmJob): number | null {
+  return j.timeLeftSeconds === null ? null : Date.now() + j.timeLeftSeconds * 1000;
 }
 
 /** `s` as one word for /bin/sh. */

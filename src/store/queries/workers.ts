@@ -54,14 +54,15 @@ export async function insertWorker(
 export async function updateWorker(
   db: Db,
   id: number,
-  set: Partial<{ state: WorkerState; handle: WorkerHandle | null; error: string | null }>,
+  set: Partial<{ state: WorkerState; handle: WorkerHandle | null; error: string | null; jobId: number }>,
   now: number,
 ): Promise<void> {
-  const { handle, ...rest } = set;
+  const { handle, jobId, ...rest } = set;
   await db
     .updateTable('workers')
     .set({
       ...rest,
+      ...(jobId === undefined ? {} : { job_id: jobId }),
       ...(handle === undefined ? {} : { handle: handle === null ? null : JSON.stringify(handle) }),
       updated_at: now,
     })
@@ -70,7 +71,8 @@ export async function updateWorker(
 }
 
 /**
- * Spends the one-time registration credential (by `hash`) of live worker `id`: its job's id, or
+ * Spends the one-time registration credential (by `hash`) of live worker `id`, putting `next` (a
+ * pilot's worker credential, hashed) or nothing in its place: its job's id and target, or
  * undefined when the worker is gone or the credential wrong or spent.
  */
 export async function spendRegistration(
@@ -78,16 +80,32 @@ export async function spendRegistration(
   id: number,
   hash: string,
   now: number,
-): Promise<number | undefined> {
-  const row = await db
+  next: (target: string) => string | null,
+): Promise<{ jobId: number; target: string } | undefined> {
+  const row = await liveWithCredential(db, id, hash);
+  if (!row) return undefined;
+  const spent = await db
     .updateTable('workers')
-    .set({ registration: null, updated_at: now })
+    .set({ registration: next(row.target), updated_at: now })
+    .where('id', '=', id)
+    .where('registration', '=', hash)
+    .executeTakeFirst();
+  return spent.numUpdatedRows === 1n ? { jobId: Number(row.job_id), target: row.target } : undefined;
+}
+
+/** Whether live worker `id` holds the credential `hash` (a pilot's worker credential). */
+export async function hasCredential(db: Db, id: number, hash: string): Promise<boolean> {
+  return (await liveWithCredential(db, id, hash)) !== undefined;
+}
+
+function liveWithCredential(db: Db, id: number, hash: string) {
+  return db
+    .selectFrom('workers')
+    .select(['job_id', 'target'])
     .where('id', '=', id)
     .where('registration', '=', hash)
     .where('state', 'in', ['creating', 'ready'])
-    .returning('job_id')
     .executeTakeFirst();
-  return row && Number(row.job_id);
 }
 
 /** The newest 1,000 workers (in `state` if given), newest first. */

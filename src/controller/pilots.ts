@@ -1,0 +1,205 @@
+/**
+ * Pilot workers, for targets with `reuse: true`: a worker whose job ended as its agent reported
+ * waits, idle, for the next job of its target instead of being destroyed, so that one Slurm job
+ * runs many berth jobs one after another and short jobs stop paying Slurm's start-up each time.
+ *
+ * - An idle pilot belongs to no job, but still counts against its factory's capacity.
+ * - A job that reaches the worker step takes an idle pilot of its target — never one whose own
+ *   time (a Slurm job's time limit) ends before the job's timeout and grace would: a job without
+ *   a timeout always gets a fresh worker, with its whole time limit.
+ * - A pilot is destroyed once idle for its target's `idleTimeout`, when its factory is full and
+ *   a job that cannot use it waits for a worker, or when it is lost.
+ * - Its agent long-polls for its next job (`next`), with a credential that lives as long as the
+ *   worker; the job's own token is made when the job is handed over (service/agent-registration).
+ *
+ * Deadlock freedom is untouched: a pilot is taken as a worker is, as the last step of a job's
+ * acquisition, and an idle pilot is held by no job, so no job waits while holding one.
+ */
+import { updateJob } from '../store/queries/jobs.js';
+import { updateWorker } from '../store/queries/workers.js';
+import type { ControllerCore } from './core.js';
+import { holdingKey, type Holding, type Holdings } from './holdings.js';
+import type { Pool } from './pool.js';
+import { StopSignals } from './stop-signals.js';
+import type { TrackedJob } from './tracked-jobs.js';
+
+/** What a pilot's agent is told when it asks for its next job. */
+export type PilotNext = { jobId: number } | { wait: true } | { stop: string };
+
+interface IdlePilot {
+  holding: Holding;
+  target: string;
+  since: number;
+}
+
+export class Pilots {
+  /** Idle pilots by worker id, oldest first. */
+  private readonly idle = new Map<number, IdlePilot>();
+  /** Jobs handed to a pilot whose agent has not asked for them yet (and since when), by worker. */
+  private readonly handedOver = new Map<number, { jobId: number; at: number }>();
+  /** Idle pilots being destroyed, per factory: still counted in use until confirmed. */
+  private readonly retiring = new Map<string, number>();
+  /** Pilots destroyed while idle, with why: told to their agent if it asks. */
+  private readonly retired = new Map<number, string>();
+  private readonly asks = new StopSignals();
+
+  constructor(
+    private readonly core: ControllerCore,
+    private readonly holdings: Holdings,
+  ) {}
+
+  private reusable(target: string): boolean {
+    return this.core.o.targets[target]?.reuse === true;
+  }
+
+  /**
+   * The job's run ended as its agent reported: a worker of a reusable target is kept for the next
+   * job (detached from this one, so that its end does not destroy it). Whether it was kept.
+   */
+  keep(job: TrackedJob): boolean {
+    if (!this.reusable(job.target) || job.workerId === null) return false;
+    const h = this.holdings.get('worker', job.workerId);
+    if (!h || h.destroying || h.jobId !== job.id) return false;
+    job.holdings.delete(holdingKey('worker', h.id));
+    this.idle.set(h.id, { holding: h, target: job.target, since: this.core.o.now() });
+    this.core.wake();
+    return true;
+  }
+
+  /** A job adopted after a restart with a pilot its agent has not asked for yet: it may ask. */
+  adopted(job: TrackedJob): void {
+    if (this.reusable(job.target) && job.workerId !== null && job.state === 'admitted')
+      this.handedOver.set(job.workerId, { jobId: job.id, at: this.core.o.now() });
+  }
+
+  /** Whether the pilot has time for the job: its timeout and grace end before the worker does. */
+  private fits(job: TrackedJob, p: IdlePilot): boolean {
+    if (job.timeoutSeconds === null) return false;
+    const endsAt = this.core.o.factories.get(p.holding.provider)?.endsAt?.(p.holding.id);
+    if (endsAt === undefined) return false;
+    if (endsAt === null) return true;
+    const needs = (job.timeoutSeconds + this.core.o.graceSeconds) * 1000;
+    return endsAt - this.core.o.now() >= needs;
+  }
+
+  /**
+   * Hands idle pilots to the jobs waiting in the factory's pool for a worker of their target; then,
+   * while the pool is full and jobs still wait, destroys idle pilots none of them can use.
+   */
+  dispatch(pool: Pool<TrackedJob>): void {
+    if (this.idle.size === 0) return;
+    for (const p of this.idle.values()) {
+      if (p.holding.provider !== pool.name) continue;
+      const job = pool.waitlist.find((j) => j.target === p.target && this.fits(j, p));
+      if (!job) continue;
+      pool.waitlist.remove(job.id);
+      job.waitingIn = null;
+      void this.handOver(job, p).catch((e: unknown) => this.core.report(e, `pilot for job ${job.id}`));
+    }
+    const free = pool.capacity - pool.inUse + (this.retiring.get(pool.name) ?? 0);
+    let surplus = pool.waitlist.size - Math.max(0, free);
+    for (const p of this.idle.values()) {
+      if (surplus <= 0) break;
+      if (p.holding.provider !== pool.name) continue;
+      this.retire(p.holding.id, 'its factory is full and the jobs waiting cannot use it');
+      surplus--;
+    }
+  }
+
+  /** A job about to wait for a worker: an idle pilot of its target that fits, taken at once. */
+  take(job: TrackedJob): boolean {
+    for (const p of this.idle.values()) {
+      if (p.target !== job.target || !this.fits(job, p)) continue;
+      void this.handOver(job, p).catch((e: unknown) => this.core.report(e, `pilot for job ${job.id}`));
+      return true;
+    }
+    return false;
+  }
+
+  private async handOver(job: TrackedJob, p: IdlePilot): Promise<void> {
+    const { o, jobs, journal } = this.core;
+    const h = p.holding;
+    this.idle.delete(h.id);
+    const previous = h.jobId;
+    h.jobId = job.id;
+    this.holdings.attach(h, job);
+    job.workerId = h.id;
+    job.mayHoldToken = true;
+    job.lastHeartbeat = o.now();
+    jobs.withWorker.add(job);
+    await journal.write(async ({ db, event }) => {
+      await updateWorker(db, h.id, { jobId: job.id }, o.now());
+      await updateJob(db, job.id, {
+        reason: `starting on worker ${h.id} (a pilot of factory ${h.provider})`,
+      });
+      await event(job, 'worker-reused', `worker ${h.id} reused: it ran job ${previous} before`);
+    });
+    this.handedOver.set(h.id, { jobId: job.id, at: o.now() });
+    this.asks.notify(h.id);
+  }
+
+  /** Destroys an idle pilot; its agent, if it asks, is told to stop. */
+  retire(workerId: number, why: string): void {
+    const p = this.idle.get(workerId);
+    if (!p) return;
+    this.idle.delete(workerId);
+    this.retired.set(workerId, why);
+    this.asks.notify(workerId);
+    const factory = p.holding.provider;
+    this.retiring.set(factory, (this.retiring.get(factory) ?? 0) + 1);
+    void this.holdings.destroy(p.holding).finally(() => {
+      this.retiring.set(factory, (this.retiring.get(factory) ?? 1) - 1);
+    });
+  }
+
+  /** An idle pilot was lost (its Slurm job ended): destroyed. Whether it was one. */
+  lost(workerId: number, message: string): boolean {
+    if (!this.idle.has(workerId)) return false;
+    this.retire(workerId, `lost: ${message}`);
+    return true;
+  }
+
+  /**
+   * Destroys the pilots idle for longer than their target's idleTimeout; returns the pilots handed
+   * a job that their agent did not ask for within the heartbeat period (lost, for the caller).
+   */
+  expire(now: number): number[] {
+    for (const p of this.idle.values()) {
+      const seconds = this.core.o.targets[p.target]?.idleTimeoutSeconds ?? 300;
+      if (now - p.since > seconds * 1000) this.retire(p.holding.id, `idle for ${seconds}s`);
+    }
+    const silent: number[] = [];
+    for (const [workerId, { at }] of this.handedOver)
+      if (now - at > this.core.o.heartbeatSeconds * 1000) {
+        this.handedOver.delete(workerId);
+        silent.push(workerId);
+      }
+    return silent;
+  }
+
+  /** A pilot's agent asks for its next job: long-polled up to `waitMs`. */
+  async next(workerId: number, waitMs: number): Promise<PilotNext> {
+    const answer = (): PilotNext | undefined => {
+      const handed = this.handedOver.get(workerId);
+      if (handed !== undefined) {
+        this.handedOver.delete(workerId);
+        return { jobId: handed.jobId };
+      }
+      const why = this.retired.get(workerId);
+      if (why !== undefined) {
+        this.retired.delete(workerId);
+        return { stop: why };
+      }
+      return this.idle.has(workerId) ? undefined : { stop: 'the worker has no job and is not idle' };
+    };
+    const now = answer();
+    if (now || waitMs <= 0) return now ?? { wait: true };
+    await this.asks.wait(workerId, waitMs);
+    return answer() ?? { wait: true };
+  }
+
+  /** Ends every long poll (the server is stopping). */
+  close(): void {
+    this.asks.notifyAll();
+  }
+}
