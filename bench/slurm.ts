@@ -5,6 +5,8 @@
  *
  *   plain   `sbatch --wrap true` for every job, as fast as Slurm takes them; done when Slurm has
  *           ended them all
+ *   node    the same with `node -e 0`: what any agent written for Node.js costs per Slurm job,
+ *           on this machine, where the nodes share the server's two cores
  *   one     berth, one Slurm job per berth job (capacity = the cluster's CPUs)
  *   pilots  berth, pilot workers (`reuse: true`): one Slurm job runs many berth jobs
  *
@@ -28,6 +30,7 @@ const SLOTS = Number(process.env.BENCH_SLURM_SLOTS) || 6;
 
 export interface SlurmBenchRound {
   plainSeconds: number;
+  nodeSeconds: number;
   oneSeconds: number;
   pilotSeconds: number;
 }
@@ -39,7 +42,7 @@ export interface SlurmBenchResult {
 }
 
 /** Seconds until Slurm has run `n` no-op batch jobs submitted as fast as it takes them. */
-async function plainSlurm(slurm: SlurmCli, n: number): Promise<number> {
+async function plainSlurm(slurm: SlurmCli, n: number, command = 'true'): Promise<number> {
   const name = `bench-plain-${process.pid}-${Date.now()}`;
   const t0 = performance.now();
   const ids: string[] = [];
@@ -49,7 +52,7 @@ async function plainSlurm(slurm: SlurmCli, n: number): Promise<number> {
       '--partition=main',
       `--job-name=${name}`,
       '--output=/dev/null',
-      '--wrap=true',
+      `--wrap=${command}`,
     ]);
     ids.push(stdout.trim().split(';')[0]!);
   });
@@ -67,7 +70,9 @@ async function throughBerth(n: number, reuse: boolean): Promise<number> {
     'heartbeatSeconds: 30',
     'defaultTarget: hpc',
     'factories:',
-    `  hpc: { kind: slurm, partition: main, capacity: ${SLOTS}, timeLimit: 30m, pollSeconds: 1, agentCommand: ["${process.execPath}", "${DIST_MAIN}"] }`,
+    // One Slurm job per berth job: as many as plain sbatch has in Slurm's queue at once, so that
+    // Slurm starts each as a CPU frees. Pilots: one per CPU, each running job after job.
+    `  hpc: { kind: slurm, partition: main, capacity: ${reuse ? SLOTS : n}, timeLimit: 30m, pollSeconds: 1, agentCommand: ["${process.execPath}", "${DIST_MAIN}"] }`,
     'targets:',
     `  hpc: { factory: hpc${reuse ? ', reuse: true, idleTimeout: 10s' : ''} }`,
   ].join('\n');
@@ -95,38 +100,45 @@ async function throughBerth(n: number, reuse: boolean): Promise<number> {
   }
 }
 
-export async function runSlurmBench(n = 200, rounds = 2): Promise<SlurmBenchResult> {
+export async function runSlurmBench(
+  n = Number(process.env.BENCH_SLURM_JOBS) || 500,
+  rounds = Number(process.env.BENCH_SLURM_ROUNDS) || 3,
+): Promise<SlurmBenchResult> {
   if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run npm run build first`);
   Object.assign(process.env, (await startSlurm()).env);
   const slurm = new SlurmCli();
   const out: SlurmBenchRound[] = [];
   for (let r = 0; r < rounds; r++) {
     const plainSeconds = await plainSlurm(slurm, n);
+    const nodeSeconds = await plainSlurm(slurm, n, `${process.execPath} -e 0`);
     const oneSeconds = await throughBerth(n, false);
     const pilotSeconds = await throughBerth(n, true);
-    out.push({ plainSeconds, oneSeconds, pilotSeconds });
+    out.push({ plainSeconds, nodeSeconds, oneSeconds, pilotSeconds });
     console.error(
-      `  round ${r + 1}: plain ${fmt(plainSeconds, 2)} s, one ${fmt(oneSeconds, 2)} s, pilots ${fmt(pilotSeconds, 2)} s`,
+      `  round ${r + 1}: plain ${fmt(plainSeconds, 2)} s, node ${fmt(nodeSeconds, 2)} s, one ${fmt(oneSeconds, 2)} s, pilots ${fmt(pilotSeconds, 2)} s`,
     );
   }
   return { jobs: n, slots: SLOTS, rounds: out };
 }
 
 export function printSlurmBench(r: SlurmBenchResult): void {
-  console.log(`  ${fmt(r.jobs)} no-op jobs, ${r.slots} slots (3 nodes × 2 CPUs), per round:`);
-  console.log('  round  plain sbatch        berth, one Slurm job each    berth, pilots');
+  const rate = (s: number) => `${fmt(r.jobs / s, 1)}/s`;
+  console.log(`  ${fmt(r.jobs)} no-op jobs; pilots: ${r.slots} (one per CPU: 3 nodes × 2 CPUs)`);
+  console.log(
+    '  round  plain sbatch (true)  sbatch of node -e 0   berth, one Slurm job each          berth, pilots',
+  );
   r.rounds.forEach((x, i) => {
-    const rate = (s: number) => `${fmt(r.jobs / s, 1)} jobs/s`;
     console.log(
-      `  ${String(i + 1).padEnd(5)}  ${fmt(x.plainSeconds, 2)} s ${rate(x.plainSeconds).padStart(12)}` +
-        `   ${fmt(x.oneSeconds, 2)} s = ${fmt(x.oneSeconds / x.plainSeconds, 2)}× plain's time` +
-        `   ${fmt(x.pilotSeconds, 2)} s = ${fmt(x.plainSeconds / x.pilotSeconds, 2)}× plain's throughput`,
+      `  ${String(i + 1).padEnd(5)}  ${`${fmt(x.plainSeconds, 2)} s ${rate(x.plainSeconds)}`.padEnd(19)}  ` +
+        `${`${fmt(x.nodeSeconds, 2)} s ${rate(x.nodeSeconds)}`.padEnd(20)}  ` +
+        `${`${fmt(x.oneSeconds, 2)} s = ${fmt(x.oneSeconds / x.plainSeconds, 2)}× plain (${fmt(x.oneSeconds / x.nodeSeconds, 2)}× node)`.padEnd(33)}  ` +
+        `${fmt(x.pilotSeconds, 2)} s = ${fmt(x.plainSeconds / x.pilotSeconds, 2)}× plain's throughput`,
     );
   });
   const worstOne = Math.max(...r.rounds.map((x) => x.oneSeconds / x.plainSeconds));
   const worstPilot = Math.min(...r.rounds.map((x) => x.plainSeconds / x.pilotSeconds));
   console.log(
-    `  worst round: one ${fmt(worstOne, 2)}× plain's time (target ≤ 1.25); pilots ${fmt(worstPilot, 2)}× plain's throughput (target ≥ 5)`,
+    `  worst round: one Slurm job each ${fmt(worstOne, 2)}× plain's time (target ≤ 1.25); pilots ${fmt(worstPilot, 2)}× plain's throughput (target ≥ 5)`,
   );
 }
 

@@ -93,6 +93,6 @@ export class AgentDesk implements AgentProtocol {
 
   /** A pilot's agent asks for its next job (long poll). */
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext> {
-    return this.pilots.next(workerId, this.closed ? 0 : waitMs);
+    return this.pilots.next(workerId, waitMs);
   }
 }

@@ -39,9 +39,13 @@ export class Pilots {
   private readonly handedOver = new Map<number, { jobId: number; at: number }>();
   /** Idle pilots being destroyed, per factory: still counted in use until confirmed. */
   private readonly retiring = new Map<string, number>();
+  /** Pilots being handed a job (its record being written): their agent waits for it. */
+  private readonly handing = new Set<number>();
   /** Pilots destroyed while idle, with why: told to their agent if it asks. */
   private readonly retired = new Map<number, string>();
   private readonly asks = new StopSignals();
+  /** The server is stopping: idle pilots are told to stop (the next server would cancel them). */
+  private closed = false;
 
   constructor(
     private readonly core: ControllerCore,
@@ -120,6 +124,7 @@ export class Pilots {
     const { o, jobs, journal } = this.core;
     const h = p.holding;
     this.idle.delete(h.id);
+    this.handing.add(h.id);
     const previous = h.jobId;
     h.jobId = job.id;
     this.holdings.attach(h, job);
@@ -127,13 +132,17 @@ export class Pilots {
     job.mayHoldToken = true;
     job.lastHeartbeat = o.now();
     jobs.withWorker.add(job);
-    await journal.write(async ({ db, event }) => {
-      await updateWorker(db, h.id, { jobId: job.id }, o.now());
-      await updateJob(db, job.id, {
-        reason: `starting on worker ${h.id} (a pilot of factory ${h.provider})`,
+    try {
+      await journal.write(async ({ db, event }) => {
+        await updateWorker(db, h.id, { jobId: job.id }, o.now());
+        await updateJob(db, job.id, {
+          reason: `starting on worker ${h.id} (a pilot of factory ${h.provider})`,
+        });
+        await event(job, 'worker-reused', `worker ${h.id} reused: it ran job ${previous} before`);
       });
-      await event(job, 'worker-reused', `worker ${h.id} reused: it ran job ${previous} before`);
-    });
+    } finally {
+      this.handing.delete(h.id);
+    }
     this.handedOver.set(h.id, { jobId: job.id, at: o.now() });
     this.asks.notify(h.id);
   }
@@ -149,6 +158,7 @@ export class Pilots {
     this.retiring.set(factory, (this.retiring.get(factory) ?? 0) + 1);
     void this.holdings.destroy(p.holding).finally(() => {
       this.retiring.set(factory, (this.retiring.get(factory) ?? 1) - 1);
+      this.retired.delete(workerId); // its agent is gone with it (or told "not idle" if it asks)
     });
   }
 
@@ -190,7 +200,9 @@ export class Pilots {
         this.retired.delete(workerId);
         return { stop: why };
       }
-      return this.idle.has(workerId) ? undefined : { stop: 'the worker has no job and is not idle' };
+      if (this.handing.has(workerId)) return undefined;
+      if (this.idle.has(workerId)) return this.closed ? { stop: 'the server is stopping' } : undefined;
+      return { stop: 'the worker has no job and is not idle' };
     };
     const now = answer();
     if (now || waitMs <= 0) return now ?? { wait: true };
@@ -198,8 +210,9 @@ export class Pilots {
     return answer() ?? { wait: true };
   }
 
-  /** Ends every long poll (the server is stopping). */
+  /** The server is stopping: every long poll ends, and idle pilots are told to stop. */
   close(): void {
+    this.closed = true;
     this.asks.notifyAll();
   }
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { JOB_STATES, type JobState } from '../../src/domain/job.js';
 import { JOB_SORTS, type JobSort } from '../../src/domain/job-order.js';
-import { insertJob, updateJob } from '../../src/store/queries/jobs.js';
+import { insertJobs, updateJob } from '../../src/store/queries/jobs.js';
 import { call, useTestServer } from '../helpers/server.js';
 import { assertError } from './fixtures.js';
 
@@ -81,31 +81,35 @@ describe('paging', () => {
   const rows: Row[] = [];
   before(async () => {
     // Rows straight into the store: many jobs, few priorities (so, many ties), every state.
-    const db = server().server.context.store.db;
+    const { db, dialect } = server().server.context.store;
     const priorities = [0, 0, 0, 5, -3, 10, 0, 5];
     for (let i = 0; i < 120; i++) {
-      const row = await insertJob(
+      const [row] = await insertJobs(
         db,
-        {
-          project: PROJECT,
-          name: `j${i}`,
-          clusterQueue: 'held',
-          target: 'local',
-          priority: priorities[i % priorities.length]!,
-          spec: {
-            command: ['true'],
-            env: {},
-            timeoutSeconds: null,
-            requests: {},
-            resources: [],
-            dependsOn: [],
+        dialect,
+        [
+          {
+            project: PROJECT,
+            name: `j${i}`,
+            clusterQueue: 'held',
+            target: 'local',
+            priority: priorities[i % priorities.length]!,
+            spec: {
+              command: ['true'],
+              env: {},
+              timeoutSeconds: null,
+              requests: {},
+              resources: [],
+              dependsOn: [],
+            },
+            idempotencyKey: null,
+            createdBy: 'admin',
+            reason: 'seeded',
           },
-          idempotencyKey: null,
-          createdBy: 'admin',
-          reason: 'seeded',
-        },
+        ],
         Date.now(),
       );
+      assert.ok(row, 'inserted');
       const state = JOB_STATES[(i * 7) % JOB_STATES.length]!;
       if (state !== 'queued') await updateJob(db, Number(row.id), { state });
       rows.push({ id: Number(row.id), priority: row.priority, state });

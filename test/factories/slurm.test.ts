@@ -38,11 +38,13 @@ const CONFIG = [
   `  held: ${slurmFactory(', sbatchArgs: ["--hold"]')}`,
   `  onn2: ${slurmFactory(', sbatchArgs: ["--nodelist=n2"]')}`,
   '  pilots: { kind: slurm, partition: main, capacity: 1, timeLimit: 2m, pollSeconds: 0.5 }',
+  '  minute: { kind: slurm, partition: main, capacity: 1, timeLimit: 1m, pollSeconds: 0.5 }',
   'targets:',
   '  hpc: { factory: hpc }',
   '  held: { factory: held }',
   '  onn2: { factory: onn2 }',
   '  pilot: { factory: pilots, reuse: true, idleTimeout: 4s }',
+  '  minute: { factory: minute }',
 ].join('\n');
 
 describe("the batch script's quoting (pure)", () => {
@@ -228,6 +230,21 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
       return mine?.state === 'destroyed' && mine;
     });
     assert.ok(w);
+  });
+
+  it("ends a job without a timeout at its worker's Slurm time limit, saying so", async () => {
+    // timeLimit 1m: Slurm's controller checks limits every 30 s, so it signals the worker 60–90 s
+    // after it started; its agent stops the job and reports why.
+    const started = Date.now();
+    const id = submitted(ok(await ctx.admin(['submit', '--target', 'minute', '--', 'sleep', '300'])));
+    const done = await waitDone(ctx.server.api, ctx.server.adminToken, id, 150_000);
+    assert.equal(done.state, 'failed');
+    assert.match(
+      done.reason,
+      /worker lost: its agent was stopped by SIGTERM \(scancel, the worker's time limit/,
+    );
+    const took = Date.now() - started;
+    assert.ok(took >= 55_000, `ended after ${took} ms, before its time limit`);
   });
 
   it("fails a job whose node fails, with Slurm's state in the reason, within Slurm's bound", async () => {

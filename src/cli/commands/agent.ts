@@ -22,5 +22,8 @@ export function registerAgentCommand(program: Command): void {
       delete process.env.BERTH_AGENT_CREDENTIAL; // the job's processes must not see it
       const { runRemoteAgent } = await import('../../agent/remote-agent.js');
       await runRemoteAgent({ url: o.server, workerId: o.worker, credential, workRoot: o.workRoot });
+      // Reported: exit at once. Kept-alive connections and a heartbeat long poll still in flight
+      // would hold the process (and so its Slurm job, and its slot) for seconds more.
+      process.exit(0);
     });
 }

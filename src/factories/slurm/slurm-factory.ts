@@ -51,6 +51,14 @@ export interface SlurmFactoryOptions {
 const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'TZ', 'TMPDIR'];
 /** How long destroy waits for a cancelled Slurm job to end: past Slurm's default KillWait (30 s). */
 const DESTROY_WAIT_MS = 45_000;
+/** How often squeue is asked whether the Slurm jobs of destroys in progress have ended. */
+const ENDED_POLL_MS = 200;
+
+interface EndWaiter {
+  done: () => void;
+  fail: (e: Error) => void;
+  deadline: number;
+}
 
 interface Tracked {
   name: string;
@@ -75,6 +83,9 @@ export class SlurmFactory implements Factory {
   private readonly prefix: string;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
+  /** Slurm jobs that destroys wait to see ended (their last state, and the waiters). */
+  private readonly ending = new Map<string, { state: string; waiters: EndWaiter[] }>();
+  private watchingEnds = false;
   /** The adoption of what a previous server left, done before the first worker is made. */
   private adopted: Promise<unknown> | undefined;
 
@@ -184,15 +195,55 @@ export class SlurmFactory implements Factory {
     if (known) await this.cli.cancel(known);
     // Destroyed means its processes are gone: wait while Slurm still runs or completes it
     // (SIGTERM, then SIGKILL after KillWait). Past the deadline the controller tries again later.
-    const deadline = Date.now() + DESTROY_WAIT_MS;
+    await Promise.all(ids.map((id) => this.untilEnded(id)));
+  }
+
+  /** Resolves once Slurm job `id` has ended (or is gone); watched with every other one by one squeue. */
+  private untilEnded(id: string): Promise<void> {
+    return new Promise<void>((done, fail) => {
+      const waiters = this.ending.get(id) ?? { state: 'unknown', waiters: [] };
+      waiters.waiters.push({ done, fail, deadline: Date.now() + DESTROY_WAIT_MS });
+      this.ending.set(id, waiters);
+      if (!this.watchingEnds) {
+        this.watchingEnds = true;
+        void this.watchEnds();
+      }
+    });
+  }
+
+  /** While destroys wait, one squeue call every 200 ms for all of their Slurm jobs. */
+  private async watchEnds(): Promise<void> {
     for (;;) {
-      const left = (await this.cli.jobs({ ids })).filter((j) => !isEndedState(j.state));
-      if (left.length === 0) return;
-      if (Date.now() > deadline)
-        throw new Error(
-          `Slurm job ${left.map((j) => `${j.id} (${j.state})`).join(', ')} did not end after scancel`,
+      if (this.ending.size === 0) {
+        this.watchingEnds = false;
+        return;
+      }
+      const ids = [...this.ending.keys()];
+      let live: Map<string, string> | undefined;
+      try {
+        live = new Map(
+          (await this.cli.jobs({ ids })).filter((j) => !isEndedState(j.state)).map((j) => [j.id, j.state]),
         );
-      await delay(200);
+      } catch {
+        live = undefined; // Slurm unreachable this time: asked again, deadlines still run
+      }
+      const now = Date.now();
+      for (const id of ids) {
+        const entry = this.ending.get(id)!;
+        if (live && !live.has(id)) {
+          this.ending.delete(id);
+          for (const w of entry.waiters) w.done();
+          continue;
+        }
+        entry.state = live?.get(id) ?? entry.state;
+        const due = entry.waiters.filter((w) => now > w.deadline);
+        if (due.length === 0) continue;
+        entry.waiters = entry.waiters.filter((w) => now <= w.deadline);
+        if (entry.waiters.length === 0) this.ending.delete(id);
+        const err = new Error(`Slurm job ${id} (${entry.state}) did not end after scancel`);
+        for (const w of due) w.fail(err);
+      }
+      await delay(ENDED_POLL_MS);
     }
   }
 

@@ -57,11 +57,6 @@ const toInsert = (j: NewJob, now: number) => ({
   created_at: now,
 });
 
-export async function insertJob(db: Db, j: NewJob, now: number): Promise<JobRecord> {
-  const row = await db.insertInto('jobs').values(toInsert(j, now)).returningAll().executeTakeFirstOrThrow();
-  return toJobRecord(row);
-}
-
 /** Rows per insert: PostgreSQL takes at most 65,535 parameters (15 per job). */
 const JOBS_PER_INSERT = 1000;
 
