@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentHttpError } from './client.js';
+import { httpPost, type PostAnswer } from './http-post.js';
 import { killGroup } from './process-group.js';
 import { AGENT_RETRY_MAX_DELAY_MS, type FinishRequest } from './protocol.js';
 import { runJob } from './run-job.js';
@@ -61,18 +62,23 @@ async function callServer<T>(
 ): Promise<T> {
   const deadline = Date.now() + retryForMs;
   for (let attempt = 0; ; attempt++) {
-    let res: Response | undefined;
+    let res: PostAnswer | undefined;
     try {
-      res = await fetch(url.replace(/\/$/, '') + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ workerId }),
-      });
+      res = await httpPost(
+        url.replace(/\/$/, '') + path,
+        { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        JSON.stringify({ workerId }),
+      );
     } catch (e) {
       if (Date.now() > deadline) throw e;
     }
     if (res && res.status < 500) {
-      const body = (await res.json()) as T | { error: { message: string } };
+      let body: T | { error: { message: string } };
+      try {
+        body = JSON.parse(res.text) as T | { error: { message: string } };
+      } catch {
+        throw new AgentHttpError(res.status, `${what}: ${res.status} ${res.text.slice(0, 200)}`);
+      }
       if (body && typeof body === 'object' && 'error' in body)
         throw new AgentHttpError(res.status, `${what}: ${body.error.message}`);
       return body;

@@ -1,9 +1,24 @@
 /** Entry point of the `berth` command: one line on stderr and a non-zero exit for any failure. */
+import type { Command } from 'commander';
+import { baseProgram } from './base-program.js';
 import { describeFailure, oneLine } from './errors.js';
-import { buildProgram } from './program.js';
+
+/**
+ * `berth agent` starts once per Slurm job (or pilot): it loads its own command only, not the
+ * rest of the CLI, which would cost every worker about 0.05 s of CPU more.
+ */
+async function program(): Promise<Command> {
+  if (process.argv[2] === 'agent') {
+    const { registerAgentCommand } = await import('./commands/agent.js');
+    const root = baseProgram();
+    registerAgentCommand(root);
+    return root;
+  }
+  return (await import('./program.js')).buildProgram();
+}
 
 try {
-  await buildProgram().parseAsync(process.argv);
+  await (await program()).parseAsync(process.argv);
 } catch (err) {
   const failure = describeFailure(err);
   if (!failure.printed) process.stderr.write(`berth: ${oneLine(failure.message)}\n`);

@@ -4,9 +4,10 @@
  * else: not an API token, useless for another worker, refused once spent or once the job ended.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { hashToken, newToken } from '../../src/domain/tokens.js';
 import { insertWorker } from '../../src/store/queries/workers.js';
+import { berth, sandbox } from '../cli/cli.js';
 import { storeOf } from '../helpers/db.js';
 import { submit } from '../helpers/jobs.js';
 import { call, useTestServer } from '../helpers/server.js';
@@ -95,5 +96,43 @@ describe('agent registration', () => {
     const { credential } = await workerWithCredential();
     const r = await call(server().api, credential, 'POST', '/agent/register', { workerId: 'one' });
     assert.equal(r.status, 400, r.text);
+  });
+});
+
+describe('berth agent on the command line', () => {
+  const sb = sandbox();
+  after(() => sb.remove());
+  const agent = (args: string[], env: Record<string, string> = {}) => berth(sb, ['agent', ...args], { env });
+
+  it('explains itself with --help, and needs --server and --worker', async () => {
+    const help = await agent(['--help']);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /--server <url>/);
+    assert.match(help.stdout, /--worker <id>/);
+    const missing = await agent(['--worker', '1']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^berth: .*--server/);
+  });
+
+  it('without its credential: one line, exit 1', async () => {
+    const r = await agent(['--server', server().url, '--worker', '1']);
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      'berth: BERTH_AGENT_CREDENTIAL is not set: the factory that starts the agent passes it\n',
+    );
+  });
+
+  it('with a credential the server refuses: one line naming the worker, exit 1', async () => {
+    const { workerId } = await workerWithCredential();
+    const r = await agent(['--server', server().url, '--worker', String(workerId)], {
+      BERTH_AGENT_CREDENTIAL: newToken('agent'),
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(`^berth: registering worker ${workerId}: worker ${workerId} cannot be registered`),
+    );
+    assert.equal(r.stderr.split('\n').filter(Boolean).length, 1, r.stderr);
   });
 });

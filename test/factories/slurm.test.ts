@@ -47,6 +47,16 @@ const CONFIG = [
   '  minute: { factory: minute }',
 ].join('\n');
 
+/**
+ * The live Slurm job of worker `worker` of factory `factory` (its name ends -FACTORY-wWORKER): of
+ * the servers the tests run at once, each names its jobs after itself, but numbers workers from 1.
+ */
+async function liveSlurmJob(slurm: SlurmCli, factory: string, worker: number) {
+  return (await slurm.jobs({ namePrefix: 'berth-' })).find(
+    (j) => j.name.endsWith(`-${factory}-w${worker}`) && !isEndedState(j.state),
+  );
+}
+
 describe("the batch script's quoting (pure)", () => {
   it('keeps plain words, and quotes anything the shell would read', () => {
     assert.equal(shellQuote('/usr/bin/node'), '/usr/bin/node');
@@ -77,7 +87,7 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
     const job = await getJob(ctx.server.api, ctx.server.adminToken, jobId);
     assert.ok(job.worker, `job ${jobId} has no worker`);
     const worker = job.worker.id;
-    const named = (await slurm.jobs({ namePrefix: 'berth-' })).find((j) => j.name.endsWith(`-w${worker}`));
+    const named = await liveSlurmJob(slurm, job.target, worker);
     assert.ok(named, `no Slurm job for worker ${worker}`);
     return named.id;
   };
@@ -290,7 +300,11 @@ describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip()
     server = await spawnServer(dataDir, configFile);
     const flag = join(dir, 'go');
     const a = await submit(server.api, server.token, 'default', {
-      command: ['sh', '-c', `echo before; while [ ! -e ${flag} ]; do sleep 0.2; done; echo after`],
+      command: [
+        'sh',
+        '-c',
+        `echo "before $SLURM_JOB_ID"; while [ ! -e ${flag} ]; do sleep 0.2; done; echo after`,
+      ],
     });
     const b = await submit(server.api, server.token, 'default', { target: 'held', command: ['true'] });
     const view = () => server!;
@@ -301,9 +315,21 @@ describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip()
     await waitFor('job b to be held by Slurm', async () =>
       /JobHeldUser/.test((await getJob(view().api, view().token, b.id)).reason),
     );
-    const [slurmA, slurmB] = [await slurmJob(a.id), await slurmJob(b.id)];
-    // A Slurm job named as this installation's factory's, that no worker record names.
+    // Job a's own Slurm job, as it printed it: other servers' workers may have the same number.
+    const slurmA = await waitFor("job a's Slurm job", async () => {
+      const id = /^before (\d+)$/m.exec(
+        (await call(view().api, view().token, 'GET', `/jobs/${a.id}/logs`)).text,
+      )?.[1];
+      return id === undefined ? undefined : (await slurm.jobs({ ids: [id] }))[0];
+    });
+    // This installation's names: berth-INSTALLATION-FACTORY-wWORKER.
     const prefix = slurmA.name.replace(/\d+$/, '');
+    const workerB = (await getJob(view().api, view().token, b.id)).worker?.id;
+    const slurmB = (await slurm.jobs({ namePrefix: prefix.replace(/-hpc-w$/, '-held-w') })).find(
+      (j) => j.name.endsWith(`-held-w${workerB}`) && !isEndedState(j.state),
+    );
+    assert.ok(slurmB, `job b's Slurm job (worker ${workerB})`);
+    // A Slurm job named as this installation's factory's, that no worker record names.
     const orphan = await slurm.submit({
       name: `${prefix}999999`,
       script: '#!/bin/sh\nexec sleep 300\n',
@@ -343,19 +369,10 @@ describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip()
     const doneA = await waitDone(view().api, view().token, a.id, 60_000);
     assert.equal(doneA.state, 'succeeded', doneA.reason);
     const logs = (await call(view().api, view().token, 'GET', `/jobs/${a.id}/logs`)).text;
-    assert.match(logs, /before\n(.|\n)*after/);
+    assert.match(logs, new RegExp(`^before ${slurmA.id}\n(.|\n)*after`));
     for (const id of [slurmA.id, slurmB.id]) {
       const j = (await slurm.jobs({ ids: [id] }))[0];
       assert.ok(j === undefined || isEndedState(j.state), `Slurm job ${id}: ${j?.state}`);
-    }
-
-    async function slurmJob(jobId: number) {
-      const worker = (await getJob(view().api, view().token, jobId)).worker;
-      assert.ok(worker, `job ${jobId} has a worker`);
-      const named = await waitFor(`the Slurm job of worker ${worker.id}`, async () =>
-        (await slurm.jobs({ namePrefix: 'berth-' })).find((j) => j.name.endsWith(`-w${worker.id}`)),
-      );
-      return named;
     }
   });
 });

@@ -6,6 +6,7 @@ export interface JobView {
   id: number;
   state: string;
   reason: string;
+  target: string;
   exitCode: number | null;
   position: number | null;
   startedAt: string | null;
