@@ -45,8 +45,16 @@ export const NEXT_PATH = '/api/v1/agent/next';
 
 /** How long a signalled agent may still try to report its job's end before it exits. */
 const REPORT_AFTER_SIGNAL_MS = 3000;
+/** How long after its job died of a signal the agent waits for the same signal to reach it. */
+const SIGNAL_SPREAD_MS = 1000;
 /** How long one ask for a pilot's next job waits at the server. */
 const NEXT_WAIT_SECONDS = 20;
+
+/** Resolves once `done()` holds, or after `ms`. */
+async function until(done: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
 
 /**
  * POSTs `{workerId}` with a worker's credential as bearer, retrying while the server cannot be
@@ -163,13 +171,17 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
           env: { BERTH_WORKER_ID: String(reg.workerId) },
           retryForMs: o.retryForMs,
           onSpawn: (p) => (pid = p),
-          amend: (r) =>
-            stoppedBy && r.exitCode !== 0
+          amend: async (r) => {
+            // Slurm signals every process of its job at once (scancel, its time limit): the job
+            // may die of it a moment before this agent's own handler has run. Wait for that.
+            if (r.signal !== null && !stoppedBy) await until(() => stoppedBy !== undefined, SIGNAL_SPREAD_MS);
+            return stoppedBy && r.exitCode !== 0
               ? {
                   ...r,
                   message: `worker lost: its agent was stopped by ${stoppedBy} (scancel, the worker's time limit, or its node shutting down)`,
                 }
-              : r,
+              : r;
+          },
         });
       } finally {
         pid = undefined;

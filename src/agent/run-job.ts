@@ -25,7 +25,7 @@ export interface RunJobOptions {
   /** The cgroups the job runs in (the local factory's enforcement of its requests). */
   cgroup?: JobCgroup;
   /** Amends the outcome before it is reported (the agent knows why its job was killed). */
-  amend?: (result: FinishRequest) => FinishRequest;
+  amend?: (result: FinishRequest) => FinishRequest | Promise<FinishRequest>;
 }
 
 /** Variables passed through from the agent's own environment; everything else stays out. */
@@ -82,7 +82,7 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   } catch {
     // Output that could not be uploaded is lost, but the job's outcome must still be reported.
   }
-  const reported = opts.amend ? opts.amend(result) : result;
+  const reported = opts.amend ? await opts.amend(result) : result;
   await client.post('/finish', reported);
   return reported;
 }

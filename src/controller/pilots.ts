@@ -36,7 +36,7 @@ export class Pilots {
   /** Idle pilots by worker id, oldest first. */
   private readonly idle = new Map<number, IdlePilot>();
   /** Jobs handed to a pilot whose agent has not asked for them yet (and since when), by worker. */
-  private readonly handedOver = new Map<number, { jobId: number; at: number }>();
+  private readonly handedOver = new Map<number, { jobId: number; at: number; adopted?: true }>();
   /** Idle pilots being destroyed, per factory: still counted in use until confirmed. */
   private readonly retiring = new Map<string, number>();
   /** Pilots being handed a job (its record being written): their agent waits for it. */
@@ -65,15 +65,20 @@ export class Pilots {
     const h = this.holdings.get('worker', job.workerId);
     if (!h || h.destroying || h.jobId !== job.id) return false;
     job.holdings.delete(holdingKey('worker', h.id));
+    this.handedOver.delete(h.id); // whatever was left of an adoption: this job has ended
     this.idle.set(h.id, { holding: h, target: job.target, since: this.core.o.now() });
     this.core.wake();
     return true;
   }
 
-  /** A job adopted after a restart with a pilot its agent has not asked for yet: it may ask. */
+  /**
+   * A job adopted after a restart, admitted with a worker of a reusable target: that worker may be
+   * a pilot that was handed the job and asks for it. (It may as well be a fresh worker still
+   * pending in Slurm, which registers instead: so no deadline for the ask.)
+   */
   adopted(job: TrackedJob): void {
     if (this.reusable(job.target) && job.workerId !== null && job.state === 'admitted')
-      this.handedOver.set(job.workerId, { jobId: job.id, at: this.core.o.now() });
+      this.handedOver.set(job.workerId, { jobId: job.id, at: this.core.o.now(), adopted: true });
   }
 
   /** Whether the pilot has time for the job: its timeout and grace end before the worker does. */
@@ -179,8 +184,8 @@ export class Pilots {
       if (now - p.since > seconds * 1000) this.retire(p.holding.id, `idle for ${seconds}s`);
     }
     const silent: number[] = [];
-    for (const [workerId, { at }] of this.handedOver)
-      if (now - at > this.core.o.heartbeatSeconds * 1000) {
+    for (const [workerId, { at, adopted }] of this.handedOver)
+      if (!adopted && now - at > this.core.o.heartbeatSeconds * 1000) {
         this.handedOver.delete(workerId);
         silent.push(workerId);
       }

@@ -45,6 +45,7 @@ const CONFIG = [
   '  onn2: { factory: onn2 }',
   '  pilot: { factory: pilots, reuse: true, idleTimeout: 4s }',
   '  minute: { factory: minute }',
+  '  heldpilot: { factory: held, reuse: true, idleTimeout: 1s }',
 ].join('\n');
 
 /**
@@ -306,7 +307,8 @@ describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip()
         `echo "before $SLURM_JOB_ID"; while [ ! -e ${flag} ]; do sleep 0.2; done; echo after`,
       ],
     });
-    const b = await submit(server.api, server.token, 'default', { target: 'held', command: ['true'] });
+    // A pilot's first job, its worker held pending by Slurm.
+    const b = await submit(server.api, server.token, 'default', { target: 'heldpilot', command: ['true'] });
     const view = () => server!;
     await waitFor(
       'job a to run',
@@ -362,6 +364,11 @@ describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip()
     await waitFor('job b to show JobHeldUser again', async () =>
       /JobHeldUser/.test((await getJob(view().api, view().token, b.id)).reason),
     );
+    // Its worker's agent has not started: a taken-over pilot is not lost for not asking for its
+    // job (only a bounded wait can show that nothing happens: past heartbeatSeconds, 10 s).
+    const adoptedAt = Date.now();
+    await waitFor('the heartbeat period to pass', async () => Date.now() - adoptedAt > 12_000, 20_000);
+    assert.equal((await getJob(view().api, view().token, b.id)).state, 'admitted');
     await run('scontrol', ['release', slurmB.id]);
     assert.equal((await waitDone(view().api, view().token, b.id, 60_000)).state, 'succeeded');
 
@@ -370,9 +377,11 @@ describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip()
     assert.equal(doneA.state, 'succeeded', doneA.reason);
     const logs = (await call(view().api, view().token, 'GET', `/jobs/${a.id}/logs`)).text;
     assert.match(logs, new RegExp(`^before ${slurmA.id}\n(.|\n)*after`));
-    for (const id of [slurmA.id, slurmB.id]) {
-      const j = (await slurm.jobs({ ids: [id] }))[0];
-      assert.ok(j === undefined || isEndedState(j.state), `Slurm job ${id}: ${j?.state}`);
-    }
+    // a's worker ends with its job; b's, a pilot, once idle for its idleTimeout (1 s).
+    for (const id of [slurmA.id, slurmB.id])
+      await waitFor(`Slurm job ${id} to end`, async () => {
+        const j = (await slurm.jobs({ ids: [id] }))[0];
+        return j === undefined || isEndedState(j.state);
+      });
   });
 });
