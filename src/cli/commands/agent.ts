@@ -7,7 +7,7 @@ export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
     .description(
-      "run one worker's agent here: register with the server, run the job, report how it ended (factories start it; the one-time credential comes in $BERTH_AGENT_CREDENTIAL)",
+      "run one worker's agent here: register with the server, run the job and report how it ended — on a pilot worker, each job the server hands it (factories start it; the one-time credential comes in $BERTH_AGENT_CREDENTIAL)",
     )
     .requiredOption('--server <url>', "the server's URL as this machine reaches it")
     .requiredOption('--worker <id>', 'the worker this agent runs', integer)
