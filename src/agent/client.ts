@@ -1,7 +1,6 @@
 /** The agent's HTTP client: one job token, retries across short server outages. */
-import { setTimeout as delay } from 'node:timers/promises';
-import { httpPost, type PostAnswer } from './http-post.js';
-import { AGENT_RETRY_MAX_DELAY_MS, JOB_SELF } from './protocol.js';
+import { errorMessage, postRetrying } from './http-post.js';
+import { JOB_SELF } from './protocol.js';
 
 export class AgentHttpError extends Error {
   constructor(
@@ -29,39 +28,17 @@ export class AgentClient {
   }
 
   async post<T>(path: string, body?: unknown, contentType = 'application/json'): Promise<T | undefined> {
-    const deadline = Date.now() + this.retryForMs;
-    for (let attempt = 0; ; attempt++) {
-      let res: PostAnswer;
-      try {
-        res = await httpPost(
-          this.base + path,
-          {
-            authorization: `Bearer ${this.opts.token}`,
-            ...(body === undefined ? {} : { 'content-type': contentType }),
-          },
-          body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-        );
-      } catch (e) {
-        // Connection refused or reset: the server may be restarting. Back off and try again.
-        if (Date.now() > deadline) throw e;
-        await delay(Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));
-        continue;
-      }
-      const text = res.text;
-      if (res.status >= 500 && Date.now() < deadline) {
-        await delay(Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));
-        continue;
-      }
-      if (res.status >= 300) {
-        let message = text;
-        try {
-          message = (JSON.parse(text) as { error: { message: string } }).error.message;
-        } catch {
-          // not JSON: keep the text
-        }
-        throw new AgentHttpError(res.status, `${path}: ${res.status} ${message}`);
-      }
-      return text ? (JSON.parse(text) as T) : undefined;
-    }
+    const res = await postRetrying(
+      this.base + path,
+      {
+        authorization: `Bearer ${this.opts.token}`,
+        ...(body === undefined ? {} : { 'content-type': contentType }),
+      },
+      body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      this.retryForMs,
+    );
+    if (res.status >= 300)
+      throw new AgentHttpError(res.status, `${path}: ${res.status} ${errorMessage(res.text)}`);
+    return res.text ? (JSON.parse(res.text) as T) : undefined;
   }
 }

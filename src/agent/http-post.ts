@@ -5,6 +5,8 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { setTimeout as delay } from 'node:timers/promises';
+import { AGENT_RETRY_MAX_DELAY_MS } from './protocol.js';
 
 export interface PostAnswer {
   status: number;
@@ -36,4 +38,38 @@ export function httpPost(url: string, headers: Record<string, string>, body?: st
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/**
+ * POSTs, trying again while the server cannot be reached or answers 5xx (a restart), backing off
+ * to at most AGENT_RETRY_MAX_DELAY_MS, for up to `retryForMs`: the last answer, or the last error
+ * when none came.
+ */
+export async function postRetrying(
+  url: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  retryForMs: number,
+): Promise<PostAnswer> {
+  const deadline = Date.now() + retryForMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await httpPost(url, headers, body);
+      if (res.status < 500 || Date.now() > deadline) return res;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    await delay(Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));
+  }
+}
+
+/** The server's message in an error answer (`{"error": {"message": …}}`), else its text. */
+export function errorMessage(text: string): string {
+  try {
+    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    if (typeof message === 'string') return message;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text.slice(0, 200);
 }

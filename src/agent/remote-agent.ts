@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentHttpError } from './client.js';
-import { httpPost, type PostAnswer } from './http-post.js';
+import { errorMessage, postRetrying } from './http-post.js';
 import { killGroup } from './process-group.js';
-import { AGENT_RETRY_MAX_DELAY_MS, type FinishRequest } from './protocol.js';
+import type { FinishRequest } from './protocol.js';
 import { runJob } from './run-job.js';
 
 export interface RemoteAgentOptions {
@@ -68,31 +68,18 @@ async function callServer<T>(
   retryForMs: number,
   what: string,
 ): Promise<T> {
-  const deadline = Date.now() + retryForMs;
-  for (let attempt = 0; ; attempt++) {
-    let res: PostAnswer | undefined;
-    try {
-      res = await httpPost(
-        url.replace(/\/$/, '') + path,
-        { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
-        JSON.stringify({ workerId }),
-      );
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-    }
-    if (res && res.status < 500) {
-      let body: T | { error: { message: string } };
-      try {
-        body = JSON.parse(res.text) as T | { error: { message: string } };
-      } catch {
-        throw new AgentHttpError(res.status, `${what}: ${res.status} ${res.text.slice(0, 200)}`);
-      }
-      if (body && typeof body === 'object' && 'error' in body)
-        throw new AgentHttpError(res.status, `${what}: ${body.error.message}`);
-      return body;
-    }
-    if (Date.now() > deadline) throw new AgentHttpError(res?.status ?? 503, `${what}: server unavailable`);
-    await new Promise((r) => setTimeout(r, Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt)));
+  const res = await postRetrying(
+    url.replace(/\/$/, '') + path,
+    { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+    JSON.stringify({ workerId }),
+    retryForMs,
+  );
+  if (res.status >= 500) throw new AgentHttpError(res.status, `${what}: server unavailable`);
+  if (res.status >= 300) throw new AgentHttpError(res.status, `${what}: ${errorMessage(res.text)}`);
+  try {
+    return JSON.parse(res.text) as T;
+  } catch {
+    throw new AgentHttpError(res.status, `${what}: an answer that is not JSON: ${res.text.slice(0, 200)}`);
   }
 }
 

@@ -133,10 +133,8 @@ export class Pilots {
     const previous = h.jobId;
     h.jobId = job.id;
     this.holdings.attach(h, job);
-    job.workerId = h.id;
+    jobs.assignWorker(job, h.id);
     job.mayHoldToken = true;
-    job.lastHeartbeat = o.now();
-    jobs.withWorker.add(job);
     try {
       await journal.write(async ({ db, event }) => {
         await updateWorker(db, h.id, { jobId: job.id }, o.now());

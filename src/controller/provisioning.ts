@@ -188,9 +188,7 @@ export class Provisioning {
       if (token) await journal.write(({ db }) => deleteJobTokens(db, job.id));
       return this.holdings.destroy(record);
     }
-    job.workerId = workerId;
-    job.lastHeartbeat = o.now();
-    jobs.withWorker.add(job);
+    jobs.assignWorker(job, workerId);
     try {
       record.handle = await factory.create({
         workerId,

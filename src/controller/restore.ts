@@ -112,18 +112,12 @@ export class Restore {
     const { jobs, journal, o } = this.core;
     const job: TrackedJob = jobs.track(r);
     for (const h of held) this.holdings.attach(h, job);
-    job.workerId = worker.id;
     job.acquired = job.resources.length;
     // Its agent retries while the server is away: it has a heartbeat period, and the longest wait
     // between its tries, to come back.
-    job.lastHeartbeat = o.now() + AGENT_RETRY_MAX_DELAY_MS;
-    jobs.withWorker.add(job);
+    jobs.assignWorker(job, worker.id, o.now() + AGENT_RETRY_MAX_DELAY_MS);
     this.pilots.adopted(job);
-    o.scheduler.restoreAdmitted({
-      ...workloadOf(job),
-      admittedAt: job.admittedAt ?? o.now(),
-      borrowed: job.borrowed ?? {},
-    });
+    this.keepQuota(job);
     await journal.write(async ({ db, event }) => {
       await updateWorker(db, worker.id, { state: 'ready', handle: worker.handle }, o.now());
       await event(
@@ -136,7 +130,7 @@ export class Restore {
 
   /** Rebuilds one job; `held` are the leftovers of the previous run it held (being destroyed). */
   private async restoreJob(r: JobRecord, held: Holding[]): Promise<void> {
-    const { jobs, journal, o } = this.core;
+    const { jobs, journal } = this.core;
     if (isTerminal(r.state) && held.length === 0) {
       await journal.write(({ db }) => updateJob(db, r.id, { cleanedUp: true }));
       return;
@@ -164,11 +158,7 @@ export class Restore {
         );
         return;
       case 'admitted':
-        o.scheduler.restoreAdmitted({
-          ...workloadOf(job),
-          admittedAt: job.admittedAt ?? o.now(),
-          borrowed: job.borrowed ?? {},
-        });
+        this.keepQuota(job);
         this.provisioning.advance(job);
         return;
       case 'queued':
@@ -177,6 +167,16 @@ export class Restore {
       default:
         jobs.markFinished(job); // finished, its cleanup not yet confirmed
     }
+  }
+
+  /** An admitted job keeps the quota it was admitted with. */
+  private keepQuota(job: TrackedJob): void {
+    const { o } = this.core;
+    o.scheduler.restoreAdmitted({
+      ...workloadOf(job),
+      admittedAt: job.admittedAt ?? o.now(),
+      borrowed: job.borrowed ?? {},
+    });
   }
 }
 

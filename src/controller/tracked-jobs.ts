@@ -143,6 +143,16 @@ export class TrackedJobs {
     this.finished.add(job.id);
   }
 
+  /**
+   * The job has worker `workerId` from now on: resync watches it, and its agent has until
+   * `heartbeatFrom` plus the heartbeat period to be heard from.
+   */
+  assignWorker(job: TrackedJob, workerId: number, heartbeatFrom = this.now()): void {
+    job.workerId = workerId;
+    job.lastHeartbeat = heartbeatFrom;
+    this.withWorker.add(job);
+  }
+
   /** Every change of a tracked job's state goes through here, so the running counts stay true. */
   setState(job: TrackedJob, state: JobState): void {
     if (job.state === 'running') this.countRunning(job.queue, -1);
