@@ -12,9 +12,16 @@ import type { HostCommand, HostEvent } from './host-protocol.js';
 import { killGroup } from './process-group.js';
 import { runJob } from './run-job.js';
 
-const pids = new Map<number, number>();
+/** The process group of each member running here, by worker, then rank. */
+const pids = new Map<number, Map<number, number>>();
 /** The cgroups of the jobs running here, removed by the factory on destroy — or here on exit. */
-const cgroups = new Map<number, string[]>();
+const cgroups = new Map<number, string[][]>();
+
+function killWorker(workerId: number): void {
+  for (const pid of pids.get(workerId)?.values() ?? []) killGroup(pid, 'SIGKILL');
+  pids.delete(workerId);
+  cgroups.delete(workerId);
+}
 
 function send(e: HostEvent): void {
   // With a callback, a failed send (the server just went away) is not an 'error' event that
@@ -23,25 +30,25 @@ function send(e: HostEvent): void {
 }
 
 function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
-  if (cmd.cgroup) cgroups.set(cmd.workerId, cmd.cgroup.dirs);
+  const { workerId, rank } = cmd;
+  if (cmd.cgroup) cgroups.set(workerId, [...(cgroups.get(workerId) ?? []), cmd.cgroup.dirs]);
   runJob({
     url: cmd.url,
     token: cmd.token,
     workdir: cmd.workdir,
-    env: { BERTH_WORKER_ID: String(cmd.workerId) },
+    env: { BERTH_WORKER_ID: String(workerId) },
     cgroup: cmd.cgroup,
+    rank,
     onSpawn: (pid) => {
-      pids.set(cmd.workerId, pid);
-      send({ type: 'spawned', workerId: cmd.workerId, pid });
+      let members = pids.get(workerId);
+      if (!members) pids.set(workerId, (members = new Map<number, number>()));
+      members.set(rank, pid);
+      send({ type: 'spawned', workerId, rank, pid });
     },
   }).then(
-    (result) => send({ type: 'finished', workerId: cmd.workerId, result }),
+    (result) => send({ type: 'finished', workerId, rank, result }),
     (err: unknown) =>
-      send({
-        type: 'failed',
-        workerId: cmd.workerId,
-        message: err instanceof Error ? err.message : String(err),
-      }),
+      send({ type: 'failed', workerId, rank, message: err instanceof Error ? err.message : String(err) }),
   );
 }
 
@@ -49,19 +56,15 @@ export function runAgentHost(): void {
   process.on('message', (msg: HostCommand) => {
     if (msg.type === 'start') start(msg);
     else if (msg.type === 'kill') {
-      const pid = pids.get(msg.workerId);
-      if (pid) killGroup(pid, 'SIGKILL');
-      pids.delete(msg.workerId);
-      cgroups.delete(msg.workerId);
+      killWorker(msg.workerId);
       send({ type: 'killed', workerId: msg.workerId });
     }
   });
   process.on('disconnect', () => {
-    for (const pid of pids.values()) killGroup(pid, 'SIGKILL');
+    const left = [...cgroups.values()].flat();
+    for (const workerId of [...pids.keys()]) killWorker(workerId);
     // No factory is left to remove the jobs' cgroups (a next server would, at its start).
-    void Promise.allSettled([...cgroups.values()].map((dirs) => removeCgroup(dirs, 2000))).then(() =>
-      process.exit(0),
-    );
+    void Promise.allSettled(left.map((dirs) => removeCgroup(dirs, 2000))).then(() => process.exit(0));
   });
   send({ type: 'ready' });
 }

@@ -3,10 +3,15 @@
  * scoped to one job. Nothing in it assumes the agent runs on the server's machine, so the same
  * agent serves the local factory and remote workers.
  *
- *   POST /job/self/start              → StartResponse   (marks the job running)
- *   POST /job/self/logs   (text body) → 204             (appends output, in order)
- *   POST /job/self/heartbeat?wait=S   → HeartbeatResponse (long poll: returns early on cancel)
- *   POST /job/self/finish FinishRequest → 204
+ *   POST /job/self/start?rank=R&host=H → StartResponse   (marks the job running)
+ *                                      or 202, no body: a gang's other ranks are not here yet;
+ *                                      call again (a long poll)
+ *   POST /job/self/logs   (text body)  → 204             (appends output, in order)
+ *   POST /job/self/heartbeat?wait=S&rank=R → HeartbeatResponse (long poll: returns early on cancel)
+ *   POST /job/self/finish?rank=R FinishRequest → 204
+ *
+ * `rank` (default 0) says which member of a gang job (`workers` > 1) the agent runs; `host` is
+ * the name its peers reach it by. A one-worker job has one member, rank 0.
  */
 /**
  * An agent that cannot reach the server retries, backing off to at most this long between tries
@@ -26,7 +31,22 @@ export interface StartResponse {
   graceSeconds: number;
   /** Longest the agent may stay silent before the server declares the worker lost. */
   heartbeatSeconds: number;
+  /** This member's rank, 0 to worldSize − 1 (BERTH_RANK). */
+  rank: number;
+  /** How many members the job has: its `workers` (BERTH_WORLD_SIZE). */
+  worldSize: number;
+  /** Every member's host, by rank (BERTH_HOSTS, comma-separated). */
+  hosts: string[];
 }
+
+/** Which member of its job an agent runs, and the host its peers reach it by. */
+export interface Member {
+  rank: number;
+  host: string;
+}
+
+/** The member of a one-worker job. */
+export const ONLY_MEMBER: Member = { rank: 0, host: '' };
 
 export interface HeartbeatResponse {
   cancel: boolean;

@@ -6,7 +6,8 @@
  * A pilot's agent (a target with `reuse: true`) then asks for its next job with the worker credential
  * its registration gave, and runs one job after another until the server tells it to stop. Each
  * job's working directory is its own and removed at its end; stopped by a signal (scancel), it
- * stops the job's processes first. Nothing it holds outlives the worker.
+ * stops the job's processes first. Nothing it holds outlives the worker. A gang job's worker runs
+ * one agent per member (its rank), all with the same credential, which is good for that many.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,10 @@ export interface RemoteAgentOptions {
   retryForMs?: number;
   /** Lines about what the agent does (stderr by default). */
   log?: (line: string) => void;
+  /** Which member of a gang job it runs (0 by default); `srun` starts one agent per member. */
+  rank?: number;
+  /** The name the gang's other members reach this machine by (this host's name by default). */
+  host?: string;
 }
 
 export interface Registration {
@@ -123,8 +128,9 @@ async function nextJob(
 export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishRequest> {
   const log = o.log ?? ((line: string) => process.stderr.write(`berth agent: ${line}\n`));
   const reg = await register(o.url, o.workerId, o.credential, o.retryForMs);
+  const member = o.rank ? ` as rank ${o.rank}` : '';
   log(
-    `worker ${reg.workerId} registered${reg.workerCredential ? ' (a pilot)' : ''}: running job ${reg.jobId}`,
+    `worker ${reg.workerId} registered${reg.workerCredential ? ' (a pilot)' : ''}: running job ${reg.jobId}${member}`,
   );
   let workdir: string | undefined;
   let pid: number | undefined;
@@ -157,6 +163,8 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
           workdir: dir,
           env: { BERTH_WORKER_ID: String(reg.workerId) },
           retryForMs: o.retryForMs,
+          rank: o.rank,
+          host: o.host,
           onSpawn: (p) => (pid = p),
           amend: async (r) => {
             // Slurm signals every process of its job at once (scancel, its time limit): the job

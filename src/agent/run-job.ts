@@ -5,13 +5,14 @@
  */
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { constants } from 'node:os';
+import { constants, hostname } from 'node:os';
 import { joinArgv, outOfMemory, type JobCgroup } from './cgroups.js';
 import { AgentClient, AgentHttpError } from './client.js';
 import { commandError } from './find-command.js';
 import { LogUploader } from './log-uploader.js';
 import type { FinishRequest, HeartbeatResponse, StartResponse } from './protocol.js';
 import { killGroup } from './process-group.js';
+import { RankLabel } from './rank-label.js';
 
 export interface RunJobOptions {
   url: string;
@@ -26,7 +27,14 @@ export interface RunJobOptions {
   cgroup?: JobCgroup;
   /** Amends the outcome before it is reported (the agent knows why its job was killed). */
   amend?: (result: FinishRequest) => FinishRequest | Promise<FinishRequest>;
+  /** Which member of a gang job this agent runs (0 by default: the only one). */
+  rank?: number;
+  /** The name its gang's peers reach this machine by (BERTH_HOSTS): this host's name by default. */
+  host?: string;
 }
+
+/** How long one start call waits at the server for a gang's other members. */
+const RENDEZVOUS_WAIT_SECONDS = 10;
 
 /** Variables passed through from the agent's own environment; everything else stays out. */
 const PASS_THROUGH = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TZ', 'TERM', 'TMPDIR'];
@@ -46,6 +54,9 @@ function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
     BERTH_JOB_ID: String(spec.jobId),
     BERTH_PROJECT: spec.project,
     BERTH_WORKDIR: opts.workdir,
+    BERTH_RANK: String(spec.rank),
+    BERTH_WORLD_SIZE: String(spec.worldSize),
+    BERTH_HOSTS: spec.hosts.join(','),
   };
 }
 
@@ -64,9 +75,23 @@ function resourceEnv(resources: StartResponse['resources']): Record<string, stri
 const signalNumber = (signal: NodeJS.Signals | null): number =>
   signal ? (constants.signals[signal] ?? 0) : 0;
 
+/** Starts the member's part: waits (long polls) until every member of its gang has arrived. */
+async function start(client: AgentClient, opts: RunJobOptions): Promise<StartResponse> {
+  const query = new URLSearchParams({
+    rank: String(opts.rank ?? 0),
+    host: opts.host ?? hostname(),
+    wait: String(RENDEZVOUS_WAIT_SECONDS),
+  });
+  for (;;) {
+    const spec = await client.post<StartResponse>(`/start?${query.toString()}`);
+    if (spec) return spec;
+  }
+}
+
 export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   const client = new AgentClient({ url: opts.url, token: opts.token, retryForMs: opts.retryForMs });
-  const spec = (await client.post<StartResponse>('/start'))!;
+  const spec = await start(client, opts);
+  const rankQuery = `rank=${spec.rank}`;
   const logs = new LogUploader(client);
   const result = await execute(opts, spec, client, logs);
   // The kernel's OOM kill looks like any SIGKILL from inside; only the group can tell.
@@ -83,7 +108,7 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
     // Output that could not be uploaded is lost, but the job's outcome must still be reported.
   }
   const reported = opts.amend ? await opts.amend(result) : result;
-  await client.post('/finish', reported);
+  await client.post(`/finish?${rankQuery}`, reported);
   return reported;
 }
 
@@ -122,8 +147,14 @@ function execute(
     });
     for (const stream of [child.stdout, child.stderr]) {
       const decoder = new StringDecoder('utf8');
-      stream.on('data', (chunk: Buffer) => logs.write(decoder.write(chunk)));
-      stream.on('end', () => logs.write(decoder.end()));
+      // A gang's members share one log: each line says which rank wrote it.
+      const label = spec.worldSize > 1 ? new RankLabel(`${spec.rank}: `) : undefined;
+      const write = (text: string) => logs.write(label ? label.write(text) : text);
+      stream.on('data', (chunk: Buffer) => write(decoder.write(chunk)));
+      stream.on('end', () => {
+        write(decoder.end());
+        if (label) logs.write(label.end());
+      });
     }
 
     const finish = (r: FinishRequest) => {
@@ -182,7 +213,7 @@ function execute(
       const wait = Math.max(1, Math.floor(spec.heartbeatSeconds / 3));
       while (!done) {
         try {
-          const r = await client.post<HeartbeatResponse>(`/heartbeat?wait=${wait}`);
+          const r = await client.post<HeartbeatResponse>(`/heartbeat?wait=${wait}&rank=${spec.rank}`);
           if (r?.cancel) stop('cancelled', r.reason ?? 'cancelled');
         } catch (e) {
           // The server no longer knows this job (token revoked), or has been unreachable for

@@ -1,6 +1,6 @@
 /** Request schemas of the job, agent and infrastructure endpoints. */
 import { Type } from '@sinclair/typebox';
-import { JOB_STATES } from '../domain/job.js';
+import { JOB_STATES, MAX_GANG_WORKERS } from '../domain/job.js';
 import { JOB_SORTS, type JobSort } from '../domain/job-order.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { WORKER_STATES } from '../domain/worker.js';
@@ -32,6 +32,14 @@ export const SubmitBody = strict({
     }),
   ),
   idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  workers: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_GANG_WORKERS,
+      description:
+        'a gang job: this many workers at once, all or nothing, each running the command with BERTH_RANK, BERTH_WORLD_SIZE and BERTH_HOSTS; requests are per worker',
+    }),
+  ),
 });
 
 export const JobParams = strict({ id: Type.Integer({ minimum: 1, description: 'job id' }) });
@@ -57,6 +65,25 @@ export const JobListQuery = strict({
 
 export const LogsQuery = strict({ follow: Type.Optional(Type.Boolean()) });
 export const HeartbeatQuery = strict({ wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })) });
+const Rank = Type.Integer({
+  minimum: 0,
+  maximum: MAX_GANG_WORKERS - 1,
+  description: 'which member of a gang job the agent runs (0, the default, for a one-worker job)',
+});
+export const RankQuery = strict({ rank: Type.Optional(Rank) });
+export const AgentHeartbeatQuery = strict({
+  wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
+  rank: Type.Optional(Rank),
+});
+export const StartQuery = strict({
+  rank: Type.Optional(Rank),
+  host: Type.Optional(
+    Type.String({ maxLength: 253, description: "the host the member's peers reach it by (BERTH_HOSTS)" }),
+  ),
+  wait: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 60, description: "how long to wait for a gang's other ranks" }),
+  ),
+});
 
 export const FinishBody = strict({
   outcome: Type.Union([

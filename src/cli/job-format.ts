@@ -101,7 +101,11 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['cluster queue', job.clusterQueue],
     ['target', job.target],
     ['priority', job.priorityClass ? `${job.priority} (${job.priorityClass})` : job.priority],
-    ['requests', quantities(job.requests)],
+    [
+      'requests',
+      job.workers > 1 ? `${quantities(job.requests) || 'nothing'} per worker` : quantities(job.requests),
+    ],
+    ['workers', job.workers > 1 ? `${job.workers} (a gang: ranks 0–${job.workers - 1})` : null],
     ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],
     ['worker', job.worker && `#${job.worker.id} (${job.worker.state})`],
     ['command', shellWords(job.command)],

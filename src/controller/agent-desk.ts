@@ -3,8 +3,14 @@
  * uploads output, heartbeats (a long poll that answers early when the job must stop) and reports
  * how the job ended. Only a job that has a worker and has not finished is served.
  */
-import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
-import { ConflictError, UnauthorizedError } from '../domain/errors.js';
+import {
+  ONLY_MEMBER,
+  type FinishRequest,
+  type HeartbeatResponse,
+  type Member,
+  type StartResponse,
+} from '../agent/protocol.js';
+import { BadRequestError, ConflictError, UnauthorizedError } from '../domain/errors.js';
 import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
@@ -36,26 +42,29 @@ export class AgentDesk implements AgentProtocol {
     return job;
   }
 
-  async agentStart(jobId: number): Promise<StartResponse> {
-    const { o, journal, jobs } = this.core;
-    const job = this.jobForAgent(jobId);
-    if (job.stopping) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
-    if (job.state !== 'running') {
-      const now = o.now();
-      await journal.write(async ({ db, event }) => {
-        await updateJob(db, jobId, {
-          state: 'running',
-          startedAt: now,
-          reason: `running on worker ${job.workerId}`,
-        });
-        await event(job, 'started', `started on worker ${job.workerId}`);
-      });
-      // Stopped while its start was written (before it ran, its run ends at once: requestStop).
-      if (job.ending) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
-      jobs.setState(job, 'running');
-      job.startedAt = now;
+  /**
+   * A member's agent starts its part of the job; null while a gang's other ranks have not arrived
+   * (it asks again). The job runs from the moment its last member arrives.
+   */
+  async agentStart(jobId: number, member: Member = ONLY_MEMBER, waitMs = 0): Promise<StartResponse | null> {
+    const { o, signals } = this.core;
+    let job = this.jobForAgent(jobId);
+    const gang = job.gang;
+    checkRank(job, member.rank);
+    if (gang && !gang.arrive(member.rank, member.host, o.now())) {
+      // The rendezvous: wait for the others (the last to arrive wakes this wait).
+      if (waitMs > 0 && !this.closed) await signals.wait(jobId, waitMs);
+      job = this.jobForAgent(jobId);
+      if (!gang.complete) {
+        if (job.stopping) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
+        return null;
+      }
+    } else if (gang) {
+      signals.notify(jobId); // the last member: the others' waits end
     }
-    job.lastHeartbeat = o.now();
+    if (job.stopping) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
+    if (job.state !== 'running') await this.markRunning(job);
+    this.heard(job, member.rank);
     return {
       jobId,
       project: job.project,
@@ -65,7 +74,47 @@ export class AgentDesk implements AgentProtocol {
       timeoutSeconds: job.timeoutSeconds,
       graceSeconds: o.graceSeconds,
       heartbeatSeconds: o.heartbeatSeconds,
+      rank: member.rank,
+      worldSize: job.workers,
+      hosts: gang ? gang.hosts.map((h) => h ?? '') : [member.host],
     };
+  }
+
+  /** The job starts: recorded once, by whichever member's start comes first after the rendezvous. */
+  private async markRunning(job: TrackedJob): Promise<void> {
+    const { o, journal, jobs } = this.core;
+    if (job.starting) return job.starting;
+    const now = o.now();
+    job.starting = journal.write(async ({ db, event }) => {
+      await updateJob(db, job.id, {
+        state: 'running',
+        startedAt: now,
+        reason: `running on worker ${job.workerId}`,
+      });
+      const on = job.workers > 1 ? ` (${job.workers} ranks)` : '';
+      await event(job, 'started', `started on worker ${job.workerId}${on}`);
+    });
+    try {
+      await job.starting;
+    } finally {
+      job.starting = null;
+    }
+    // Stopped while its start was written (before it ran, its run ends at once: requestStop).
+    if (job.ending) throw new ConflictError(`job ${job.id} is being stopped: ${job.stopReason}`);
+    if (job.state !== 'running') {
+      jobs.setState(job, 'running');
+      job.startedAt = now;
+    }
+  }
+
+  /** A member was heard from: the job's heartbeat deadline runs from its longest-silent member. */
+  private heard(job: TrackedJob, rank: number): void {
+    const now = this.core.o.now();
+    if (!job.gang) job.lastHeartbeat = now;
+    else {
+      job.gang.beat(rank, now);
+      job.lastHeartbeat = job.gang.oldestHeard(now);
+    }
   }
 
   async agentLogs(jobId: number, text: string): Promise<void> {
@@ -74,25 +123,42 @@ export class AgentDesk implements AgentProtocol {
   }
 
   /** Long poll: counts as a heartbeat; returns at once when the job must stop. */
-  async agentHeartbeat(jobId: number, waitMs: number): Promise<HeartbeatResponse> {
+  async agentHeartbeat(jobId: number, waitMs: number, rank = 0): Promise<HeartbeatResponse> {
     const job = this.jobForAgent(jobId);
-    job.lastHeartbeat = this.core.o.now();
+    checkRank(job, rank);
+    this.heard(job, rank);
     if (!job.stopping && waitMs > 0 && !this.closed) {
       await this.core.signals.wait(jobId, waitMs);
-      job.lastHeartbeat = this.core.o.now();
+      this.heard(job, rank);
     }
     return job.stopping ? { cancel: true, reason: job.stopReason } : { cancel: false };
   }
 
-  async agentFinish(jobId: number, result: FinishRequest): Promise<void> {
+  async agentFinish(jobId: number, result: FinishRequest, rank = 0): Promise<void> {
     const job = this.jobForAgent(jobId);
-    // Its agent is well and asks for the next job: a pilot stays for it.
-    this.pilots.keep(job);
-    await this.lifecycle.endRun(job, result);
+    checkRank(job, rank);
+    if (!job.gang) {
+      // Its agent is well and asks for the next job: a pilot stays for it.
+      this.pilots.keep(job);
+      return this.lifecycle.endRun(job, result);
+    }
+    const report = job.gang.report(rank, result);
+    job.lastHeartbeat = job.gang.oldestHeard(this.core.o.now());
+    if (report.kind === 'done') await this.lifecycle.endRun(job, report.result);
+    else if (report.kind === 'stop-others')
+      await this.lifecycle.requestStop(job, 'rank-failed', report.reason);
   }
 
   /** A pilot's agent asks for its next job (long poll). */
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext> {
     return this.pilots.next(workerId, waitMs);
   }
+}
+
+/** A rank the job has: 0 for a one-worker job, 0 to workers − 1 for a gang. */
+function checkRank(job: TrackedJob, rank: number): void {
+  if (!Number.isSafeInteger(rank) || rank < 0 || rank >= job.workers)
+    throw new BadRequestError(
+      `rank ${rank}: job ${job.id} has ${job.workers === 1 ? 'one worker (rank 0)' : `ranks 0 to ${job.workers - 1}`}`,
+    );
 }

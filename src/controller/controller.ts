@@ -12,7 +12,7 @@
  *   read-model    reasons, positions and figures              resync        what no event reports
  *   pilots        workers kept for the next job (reuse: true)
  */
-import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
+import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { JobRecord } from '../domain/job.js';
 import type { ProjectAccess } from '../domain/project.js';
@@ -147,20 +147,20 @@ export class Controller implements ControllerPort, FactoryListener {
 
   // ---- the agent protocol
 
-  agentStart(jobId: number): Promise<StartResponse> {
-    return this.desk.agentStart(jobId);
+  agentStart(jobId: number, member?: Member, waitMs?: number): Promise<StartResponse | null> {
+    return this.desk.agentStart(jobId, member, waitMs);
   }
 
   agentLogs(jobId: number, text: string): Promise<void> {
     return this.desk.agentLogs(jobId, text);
   }
 
-  agentHeartbeat(jobId: number, waitMs: number): Promise<HeartbeatResponse> {
-    return this.desk.agentHeartbeat(jobId, waitMs);
+  agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse> {
+    return this.desk.agentHeartbeat(jobId, waitMs, rank);
   }
 
-  agentFinish(jobId: number, result: FinishRequest): Promise<void> {
-    return this.desk.agentFinish(jobId, result);
+  agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void> {
+    return this.desk.agentFinish(jobId, result, rank);
   }
 
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext> {

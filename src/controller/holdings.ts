@@ -24,6 +24,8 @@ export interface Holding {
   provider: string;
   handle: WorkerHandle | null;
   metadata: Metadata | null;
+  /** Units of its pool it takes: a gang's worker takes one per member. */
+  units: number;
   destroying: boolean;
   destroyAttempts: number;
   nextDestroyAt: number;
@@ -31,7 +33,13 @@ export interface Holding {
 
 export const holdingKey = (kind: HoldingKind, id: number): string => `${kind}:${id}`;
 
-export function newHolding(kind: HoldingKind, id: number, jobId: number, provider: string): Holding {
+export function newHolding(
+  kind: HoldingKind,
+  id: number,
+  jobId: number,
+  provider: string,
+  units = 1,
+): Holding {
   return {
     kind,
     id,
@@ -39,6 +47,7 @@ export function newHolding(kind: HoldingKind, id: number, jobId: number, provide
     provider,
     handle: null,
     metadata: null,
+    units,
     destroying: false,
     destroyAttempts: 0,
     nextDestroyAt: 0,
@@ -85,7 +94,7 @@ export class Holdings {
     } finally {
       job.holdings.delete(placeholder);
     }
-    const h = newHolding(kind, id, job.id, provider);
+    const h = newHolding(kind, id, job.id, provider, kind === 'worker' ? job.workers : 1);
     this.attach(h, job);
     return h;
   }
@@ -130,7 +139,7 @@ export class Holdings {
       });
       this.all.delete(key);
       this.retries.delete(h);
-      this.core.pools.of(h)?.free();
+      this.core.pools.of(h)?.free(h.units);
       if (job && cleaned) {
         journal.announce(job, 'cleaned up');
         this.forget(job);

@@ -91,6 +91,8 @@ export class Lifecycle implements ProvisioningOutcomes {
    */
   async requestStop(job: TrackedJob, kind: StopKind, reason: string): Promise<void> {
     if (job.stopping === 'cancel') return;
+    // A gang's failed rank stops the others, unless they are being stopped already.
+    if (kind === 'rank-failed' && job.stopping) return;
     job.stopping = kind;
     job.stopReason = reason;
     job.stopRequestedAt = this.core.o.now();
@@ -106,12 +108,16 @@ export class Lifecycle implements ProvisioningOutcomes {
     const w = this.holdings.get('worker', workerId);
     const job = w && this.core.jobs.unfinished(w.jobId);
     if (!job || job.workerId !== workerId) return;
-    void this.endRun(job, {
-      outcome: 'start-failed',
-      exitCode: null,
-      signal: null,
-      message: `worker lost: ${message}`,
-    }).catch((e: unknown) => this.core.report(e, `job ${job.id}`));
+    // A gang whose rank failed ended with that failure, however its other ranks went.
+    void this.endRun(
+      job,
+      job.gang?.failure() ?? {
+        outcome: 'start-failed',
+        exitCode: null,
+        signal: null,
+        message: `worker lost: ${message}`,
+      },
+    ).catch((e: unknown) => this.core.report(e, `job ${job.id}`));
   }
 
   /** A run ended (agent report, lost worker, failed start): decide what becomes of the job. */
@@ -159,8 +165,7 @@ export class Lifecycle implements ProvisioningOutcomes {
     const revoke = job.mayHoldToken;
     // Its run is over from now on: what its agent or factory still reports about it is refused
     // (agent-desk's jobForAgent, workerLost), and it is not requeued twice (endRun).
-    job.workerId = null;
-    jobs.withWorker.delete(job);
+    jobs.dropWorker(job);
     await journal.write(async ({ db, event }) => {
       await updateJob(db, job.id, {
         state: 'queued',

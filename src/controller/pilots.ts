@@ -61,7 +61,7 @@ export class Pilots {
    * job (detached from this one, so that its end does not destroy it). Whether it was kept.
    */
   keep(job: TrackedJob): boolean {
-    if (!this.reusable(job.target) || job.workerId === null) return false;
+    if (!this.reusable(job.target) || job.workerId === null || job.workers > 1) return false;
     const h = this.holdings.get('worker', job.workerId);
     if (!h || h.destroying || h.jobId !== job.id) return false;
     job.holdings.delete(holdingKey('worker', h.id));
@@ -83,7 +83,8 @@ export class Pilots {
 
   /** Whether the pilot has time for the job: its timeout and grace end before the worker does. */
   private fits(job: TrackedJob, p: IdlePilot): boolean {
-    if (job.timeoutSeconds === null) return false;
+    // A gang needs all its workers from one allocation: never a pilot.
+    if (job.timeoutSeconds === null || job.workers > 1) return false;
     const endsAt = this.core.o.factories.get(p.holding.provider)?.endsAt?.(p.holding.id);
     if (endsAt === undefined) return false;
     if (endsAt === null) return true;
@@ -106,7 +107,9 @@ export class Pilots {
       void this.handOver(job, p).catch((e: unknown) => this.core.report(e, `pilot for job ${job.id}`));
     }
     const free = pool.capacity - pool.inUse + (this.retiring.get(pool.name) ?? 0);
-    let surplus = pool.waitlist.size - Math.max(0, free);
+    let wanted = 0;
+    for (const j of pool.waitlist.values()) wanted += pool.unitsOf(j);
+    let surplus = wanted - Math.max(0, free);
     for (const p of this.idle.values()) {
       if (surplus <= 0) break;
       if (p.holding.provider !== pool.name) continue;

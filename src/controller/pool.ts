@@ -2,6 +2,10 @@
  * A provider with a capacity: a factory's workers or a well's resource instances. Its waiters
  * are served by priority, then first come first served; a unit counts as in use from the moment
  * it is handed out until its destruction is confirmed.
+ *
+ * A gang job takes all its workers from a factory in one step, or none: while they do not fit,
+ * it waits at the head of the line and nobody behind overtakes it (so a gang is never starved by
+ * a stream of small jobs), and it holds nothing of this pool while it waits.
  */
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Holding } from './holdings.js';
@@ -25,15 +29,23 @@ export class Pool<T extends Waiter> {
     return poolKey(this.kind, this.name);
   }
 
-  /** The next waiter, now counted as in use; undefined when full or when nobody waits. */
+  /** Units the waiter takes: a gang's workers from a factory, else one. */
+  unitsOf(w: T): number {
+    return this.kind === 'factory' ? (w.workers ?? 1) : 1;
+  }
+
+  /** The next waiter, its units now counted as in use; undefined when it does not fit or nobody waits. */
   take(): T | undefined {
-    if (this.inUse >= this.capacity || this.waitlist.size === 0) return undefined;
-    this.inUse++;
+    const next = this.waitlist.peek();
+    if (!next) return undefined;
+    const units = this.unitsOf(next);
+    if (this.inUse + units > this.capacity) return undefined;
+    this.inUse += units;
     return this.waitlist.shift();
   }
 
-  free(): void {
-    this.inUse = Math.max(0, this.inUse - 1);
+  free(units = 1): void {
+    this.inUse = Math.max(0, this.inUse - units);
   }
 
   /** "waiting for resource licence: 2/2 in use; position 1" */

@@ -2,7 +2,7 @@
  * What the rest of the server may ask of the controller: the services and the API see only this
  * port, never the class behind it (controller.ts), so the controller's parts can change freely.
  */
-import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
+import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { Blocker } from '../domain/blocker.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { JobRecord } from '../domain/job.js';
@@ -28,11 +28,12 @@ export type LiveQueueFigures = QueueFigures & { running: number };
 
 /** The agent protocol (agent/protocol.ts) as the controller serves it; the API maps HTTP onto it. */
 export interface AgentProtocol {
-  agentStart(jobId: number): Promise<StartResponse>;
+  /** Null while a gang's other members have not arrived: a long poll up to `waitMs`, asked again. */
+  agentStart(jobId: number, member?: Member, waitMs?: number): Promise<StartResponse | null>;
   agentLogs(jobId: number, text: string): Promise<void>;
   /** Long poll: counts as a heartbeat; returns early when the job must stop. */
-  agentHeartbeat(jobId: number, waitMs: number): Promise<HeartbeatResponse>;
-  agentFinish(jobId: number, result: FinishRequest): Promise<void>;
+  agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
+  agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void>;
   /** A pilot worker's agent asks for its next job (long poll; see pilots.ts). */
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext>;
 }

@@ -10,6 +10,16 @@
  * happens: so no deadlock can form. (The buildomat case: with capacity 1 for resource R and for
  * the factory, a job holding the worker already holds R; nobody holds the worker while waiting
  * for R.)
+ *
+ * Gang jobs (`workers: N`) keep this: their N workers are the last step, taken from the factory's
+ * pool in one step — all N units at once, or none while the gang waits (pool.ts) — so a gang
+ * never holds some of its workers while it waits for the rest. A job waiting in a factory's pool
+ * holds nothing of that pool, and everything it holds is ordered before it; a job holding
+ * workers waits for nothing more. The wait-for graph still only points forward in the order: no
+ * cycle. (Were a gang to take its workers one by one, two gangs of 2 on a factory of capacity 2
+ * could each hold one and wait for the other's forever.) A gang that can never fit (N above the
+ * factory's capacity) is refused at submission, so the head of a pool's line always fits once the
+ * workers ahead of it are destroyed.
  */
 import type { FinishRequest } from '../agent/protocol.js';
 import { hashToken, newToken } from '../domain/tokens.js';
@@ -22,7 +32,7 @@ import { WellError, type Well } from '../wells/well.js';
 import type { ControllerCore } from './core.js';
 import type { Holding, Holdings } from './holdings.js';
 import type { Pilots } from './pilots.js';
-import type { TrackedJob } from './tracked-jobs.js';
+import { workerRequests, type TrackedJob } from './tracked-jobs.js';
 
 /** Attempts to create one resource instance before the job fails with the well's reason. */
 const MAX_CREATE_ATTEMPTS = 3;
@@ -165,7 +175,7 @@ export class Provisioning {
           jobId: job.id,
           factory: factory.name,
           target: job.target,
-          ...(registration ? { registration: hashToken(registration) } : {}),
+          ...(registration ? { registration: hashToken(registration), members: job.workers } : {}),
         },
         now,
       );
@@ -178,7 +188,8 @@ export class Provisioning {
         );
       }
       await updateJob(db, job.id, { reason: `starting on worker ${id} (factory ${factory.name})` });
-      await event(job, 'worker-creating', `worker ${id} requested from factory ${factory.name}`);
+      const gang = job.workers > 1 ? ` for ${job.workers} ranks` : '';
+      await event(job, 'worker-creating', `worker ${id} requested from factory ${factory.name}${gang}`);
       return id;
     });
     const workerId = record.id;
@@ -197,7 +208,8 @@ export class Provisioning {
         url: o.serverUrl(),
         token,
         ...(registration ? { registration } : {}),
-        requests: job.requests,
+        requests: workerRequests(job),
+        members: job.workers,
       });
       await journal.write(({ db }) =>
         updateWorker(db, workerId, { state: 'ready', handle: record.handle }, o.now()),

@@ -48,8 +48,10 @@ export class Restore {
     const active = await loadActiveJobs(db);
     const adopted = await this.adoptWorkers(workers, active);
     const left: Holding[] = [];
+    // A gang's worker takes one unit of its factory per member.
+    const gangSize = new Map(active.map((j) => [j.id, j.spec.workers ?? 1]));
     for (const w of workers) {
-      const h = newHolding('worker', w.id, w.jobId, w.factory);
+      const h = newHolding('worker', w.id, w.jobId, w.factory, gangSize.get(w.jobId) ?? 1);
       h.handle = adopted.get(w.id) ?? w.handle;
       left.push(h);
     }
@@ -61,7 +63,7 @@ export class Restore {
     for (const h of left) {
       this.holdings.attach(h, undefined);
       const pool = this.core.pools.of(h);
-      if (pool) pool.inUse++;
+      if (pool) pool.inUse += h.units;
     }
     const heldBy = new Map<number, Holding[]>();
     for (const h of left) heldBy.set(h.jobId, [...(heldBy.get(h.jobId) ?? []), h]);

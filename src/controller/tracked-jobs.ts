@@ -6,10 +6,14 @@ import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import type { ActiveJob, JobRecord, JobSpec, JobState } from '../domain/job.js';
 import { parseAmounts, type Amounts } from '../domain/quantity.js';
 import type { Workload } from '../scheduler/types.js';
+import { Gang } from './gang.js';
 import type { Pool } from './pool.js';
 
-/** Why a job with a worker is being stopped. */
-export type StopKind = 'cancel' | 'preempt' | 'drain';
+/**
+ * Why a job with a worker is being stopped: cancelled (also its timeout), evicted (preempted or
+ * drained: it is requeued), or one of its gang's ranks failed (the others are stopped).
+ */
+export type StopKind = 'cancel' | 'preempt' | 'drain' | 'rank-failed';
 
 export interface TrackedJob extends ActiveJob {
   name: string;
@@ -48,11 +52,33 @@ export interface TrackedJob extends ActiveJob {
   parkedFor: string | null;
   /** Why its worker has not started, as its factory tells (Slurm's pending reason). */
   workerWait: string | null;
+  /** How many workers it runs on at once; more than 1 makes it a gang job. */
+  workers: number;
+  /** A gang job's members while it has its worker; null otherwise. */
+  gang: Gang | null;
+  /** The write of its start, while one is under way (its members may ask at once). */
+  starting: Promise<void> | null;
 }
 
-/** A job's requests as integer amounts, with the implicit `jobs: 1`. */
+/**
+ * What a job counts against quota, as integer amounts: its requests once per worker (a gang of N
+ * holds N workers' worth), and the implicit `jobs: 1`.
+ */
 export function jobAmounts(spec: JobSpec): Amounts {
-  return { ...parseAmounts(spec.requests, 'requests'), [JOBS_RESOURCE]: 1 };
+  const workers = spec.workers ?? 1;
+  const amounts: Amounts = {};
+  for (const [name, amount] of Object.entries(parseAmounts(spec.requests, 'requests')))
+    amounts[name] = amount * workers;
+  return { ...amounts, [JOBS_RESOURCE]: 1 };
+}
+
+/** What one of the job's workers requests (its amounts hold every worker's). */
+export function workerRequests(job: TrackedJob): Amounts {
+  if (job.workers === 1) return job.requests;
+  const per: Amounts = {};
+  for (const [name, amount] of Object.entries(job.requests))
+    if (name !== JOBS_RESOURCE) per[name] = amount / job.workers;
+  return per;
 }
 
 /** The job as the scheduler sees it. */
@@ -117,6 +143,9 @@ export class TrackedJobs {
       cleaning: false,
       parkedFor: null,
       workerWait: null,
+      workers: r.spec.workers ?? 1,
+      gang: null,
+      starting: null,
     };
     this.jobs.set(job.id, job);
     if (job.state === 'running') this.countRunning(job.queue, 1);
@@ -150,7 +179,16 @@ export class TrackedJobs {
   assignWorker(job: TrackedJob, workerId: number, heartbeatFrom = this.now()): void {
     job.workerId = workerId;
     job.lastHeartbeat = heartbeatFrom;
+    // A gang taken over while running: its members are past their rendezvous.
+    if (job.workers > 1) job.gang = new Gang(job.workers, heartbeatFrom, job.state === 'running');
     this.withWorker.add(job);
+  }
+
+  /** The job's run is over (it is requeued): it has no worker any more. */
+  dropWorker(job: TrackedJob): void {
+    job.workerId = null;
+    job.gang = null;
+    this.withWorker.delete(job);
   }
 
   /** Every change of a tracked job's state goes through here, so the running counts stay true. */

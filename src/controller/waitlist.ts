@@ -7,6 +7,8 @@ export interface Waiter {
   id: number;
   priority: number;
   createdAt: number;
+  /** Workers it takes from a factory at once (a gang job's; 1 when absent). */
+  workers?: number;
 }
 
 const before = (a: Waiter, b: Waiter): boolean =>
@@ -52,6 +54,11 @@ export class Waitlist<T extends Waiter> {
     if (i < 0) return false;
     this.items.splice(i, 1);
     return true;
+  }
+
+  /** The waiters, in serving order. */
+  values(): Iterable<T> {
+    return this.items;
   }
 
   /** 1-based position of `id`, or 0. */

@@ -25,7 +25,15 @@ export interface JobSpec {
   dependsOn: number[];
   /** The priority class the submitter named, if any (its value is the job's priority). */
   priorityClass?: string;
+  /**
+   * A gang job's number of workers, all given at once (absent: 1). Each runs the command with its
+   * rank; `requests` are per worker, so the job counts `requests` × `workers` against quota.
+   */
+  workers?: number;
 }
+
+/** The most workers one gang job may ask for. */
+export const MAX_GANG_WORKERS = 1024;
 
 /**
  * A job as the store keeps it, in domain terms (epoch-millisecond times, the spec parsed): what
@@ -82,7 +90,10 @@ export interface Job {
   priority: number;
   /** The priority class it was submitted with, or null for a plain number. */
   priorityClass: string | null;
+  /** Per worker; the job counts them `workers` times against quota. */
   requests: Record<string, string>;
+  /** How many workers it runs on at once (a gang job when more than 1). */
+  workers: number;
   borrowed: Record<string, string> | null;
   resources: JobResourceRef[];
   worker: { id: number; state: string } | null;

@@ -14,8 +14,10 @@ export const LIVE_STATES = ['creating', 'ready', 'destroying'] as const satisfie
 export interface WorkerHandle {
   /** Working directory of the worker (local factory). */
   workdir?: string;
-  /** Process group of the job, once started. */
+  /** Process group of the job, once started (a gang's first member's). */
   pid?: number;
+  /** A gang's members' process groups (local factory). */
+  pids?: number[];
   [key: string]: unknown;
 }
 

@@ -94,8 +94,16 @@ export class CgroupEnforcement {
     return this.parents;
   }
 
-  /** The job's group in each controller it needs, or undefined when it needs none. */
-  async create(jobId: number, workerId: number, requests: Amounts = {}): Promise<JobCgroup | undefined> {
+  /**
+   * The job's group in each controller it needs, or undefined when it needs none; a gang's
+   * members (`rank`) each get their own, with the requests of one worker.
+   */
+  async create(
+    jobId: number,
+    workerId: number,
+    requests: Amounts = {},
+    rank?: number,
+  ): Promise<JobCgroup | undefined> {
     const settings = new Map<Controller, Setting[]>();
     const memory = requests.memory ?? 0;
     if (memory > 0)
@@ -115,7 +123,7 @@ export class CgroupEnforcement {
     if (this.opts.pidsLimit !== undefined)
       settings.set('pids', [{ file: 'pids.max', value: this.opts.pidsLimit }]);
 
-    const name = `job-${jobId}.worker-${workerId}`;
+    const name = `job-${jobId}.worker-${workerId}${rank === undefined ? '' : `.rank-${rank}`}`;
     const cgroup: JobCgroup = { dirs: [] };
     try {
       for (const [c, values] of settings) {

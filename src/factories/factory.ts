@@ -2,7 +2,7 @@
  * Factories make and destroy workers for targets. The controller records every worker before
  * asking the factory to create it and keeps the record until the factory confirms destruction.
  */
-import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
+import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { Amounts } from '../domain/quantity.js';
 import type { WorkerHandle } from '../domain/worker.js';
 
@@ -21,8 +21,17 @@ export interface WorkerRequest {
   token: string | null;
   /** For a factory whose agent registers: its one-time credential (service/agent-registration.ts). */
   registration?: string;
-  /** The job's requests (cpu in millicores, memory in bytes), for a factory that enforces them. */
+  /**
+   * What each member requests (cpu in millicores, memory in bytes), for a factory that enforces
+   * them.
+   */
   requests?: Amounts;
+  /**
+   * How many members the worker runs: a gang job's `workers`, each with an agent of its own and
+   * its rank (all of them at once, on as many nodes where the factory has several), else 1. The
+   * controller has counted them all against the factory's capacity.
+   */
+  members: number;
 }
 
 /** What a factory tells the controller on its own initiative. */
@@ -43,10 +52,11 @@ export interface FactoryListener {
  * that run inside the server's own process. Same calls, same rules as over HTTP.
  */
 export interface AgentPort {
-  agentStart(jobId: number): Promise<StartResponse>;
+  /** Null while a gang's other members have not arrived (ask again). */
+  agentStart(jobId: number, member?: Member, waitMs?: number): Promise<StartResponse | null>;
   /** Long poll: counts as a heartbeat; returns early when the job must stop. */
-  agentHeartbeat(jobId: number, waitMs: number): Promise<HeartbeatResponse>;
-  agentFinish(jobId: number, result: FinishRequest): Promise<void>;
+  agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
+  agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void>;
 }
 
 /** A worker a previous run of the server left, whose job would go on if the worker lives. */

@@ -1,7 +1,9 @@
 /**
  * The `local` factory: a worker is a working directory under DATA/workers plus the job's process
  * group on this machine, run by one shared agent host process (see agent/host.ts), and — where
- * the machine allows — cgroups that enforce the job's requests (see cgroups.ts).
+ * the machine allows — cgroups that enforce the job's requests (see cgroups.ts). A gang job's
+ * worker runs its members side by side here, each in a directory (`rank-R`) and cgroups of its
+ * own with one worker's requests; every member's host is this machine.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -45,7 +47,10 @@ export class LocalFactory implements Factory {
   readonly enforcement: CgroupEnforcement;
   /** The removal of groups that servers which died left, which the first job waits for. */
   private readonly swept: Promise<void>;
-  private readonly cgroups = new Map<number, JobCgroup>();
+  /** Each worker's cgroups, one per member. */
+  private readonly cgroups = new Map<number, JobCgroup[]>();
+  /** The process groups of each gang worker's members, by rank, for its handle. */
+  private readonly memberPids = new Map<number, number[]>();
 
   constructor(private readonly opts: LocalFactoryOptions) {
     this.name = opts.name;
@@ -61,7 +66,7 @@ export class LocalFactory implements Factory {
 
   /** The directories of a running worker's cgroups (none when its job requests nothing enforced). */
   cgroupDirs(workerId: number): string[] {
-    return this.cgroups.get(workerId)?.dirs ?? [];
+    return (this.cgroups.get(workerId) ?? []).flatMap((c) => c.dirs);
   }
 
   private workdir(workerId: number): string {
@@ -96,9 +101,17 @@ export class LocalFactory implements Factory {
 
   private onHostEvent(e: HostEvent): void {
     switch (e.type) {
-      case 'spawned':
-        this.opts.listener.handleChanged(e.workerId, { workdir: this.workdir(e.workerId), pid: e.pid });
+      case 'spawned': {
+        const handle: WorkerHandle = { workdir: this.workdir(e.workerId), pid: e.pid };
+        const members = this.memberPids.get(e.workerId);
+        if (members) {
+          members[e.rank] = e.pid;
+          handle.pid = members.find((p) => p !== undefined);
+          handle.pids = members.filter((p) => p !== undefined);
+        }
+        this.opts.listener.handleChanged(e.workerId, handle);
         break;
+      }
       case 'failed':
         if (this.live.has(e.workerId))
           this.opts.listener.workerLost(e.workerId, `agent failed: ${e.message}`);
@@ -125,22 +138,41 @@ export class LocalFactory implements Factory {
     if (req.token === null) throw new Error('a local worker needs a job token');
     const token = req.token;
     const workdir = this.workdir(req.workerId);
-    mkdirSync(workdir, { recursive: true, mode: 0o700 });
+    const gang = req.members > 1;
+    const ranks = Array.from({ length: req.members }, (_, rank) => rank);
+    const dirs = ranks.map((rank) => (gang ? join(workdir, `rank-${rank}`) : workdir));
+    for (const dir of dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
     await this.swept;
-    const cgroup = this.enforcement.enabled
-      ? await this.enforcement.create(req.jobId, req.workerId, req.requests)
-      : undefined;
+    const cgroups: (JobCgroup | undefined)[] = [];
     let host: ChildProcess;
     try {
+      if (this.enforcement.enabled)
+        for (const rank of ranks)
+          cgroups.push(
+            await this.enforcement.create(req.jobId, req.workerId, req.requests, gang ? rank : undefined),
+          );
       host = await this.startHost();
     } catch (e) {
-      // No worker is recorded as made, so no destroy will come for its group.
-      if (cgroup) await removeCgroup(cgroup.dirs).catch(() => {});
+      // No worker is recorded as made, so no destroy will come for its groups.
+      for (const c of cgroups) if (c) await removeCgroup(c.dirs).catch(() => {});
       throw e;
     }
-    if (cgroup) this.cgroups.set(req.workerId, cgroup);
+    const made = cgroups.filter((c): c is JobCgroup => c !== undefined);
+    if (made.length > 0) this.cgroups.set(req.workerId, made);
+    if (gang) this.memberPids.set(req.workerId, []);
     this.live.add(req.workerId);
-    this.send(host, { type: 'start', workerId: req.workerId, url: req.url, token, workdir, cgroup });
+    for (const rank of ranks) {
+      const cgroup = cgroups[rank];
+      this.send(host, {
+        type: 'start',
+        workerId: req.workerId,
+        rank,
+        url: req.url,
+        token,
+        workdir: dirs[rank]!,
+        ...(cgroup ? { cgroup } : {}),
+      });
+    }
     return { workdir };
   }
 
@@ -156,15 +188,17 @@ export class LocalFactory implements Factory {
         this.send(host, { type: 'kill', workerId });
       });
       this.killWaiters.delete(workerId);
-    } else if (handle?.pid && isOurProcess(handle.pid, workerId)) {
-      // A worker from before a restart: its process group may have outlived the old host.
-      killGroup(handle.pid, 'SIGKILL');
+    } else {
+      // A worker from before a restart: its process groups may have outlived the old host.
+      const pids = handle?.pids ?? (handle?.pid ? [handle.pid] : []);
+      for (const pid of pids) if (isOurProcess(pid, workerId)) killGroup(pid, 'SIGKILL');
     }
+    this.memberPids.delete(workerId);
     // After the kill: what is left in the job's groups (e.g. a daemon that left its process
     // group) is killed with them.
-    const cgroup = this.cgroups.get(workerId);
-    if (cgroup) {
-      await removeCgroup(cgroup.dirs);
+    const cgroups = this.cgroups.get(workerId);
+    if (cgroups) {
+      for (const cgroup of cgroups) await removeCgroup(cgroup.dirs);
       this.cgroups.delete(workerId);
     }
     // Asynchronous: removing a tree costs milliseconds here, and the server's loop has other work.

@@ -54,8 +54,10 @@ export class SimulatedFactory implements Factory {
 
   create(req: WorkerRequest): Promise<WorkerHandle> {
     this.live.add(req.workerId);
-    // The agent starts after the controller has its handle, as a real one would.
-    setImmediate(() => void this.run(req.workerId, req.jobId));
+    // The agents start after the controller has its handle, as real ones would: one per member.
+    setImmediate(() => {
+      for (let rank = 0; rank < req.members; rank++) void this.run(req.workerId, req.jobId, rank);
+    });
     return Promise.resolve({ simulated: true });
   }
 
@@ -76,12 +78,16 @@ export class SimulatedFactory implements Factory {
     return !this.closing && this.live.has(workerId);
   }
 
-  private async run(workerId: number, jobId: number): Promise<void> {
+  private async run(workerId: number, jobId: number, rank: number): Promise<void> {
     if (!this.alive(workerId)) return;
     try {
-      const spec = await this.opts.agent.agentStart(jobId);
+      let spec: StartResponse | null = null;
+      // A gang's member waits for the others (the controller's rendezvous), as a real agent does.
+      while (!spec && this.alive(workerId))
+        spec = await this.opts.agent.agentStart(jobId, { rank, host: `sim-${workerId}-${rank}` }, 1000);
+      if (!spec) return;
       const result = await this.simulate(workerId, spec);
-      if (result && this.alive(workerId)) await this.opts.agent.agentFinish(jobId, result);
+      if (result && this.alive(workerId)) await this.opts.agent.agentFinish(jobId, result, rank);
     } catch (e) {
       // The controller refused (e.g. the job is being stopped before it started): the worker
       // ends without an outcome, exactly what a real agent's failure reports.
@@ -102,7 +108,7 @@ export class SimulatedFactory implements Factory {
     // to whole seconds: even with heartbeatSeconds 1 the deadline never declares it lost.
     const beat = (spec.heartbeatSeconds * 1000) / 3;
     for (let left = end - this.now(); left > 0; left = end - this.now()) {
-      const r = await this.opts.agent.agentHeartbeat(spec.jobId, Math.min(left, beat));
+      const r = await this.opts.agent.agentHeartbeat(spec.jobId, Math.min(left, beat), spec.rank);
       if (!this.alive(workerId)) return undefined;
       if (r.cancel) {
         return { outcome: 'cancelled', exitCode: 143, signal: 'SIGTERM', message: r.reason ?? 'cancelled' };

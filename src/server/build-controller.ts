@@ -49,9 +49,9 @@ export function buildController(
       workerWaiting: (id, reason) => controller.workerWaiting(id, reason),
     },
     {
-      agentStart: (jobId) => controller.agentStart(jobId),
-      agentHeartbeat: (jobId, waitMs) => controller.agentHeartbeat(jobId, waitMs),
-      agentFinish: (jobId, result) => controller.agentFinish(jobId, result),
+      agentStart: (jobId, member, waitMs) => controller.agentStart(jobId, member, waitMs),
+      agentHeartbeat: (jobId, waitMs, rank) => controller.agentHeartbeat(jobId, waitMs, rank),
+      agentFinish: (jobId, result, rank) => controller.agentFinish(jobId, result, rank),
     },
   );
   const wells = createWells(d.config.resources, {

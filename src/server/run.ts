@@ -128,6 +128,12 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
           return limit === undefined ? [] : [[name, limit]];
         }),
       ),
+      workerCapacity: Object.fromEntries(
+        Object.entries(config.targets).flatMap(([name, t]) => {
+          const capacity = config.factories[t.factory]?.capacity;
+          return capacity === undefined ? [] : [[name, capacity]];
+        }),
+      ),
       controller: undefined as unknown as ControllerPort, // set below, before anything reads it
       logs,
     };

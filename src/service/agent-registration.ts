@@ -5,12 +5,14 @@
  * their start; the token dies with the job, so nothing the agent holds outlives its worker. A
  * pilot's agent (controller/pilots.ts) gets a worker credential instead of nothing, to ask for its
  * next jobs; it dies with the worker.
+ * A gang's worker runs one agent per member, all with the same credential: it is good for that
+ * many registrations, each handing out a token of its own.
  * Only the credential's hash is kept, on the worker's record.
  */
 import { UnauthorizedError } from '../domain/errors.js';
 import { isTerminal } from '../domain/job.js';
 import { hashToken, newToken } from '../domain/tokens.js';
-import { findJobState } from '../store/queries/jobs.js';
+import { findJob, findJobState } from '../store/queries/jobs.js';
 import { insertToken } from '../store/queries/tokens.js';
 import { hasCredential, spendRegistration } from '../store/queries/workers.js';
 import type { Db } from '../store/store.js';
@@ -42,11 +44,19 @@ export async function registerAgent(
   );
   let workerCredential: string | undefined;
   return ctx.store.transaction(async (db) => {
-    const spent = await spendRegistration(db, workerId, hashToken(credential), ctx.now(), (target) => {
-      if (!ctx.runtime?.targets[target]?.reuse) return null;
-      workerCredential = newToken('agent');
-      return hashToken(workerCredential);
-    });
+    const spent = await spendRegistration(
+      db,
+      workerId,
+      hashToken(credential),
+      ctx.now(),
+      async (target, jobId) => {
+        if (!ctx.runtime?.targets[target]?.reuse) return null;
+        // A gang's worker is one allocation for one job: never a pilot.
+        if (((await findJob(db, jobId))?.spec.workers ?? 1) > 1) return null;
+        workerCredential = newToken('agent');
+        return hashToken(workerCredential);
+      },
+    );
     if (spent === undefined) throw refused;
     const token = await jobToken(db, ctx, workerId, spent.jobId);
     if (token === undefined) throw refused;

@@ -19,6 +19,8 @@ export interface JobRuntime {
   resourceTypes: Record<string, { privilege?: string }>;
   /** Per target, the longest its workers may run, in seconds (a slurm factory's timeLimit). */
   workerTimeLimits?: Record<string, number>;
+  /** Per target, the most workers its factory has at once: a gang job larger can never start. */
+  workerCapacity?: Record<string, number>;
   controller: ControllerPort;
   logs: LogStore;
 }

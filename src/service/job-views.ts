@@ -26,6 +26,7 @@ export function toJobView(r: JobRecord, live: Live): Job {
     priority: r.priority,
     priorityClass: r.spec.priorityClass ?? null,
     requests: r.spec.requests,
+    workers: r.spec.workers ?? 1,
     borrowed: r.borrowed,
     resources: live.resources,
     worker: live.worker,

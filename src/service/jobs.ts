@@ -3,7 +3,14 @@ import type { Readable } from 'node:stream';
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import { maxReachable } from '../domain/capacity.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../domain/errors.js';
-import { isTerminal, type Job, type JobRecord, type JobSpec, type JobState } from '../domain/job.js';
+import {
+  isTerminal,
+  MAX_GANG_WORKERS,
+  type Job,
+  type JobRecord,
+  type JobSpec,
+  type JobState,
+} from '../domain/job.js';
 import { decodeCursor, encodeCursor, jobKey, type JobSort } from '../domain/job-order.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
@@ -38,6 +45,8 @@ export interface SubmitInput {
   timeoutSeconds?: number;
   dependsOn?: (number | string)[];
   idempotencyKey?: string;
+  /** A gang job's number of workers (1 by default). */
+  workers?: number;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -68,6 +77,9 @@ function buildSpec(input: SubmitInput): JobSpec {
       throw new BadRequestError(`dependsOn: ${JSON.stringify(d)} is not a job id`);
     return n;
   });
+  const workers = input.workers ?? 1;
+  if (!Number.isSafeInteger(workers) || workers < 1 || workers > MAX_GANG_WORKERS)
+    throw new BadRequestError(`workers: ${workers} is not a whole number from 1 to ${MAX_GANG_WORKERS}`);
   return {
     command,
     env: input.env ?? {},
@@ -75,6 +87,8 @@ function buildSpec(input: SubmitInput): JobSpec {
     requests,
     resources: [...new Set(input.resources ?? [])].sort(),
     dependsOn: [...new Set(dependsOn)],
+    // Kept only for a gang, so a one-worker job's spec stays as it always was.
+    ...(workers > 1 ? { workers } : {}),
   };
 }
 
@@ -120,16 +134,24 @@ async function checkRunnable(
       `timeoutSeconds: ${spec.timeoutSeconds} is longer than target "${target}" lets a worker run (${limit} s, its factory's timeLimit): the job would be stopped before its timeout`,
     );
   }
+  const workers = spec.workers ?? 1;
+  const capacity = rt.workerCapacity?.[target];
+  if (capacity !== undefined && workers > capacity) {
+    throw new UnprocessableError(
+      `workers: ${workers} is more than target "${target}" can ever give at once (its factory's capacity is ${capacity})`,
+    );
+  }
   const queues = [...rt.controller.queueModels()];
   const queue = queues.find((q) => q.name === queueName);
   if (!queue)
     throw new ConflictError(`project "${project}" uses cluster queue "${queueName}", which does not exist`);
   for (const [resource, text] of Object.entries(spec.requests)) {
-    const amount = parseAmount(resource, text);
+    const amount = parseAmount(resource, text) * workers;
     const max = maxReachable(queue, queues, resource);
     if (amount > max) {
+      const asked = workers > 1 ? `${text} × ${workers} workers` : text;
       throw new UnprocessableError(
-        `requests.${resource}: ${text} is more than cluster queue "${queueName}" can ever grant (${formatAmount(resource, max)})`,
+        `requests.${resource}: ${asked} is more than cluster queue "${queueName}" can ever grant (${formatAmount(resource, max)})`,
       );
     }
   }

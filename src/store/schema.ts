@@ -113,6 +113,8 @@ export interface WorkersTable {
   heartbeat_at: number | null;
   /** The hash of its agent's one-time registration credential, until spent (0009). */
   registration: string | null;
+  /** Its agents yet to register with that credential: a gang's worker has one per member (0010). */
+  unregistered: Generated<number>;
 }
 
 export interface ResourceInstancesTable {

@@ -4,7 +4,14 @@ import type { Principal } from '../../domain/user.js';
 import type { ServiceContext } from '../../service/context.js';
 import { nextJob, registerAgent } from '../../service/agent-registration.js';
 import { getJob } from '../../service/jobs.js';
-import { FinishBody, HeartbeatQuery, RegisterBody } from '../job-schemas.js';
+import {
+  AgentHeartbeatQuery,
+  FinishBody,
+  HeartbeatQuery,
+  RankQuery,
+  RegisterBody,
+  StartQuery,
+} from '../job-schemas.js';
 import type { Router } from './types.js';
 
 function jobId(p: Principal): number {
@@ -45,8 +52,20 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   );
   api.post(
     '/job/self/start',
-    { config: { leader: 'only' }, schema: { tags, summary: 'Agent: the job starts; returns what to run' } },
-    async (req) => controller().agentStart(jobId(req.principal)),
+    {
+      config: { leader: 'only' },
+      schema: {
+        tags,
+        summary:
+          "Agent: the job starts; returns what to run. For a gang's member: 202 without a body while its other ranks have not arrived (a long poll up to `wait` seconds): call again",
+        querystring: StartQuery,
+      },
+    },
+    async (req, reply) => {
+      const { rank = 0, host = '', wait = 0 } = req.query;
+      const spec = await controller().agentStart(jobId(req.principal), { rank, host }, wait * 1000);
+      return spec ?? reply.status(202).send();
+    },
   );
   api.post(
     '/job/self/logs',
@@ -68,10 +87,11 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
       schema: {
         tags,
         summary: 'Agent: heartbeat, long-polled; answers early when the job must stop',
-        querystring: HeartbeatQuery,
+        querystring: AgentHeartbeatQuery,
       },
     },
-    async (req) => controller().agentHeartbeat(jobId(req.principal), (req.query.wait ?? 0) * 1000),
+    async (req) =>
+      controller().agentHeartbeat(jobId(req.principal), (req.query.wait ?? 0) * 1000, req.query.rank ?? 0),
   );
   api.post(
     '/agent/register',
@@ -110,9 +130,17 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   );
   api.post(
     '/job/self/finish',
-    { config: { leader: 'only' }, schema: { tags, summary: 'Agent: how the job ended', body: FinishBody } },
+    {
+      config: { leader: 'only' },
+      schema: {
+        tags,
+        summary: "Agent: how the job (a gang member's rank) ended",
+        body: FinishBody,
+        querystring: RankQuery,
+      },
+    },
     async (req, reply) => {
-      await controller().agentFinish(jobId(req.principal), req.body);
+      await controller().agentFinish(jobId(req.principal), req.body, req.query.rank ?? 0);
       return reply.status(204).send();
     },
   );

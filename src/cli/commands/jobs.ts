@@ -28,6 +28,7 @@ interface SubmitFlags extends CommonFlags {
   priority?: number | string;
   env?: Record<string, string>;
   timeout?: number;
+  workers?: number;
   after?: number[];
   idempotencyKey?: string;
   script?: string;
@@ -62,6 +63,7 @@ function submitBody(command: string[], f: SubmitFlags): Record<string, unknown> 
     priority: f.priority,
     env: f.env,
     timeoutSeconds: f.timeout,
+    workers: f.workers,
     dependsOn: f.after,
     idempotencyKey: f.idempotencyKey,
   };
@@ -122,6 +124,11 @@ function registerSubmit(program: Command): void {
     )
     .option('--env <name=value>', 'an environment variable; NAME alone passes ours on (repeatable)', envEntry)
     .option('--timeout <duration>', 'stop it after this long: 90 (seconds), 90s, 10m, 1h30m', timeoutSeconds)
+    .option(
+      '--workers <n>',
+      'a gang job: n workers at once, all or nothing; each runs the command with BERTH_RANK, BERTH_WORLD_SIZE and BERTH_HOSTS (--request is per worker)',
+      positiveInteger,
+    )
     .option('--after <job>', 'run only after this job has succeeded (repeatable)', jobIds)
     .option('--idempotency-key <key>', 'submitting again with the same key returns the same job')
     .option('--script <code>', 'run this shell code with /bin/sh -c instead of a command')

@@ -217,7 +217,10 @@ export function buildSbatch(req: SubmitRequest): { args: string[]; env: Record<s
   if (req.timeLimitSeconds !== undefined) args.push(`--time=${timeLimitMinutes(req.timeLimitSeconds)}`);
   if (req.cpusPerTask !== undefined)
     args.push(`--cpus-per-task=${positiveInt('cpusPerTask', req.cpusPerTask)}`);
-  args.push(`--nodes=${positiveInt('nodes', req.nodes ?? 1)}`);
+  const nodes = positiveInt('nodes', req.nodes ?? 1);
+  args.push(`--nodes=${nodes}`);
+  // Several nodes: one task on each (a gang's member), started by srun in the script.
+  if (nodes > 1) args.push(`--ntasks-per-node=1`);
   if (req.workdir !== undefined) args.push(`--chdir=${req.workdir}`);
   args.push(`--output=${req.output ?? '/dev/null'}`);
   const env = checkEnv(req.env ?? {});

@@ -162,10 +162,15 @@ export class SlurmFactory implements Factory {
       String(req.workerId),
       ...(this.o.workRoot ? ['--work-root', this.o.workRoot] : []),
     ];
+    // A gang: one allocation of `members` nodes, and an agent on each through srun, which tells
+    // each its rank (SLURM_PROCID). Slurm gives all the nodes at once, or none.
+    const gang = req.members > 1;
+    const run = gang ? ['srun', '--kill-on-bad-exit=0', ...agent] : agent;
     try {
       t.slurmId = await this.cli.submit({
         name,
-        script: `#!/bin/sh\nexec ${agent.map(shellQuote).join(' ')}\n`,
+        script: `#!/bin/sh\nexec ${run.map(shellQuote).join(' ')}\n`,
+        nodes: req.members,
         partition: this.o.partition,
         account: this.o.account,
         qos: this.o.qos,

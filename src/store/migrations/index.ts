@@ -14,6 +14,7 @@ import { replicas } from './0006_replicas.js';
 import { projectMoves } from './0007_project_moves.js';
 import { tokenAccess } from './0008_token_access.js';
 import { workerRegistration } from './0009_worker_registration.js';
+import { gangRegistration } from './0010_gang_registration.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -25,6 +26,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0007_project_moves', projectMoves],
   ['0008_token_access', tokenAccess],
   ['0009_worker_registration', workerRegistration],
+  ['0010_gang_registration', gangRegistration],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

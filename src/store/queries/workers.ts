@@ -32,7 +32,7 @@ const toWorkerView = (r: WorkerRow): WorkerView => {
 
 export async function insertWorker(
   db: Db,
-  w: { jobId: number; factory: string; target: string; registration?: string },
+  w: { jobId: number; factory: string; target: string; registration?: string; members?: number },
   now: number,
 ): Promise<number> {
   const row = await db
@@ -42,6 +42,7 @@ export async function insertWorker(
       factory: w.factory,
       target: w.target,
       registration: w.registration ?? null,
+      unregistered: w.members ?? 1,
       state: 'creating',
       created_at: now,
       updated_at: now,
@@ -71,26 +72,38 @@ export async function updateWorker(
 }
 
 /**
- * Spends the one-time registration credential (by `hash`) of live worker `id`, putting `next` (a
- * pilot's worker credential, hashed) or nothing in its place: its job's id and target, or
- * undefined when the worker is gone or the credential wrong or spent.
+ * Spends one use of the registration credential (by `hash`) of live worker `id`: a gang's worker
+ * has one per member. The last use puts `next` (a pilot's worker credential, hashed) or nothing in
+ * its place. Its job's id and target, or undefined when the worker is gone or the credential
+ * wrong or spent.
  */
 export async function spendRegistration(
   db: Db,
   id: number,
   hash: string,
   now: number,
-  next: (target: string) => string | null,
+  next: (target: string, jobId: number) => Promise<string | null>,
 ): Promise<{ jobId: number; target: string } | undefined> {
-  const row = await liveWithCredential(db, id, hash);
-  if (!row) return undefined;
-  const spent = await db
+  // One statement takes one use, so that members registering at once each get theirs.
+  const used = await db
     .updateTable('workers')
-    .set({ registration: next(row.target), updated_at: now })
+    .set((eb) => ({ unregistered: eb('unregistered', '-', 1), updated_at: now }))
     .where('id', '=', id)
     .where('registration', '=', hash)
+    .where('unregistered', '>=', 1)
+    .where('state', 'in', ['creating', 'ready'])
+    .returning(['job_id', 'target', 'unregistered'])
     .executeTakeFirst();
-  return spent.numUpdatedRows === 1n ? { jobId: Number(row.job_id), target: row.target } : undefined;
+  if (!used) return undefined;
+  const jobId = Number(used.job_id);
+  if (used.unregistered === 0) {
+    await db
+      .updateTable('workers')
+      .set({ registration: await next(used.target, jobId) })
+      .where('id', '=', id)
+      .execute();
+  }
+  return { jobId, target: used.target };
 }
 
 /** Whether live worker `id` holds the credential `hash` (a pilot's worker credential). */
