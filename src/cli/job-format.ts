@@ -103,7 +103,9 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['priority', job.priorityClass ? `${job.priority} (${job.priorityClass})` : job.priority],
     [
       'requests',
-      job.workers > 1 ? `${quantities(job.requests) || 'nothing'} per worker` : quantities(job.requests),
+      job.workers > 1 && Object.keys(job.requests).length > 0
+        ? `${quantities(job.requests)} per worker`
+        : quantities(job.requests),
     ],
     ['workers', job.workers > 1 ? `${job.workers} (a gang: ranks 0–${job.workers - 1})` : null],
     ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],

@@ -98,7 +98,11 @@ export class Pilots {
    */
   dispatch(pool: Pool<TrackedJob>): void {
     if (this.idle.size === 0) return;
+    // A gang at the head of the line cannot use a pilot, and nobody overtakes it: the pilots are
+    // only in its way (retired below, so that its workers fit).
+    const gangFirst = (pool.waitlist.peek()?.workers ?? 1) > 1;
     for (const p of this.idle.values()) {
+      if (gangFirst) break;
       if (p.holding.provider !== pool.name) continue;
       const job = pool.waitlist.find((j) => j.target === p.target && this.fits(j, p));
       if (!job) continue;

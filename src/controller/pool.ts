@@ -48,9 +48,16 @@ export class Pool<T extends Waiter> {
     this.inUse = Math.max(0, this.inUse - units);
   }
 
-  /** "waiting for resource licence: 2/2 in use; position 1" */
+  /** "waiting for resource licence: 2/2 in use; position 1", "waiting for 4 workers at once from factory f: …" */
   describeWait(id: number): string {
-    const what = this.kind === 'factory' ? `a worker from factory ${this.name}` : `resource ${this.name}`;
+    const waiter = this.waitlist.find((w) => w.id === id);
+    const units = waiter ? this.unitsOf(waiter) : 1;
+    const what =
+      this.kind === 'resource'
+        ? `resource ${this.name}`
+        : units > 1
+          ? `${units} workers at once from factory ${this.name}`
+          : `a worker from factory ${this.name}`;
     return `waiting for ${what}: ${this.inUse}/${this.capacity} in use; position ${this.waitlist.position(id)}`;
   }
 }

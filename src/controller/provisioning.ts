@@ -55,13 +55,15 @@ export class Provisioning {
 
   /** Puts an admitted job in line for the next thing it needs, in the global order. */
   advance(job: TrackedJob): void {
-    // Its worker: an idle pilot of its target, if one fits, without waiting in line.
-    if (job.acquired >= job.resources.length && this.pilots.take(job)) return;
     const pool =
       job.acquired < job.resources.length
         ? this.core.pools.get('resource', job.resources[job.acquired]!)
         : this.core.pools.get('factory', this.core.o.targets[job.target]?.factory ?? '');
     if (!pool) return; // checked at submission; a config change may still remove it
+    // Its worker: an idle pilot of its target, if one fits, without waiting in line — unless a
+    // gang waits at the head of the line, which nobody overtakes.
+    const gangWaits = (pool.waitlist.peek()?.workers ?? 1) > 1;
+    if (pool.kind === 'factory' && !gangWaits && this.pilots.take(job)) return;
     job.waitingIn = pool;
     pool.waitlist.add(job);
   }

@@ -227,6 +227,33 @@ describe('berth submit', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.deepEqual([shown.state, shown.reason, shown.timeout], ['failed', 'timed out after 1s', '1s']);
   });
 
+  it('--workers 2 runs a gang: both ranks, their output labelled, one outcome', async () => {
+    const r = await cli([
+      'submit',
+      '--follow',
+      '--workers',
+      '2',
+      '--request',
+      'cpu=100m',
+      '--',
+      'sh',
+      '-c',
+      'echo "$BERTH_RANK/$BERTH_WORLD_SIZE"',
+    ]);
+    const id = submittedId(r.stderr);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.stdout.split('\n').filter(Boolean).sort(), ['0: 0/2', '1: 1/2']);
+    const shown = keyValues(ok(await cli(['status', String(id)])));
+    assert.deepEqual(
+      [shown.state, shown.workers, shown.requests],
+      ['succeeded', '2 (a gang: ranks 0–1)', 'cpu=100m per worker'],
+    );
+  });
+
+  it('--workers 0 is refused before anything is sent', async () => {
+    fails(await cli(['submit', '--workers', '0', '--', 'true']), 2, /--workers.*at least 1/);
+  });
+
   it('--after makes a job wait for its dependency and run after it', async () => {
     const gate = gated();
     const first = submittedId(ok(await cli(['submit', '--script', gate.script])));

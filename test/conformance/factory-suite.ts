@@ -195,6 +195,27 @@ export function factoryConformance(subject: FactorySubject): void {
       });
     }
 
+    it('gives a gang its workers all at once, one member per rank, and ends when every rank has', async () => {
+      const job = await submit(s.api, s.token, 'default', { command: subject.quickCommand, workers: 2 });
+      const done = await assertGone(subject, s, job);
+      assert.equal(done.state, 'succeeded', done.reason);
+      const started = (await events(s.api, s.token, job.id)).find((e) => e.type === 'started');
+      assert.match(started?.message ?? '', /\(2 ranks\)/);
+      const w = (await workers(s)).filter((x) => x.jobId === job.id);
+      assert.equal(w.length, 1, 'one worker for the whole gang');
+    });
+
+    it('stops every rank of a gang on cancel, and gives back all its capacity', async () => {
+      const job = await submit(s.api, s.token, 'default', { command: subject.longCommand, workers: 2 });
+      await waitState(s, job.id, 'running');
+      const inUse = async () =>
+        (await call<{ inUse: number }[]>(s.api, s.token, 'GET', '/factories')).body[0]!.inUse;
+      assert.equal(await inUse(), 2, 'a gang of two takes two units');
+      await call(s.api, s.token, 'POST', `/jobs/${job.id}/cancel`);
+      assert.equal((await assertGone(subject, s, job)).state, 'cancelled');
+      assert.equal(await inUse(), 0);
+    });
+
     it('stops the job on cancel and destroys its worker', async () => {
       const job = await submit(s.api, s.token, 'default', { command: subject.longCommand });
       await waitState(s, job.id, 'running');

@@ -154,6 +154,8 @@ describe('sbatch arguments', () => {
       '--time=2',
       '--cpus-per-task=2',
       '--nodes=3',
+      // A gang: one task (its member's agent) on each node.
+      '--ntasks-per-node=1',
       '--chdir=/work dir',
       '--output=/logs/%j.out',
       '--export=PATH,A,B_2',

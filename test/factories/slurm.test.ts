@@ -2,7 +2,8 @@
  * The slurm factory end to end, on real Slurm (scripts/slurm/cluster.sh: slurmctld and three
  * slurmd on this machine): `berth` → API → scheduler → sbatch → `berth agent` on a node →
  * logs back. What only a Slurm worker does: Slurm's pending reason as the job's blocker, a node
- * failure ending the job with Slurm's state, the agent's one-time credential kept from the job.
+ * failure ending the job with Slurm's state, the agent's one-time credential kept from the job,
+ * a gang job as one allocation of three nodes with an agent on each.
  * After a kill -9 of the server, its running and pending workers are taken over by name.
  * (The Factory contract, restarts and kill -9 included, is the conformance suite's.)
  */
@@ -39,7 +40,9 @@ const CONFIG = [
   `  onn2: ${slurmFactory(', sbatchArgs: ["--nodelist=n2"]')}`,
   '  pilots: { kind: slurm, partition: main, capacity: 1, timeLimit: 2m, pollSeconds: 0.5 }',
   '  minute: { kind: slurm, partition: main, capacity: 1, timeLimit: 1m, pollSeconds: 0.5 }',
+  `  gang: ${slurmFactory().replace('capacity: 2', 'capacity: 3')}`,
   'targets:',
+  '  gang: { factory: gang }',
   '  hpc: { factory: hpc }',
   '  held: { factory: held }',
   '  onn2: { factory: onn2 }',
@@ -115,6 +118,78 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
     assert.match(logs, /^node=n[123] slurm=\d+$/m);
     // The agent's one-time credential never reaches the job's environment.
     assert.match(logs, /^0$/m);
+  });
+
+  it('runs a gang of three as one Slurm allocation of three nodes, an agent on each', async () => {
+    const out = ok(
+      await ctx.admin([
+        'submit',
+        '--wait',
+        '--target',
+        'gang',
+        '--workers',
+        '3',
+        '--',
+        'sh',
+        '-c',
+        'echo "$BERTH_RANK/$BERTH_WORLD_SIZE node=$SLURMD_NODENAME slurm=$SLURM_JOB_ID hosts=$BERTH_HOSTS"',
+      ]),
+    );
+    const id = submitted(out);
+    assert.match(out, new RegExp(`job ${id} succeeded`));
+    const lines = ok(await ctx.admin(['logs', String(id)]))
+      .trim()
+      .split('\n')
+      .sort();
+    assert.equal(lines.length, 3, lines.join('\n'));
+    const parsed = lines.map((l) => {
+      const m = /^(\d): (\d)\/3 node=(n\d) slurm=(\d+) hosts=(\S+)$/.exec(l);
+      assert.ok(m, l);
+      return { label: m[1], rank: m[2], node: m[3]!, slurm: m[4], hosts: m[5]! };
+    });
+    assert.deepEqual(
+      parsed.map((p) => [p.label, p.rank]),
+      [
+        ['0', '0'],
+        ['1', '1'],
+        ['2', '2'],
+      ],
+    );
+    assert.deepEqual(parsed.map((p) => p.node).sort(), ['n1', 'n2', 'n3'], 'one member on each node');
+    assert.equal(new Set(parsed.map((p) => p.slurm)).size, 1, 'one Slurm job for the gang');
+    // Every member sees the same hosts, by rank.
+    assert.deepEqual(
+      parsed.map((p) => p.hosts),
+      Array(3).fill(parsed.map((p) => p.node).join(',')),
+    );
+  });
+
+  it('stops the rest of a gang on Slurm when one rank fails, and ends its allocation', async () => {
+    const started = Date.now();
+    const out = await ctx.admin([
+      'submit',
+      '--wait',
+      '--target',
+      'gang',
+      '--workers',
+      '3',
+      '--',
+      'sh',
+      '-c',
+      'if [ "$BERTH_RANK" = 2 ]; then exit 4; fi; sleep 300',
+    ]);
+    const id = submitted(out.stdout);
+    const done = await waitDone(ctx.server.api, ctx.server.adminToken, id, 60_000);
+    assert.equal(done.state, 'failed');
+    assert.equal(done.reason, 'rank 2: exited with code 4');
+    assert.equal(done.exitCode, 4);
+    assert.ok(Date.now() - started < 60_000);
+    const slurmJobs = await slurm.jobs({ namePrefix: 'berth-' });
+    assert.equal(
+      slurmJobs.filter((j) => j.name.endsWith(`-gang-w${done.worker!.id}`) && !isEndedState(j.state)).length,
+      0,
+      'its allocation has ended',
+    );
   });
 
   it("shows Slurm's reason while Slurm keeps the worker pending, and cancel removes it", async () => {

@@ -111,7 +111,10 @@ describe('a gang job', () => {
     const gang = await submit(s.api, s.adminToken, 'default', { command: ['true'], workers: 4 });
     await waitFor('the gang to wait for its workers', async () => {
       const j = await getJob(s.api, s.adminToken, gang.id);
-      return j.state === 'admitted' && /waiting for a worker from factory local: 1\/4 in use/.test(j.reason);
+      return (
+        j.state === 'admitted' &&
+        /waiting for 4 workers at once from factory local: 1\/4 in use; position 1/.test(j.reason)
+      );
     });
     // A one-worker job after it would fit in the three free workers, but must not pass the gang.
     const small = await submit(s.api, s.adminToken, 'default', { command: ['true'] });
@@ -143,7 +146,12 @@ describe('a gang against quota and capacity', () => {
       'the gang to run',
       async () => (await getJob(s.api, s.adminToken, gang.id)).state === 'running',
     );
-    const queue = await call<{ usage: Record<string, string> }>(s.api, s.adminToken, 'GET', '/cluster-queues/cpu4');
+    const queue = await call<{ usage: Record<string, string> }>(
+      s.api,
+      s.adminToken,
+      'GET',
+      '/cluster-queues/cpu4',
+    );
     assert.equal(queue.body.usage.cpu, '3');
     // Two more cpus do not fit beside three: it waits for quota.
     const next = await submit(s.api, s.adminToken, 'cpu4', { command: ['true'], requests: { cpu: '2' } });

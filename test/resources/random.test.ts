@@ -1,8 +1,10 @@
 /**
- * Randomized: many jobs, random subsets of resource types, capacities 1–2, factory capacity 1–2,
- * random cancels and flaky exec creates. Every job must finish, no capacity may ever be exceeded,
- * and every instance must end destroyed. The exec scripts keep a ledger outside berth (appended
- * in real order), which is replayed to check capacity. The seed is printed for reproduction.
+ * Randomized: many jobs, random subsets of resource types, capacities 1–2, factory capacity 2–3,
+ * gang jobs of up to the factory's capacity among them, random cancels and flaky exec creates.
+ * Every job must finish (no deadlock, also with gangs that need every worker at once), no
+ * capacity may ever be exceeded, and every instance must end destroyed. The exec scripts keep a
+ * ledger outside berth (appended in real order), which is replayed to check capacity. The seed
+ * is printed for reproduction.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,9 +24,11 @@ const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
 
 const TYPES = ['a', 'b', 'c'];
 const capacities = Object.fromEntries(TYPES.map((t) => [t, 1 + Math.floor(random() * 2)]));
-const factoryCapacity = 1 + Math.floor(random() * 2);
+const factoryCapacity = 2 + Math.floor(random() * 2);
 const dir = mkdtempSync(join(tmpdir(), 'berth-random-'));
 const ledger = join(dir, 'ledger');
+/** What each rank of each job ran, appended by the ranks themselves. */
+const ranks = join(dir, 'ranks');
 let s: TestServer;
 
 before(async () => {
@@ -43,6 +47,7 @@ before(async () => {
   );
   script('destroy.sh', `echo "destroy $BERTH_RESOURCE_TYPE $BERTH_RESOURCE_ID" >> ${ledger}`);
   writeFileSync(ledger, '');
+  writeFileSync(ranks, '');
   writeFileSync(
     join(dir, 'berth.yaml'),
     [
@@ -65,14 +70,18 @@ it(
   { timeout: 240_000 },
   async () => {
     const jobs: number[] = [];
+    const gangs = new Map<number, number>();
     const cancels: Promise<unknown>[] = [];
     for (let i = 0; i < 30; i++) {
       const resources = TYPES.filter(() => random() < 0.5);
+      const workers = pick([1, 1, 2, factoryCapacity]);
       const job = await submit(s.api, s.adminToken, 'default', {
         resources,
-        command: ['sleep', pick(['0', '0.1', '0.3'])],
+        workers,
+        script: `sleep ${pick(['0', '0.1', '0.3'])}; echo "$BERTH_JOB_ID $BERTH_RANK $BERTH_WORLD_SIZE" >> ${ranks}`,
       });
       jobs.push(job.id);
+      gangs.set(job.id, workers);
       if (random() < 0.25) {
         // Cancel once the job reaches a randomly chosen point of its life.
         const at = pick(['queued', 'admitted', 'running']);
@@ -141,5 +150,24 @@ it(
     // Workers too: the factory's capacity held, and nothing is left.
     const factory = (await call<{ inUse: number }[]>(s.api, s.adminToken, 'GET', '/factories')).body[0]!;
     assert.equal(factory.inUse, 0);
+    // A job that succeeded ran every one of its ranks, each told the gang's size.
+    const ran = new Map<number, string[]>();
+    for (const line of readFileSync(ranks, 'utf8').trim().split('\n').filter(Boolean)) {
+      const [id, rank, size] = line.split(' ').map(Number) as [number, number, number];
+      assert.equal(size, gangs.get(id), `job ${id}'s world size`);
+      ran.set(id, [...(ran.get(id) ?? []), String(rank)]);
+    }
+    for (const j of done.filter((d) => d.state === 'succeeded')) {
+      const n = gangs.get(j.id)!;
+      assert.deepEqual(
+        (ran.get(j.id) ?? []).sort(),
+        Array.from({ length: n }, (_, r) => String(r)),
+        `job ${j.id}'s ranks`,
+      );
+    }
+    assert.ok(
+      done.some((j) => j.state === 'succeeded' && gangs.get(j.id)! > 1),
+      'at least one gang ran',
+    );
   },
 );

@@ -57,6 +57,8 @@ export interface SubmitRequest {
   requests?: Record<string, string>;
   resources?: string[];
   priority?: number | string;
+  /** A gang job's number of workers. */
+  workers?: number;
 }
 
 /** One page of `GET /projects/{name}/jobs`. */

@@ -210,7 +210,19 @@ function Spec({ job }: { job: Job }) {
     ['Project', <Link to={paths.jobs(job.project)}>{job.project}</Link>],
     ['Queue', job.clusterQueue],
     ['Target', job.target],
-    ['Requests', formatAmounts(job.requests) || <span className="muted">none</span>],
+    [
+      'Requests',
+      <>
+        {formatAmounts(job.requests) || <span className="muted">none</span>}
+        {job.workers > 1 && <span className="muted"> per worker</span>}
+      </>,
+    ],
+    ...(job.workers > 1
+      ? ([['Workers', `${job.workers}, all at once (a gang: ranks 0–${job.workers - 1})`]] as [
+          string,
+          ReactNode,
+        ][])
+      : []),
     [
       'Priority',
       <>

@@ -26,6 +26,7 @@ export function Submit() {
   const [requests, setRequests] = useState('');
   const [resources, setResources] = useState<string[]>([]);
   const [priority, setPriority] = useState('');
+  const [workers, setWorkers] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ids = { target: useId(), classes: useId() };
@@ -60,6 +61,11 @@ export function Submit() {
       if (resources.length > 0) body.resources = resources;
       const p = priority.trim();
       if (p) body.priority = /^-?[0-9]+$/.test(p) ? Number(p) : p;
+      const w = workers.trim();
+      if (w) {
+        if (!/^[0-9]+$/.test(w) || Number(w) < 1) throw new Error('Workers: a whole number of at least 1.');
+        body.workers = Number(w);
+      }
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
       return;
@@ -159,6 +165,14 @@ export function Submit() {
               </datalist>
             )}
           </TextField>
+          <TextField
+            label="Workers"
+            value={workers}
+            onChange={setWorkers}
+            placeholder="1"
+            code
+            hint="More than 1 makes a gang: that many workers at once, each with its rank; requests are per worker."
+          />
         </div>
         <fieldset className="field">
           <legend>Resources</legend>
