@@ -27,11 +27,15 @@ export type BenchStore = 'sqlite' | 'postgres';
 /**
  * Starts `berth server` as its own process (so it has a core to itself) with `config` YAML, on
  * SQLite (the default) or on a new PostgreSQL database on 127.0.0.1:5432, dropped at the end.
+ * Without a rate limit unless `config` sets one: a load generator is one token by design.
  */
 export async function startBenchServer(config: string, store: BenchStore = 'sqlite'): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
   const configFile = join(dir, 'berth.yaml');
-  writeFileSync(configFile, config);
+  writeFileSync(
+    configFile,
+    /^rateLimit:/m.test(config) ? config : `${config}\nrateLimit: { requestsPerSecond: 0 }\n`,
+  );
   const database = store === 'postgres' ? await createTestDatabase() : undefined;
   const server = await spawnServer(join(dir, 'data'), configFile, { database: database?.url ?? 'sqlite' });
   return {

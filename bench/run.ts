@@ -10,10 +10,13 @@
  *
  * Only when named (minutes each): kueue, kueue-large (Kueue's scenarios through a real server),
  * stores (submissions and Kueue's baseline on SQLite and on PostgreSQL, side by side), slurm
- * (no-op jobs through the slurm factory, one Slurm job each and pilots, against plain sbatch).
+ * (no-op jobs through the slurm factory, one Slurm job each and pilots, against plain sbatch),
+ * flood (another client's submit → running while one token floods the API, with and without the
+ * rate limit).
  */
 import { runApiBench } from './api.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
+import { printFloodBench, runFloodBench } from './flood.js';
 import { runE2eBench } from './e2e.js';
 import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
 import { fmt } from './lib.js';
@@ -78,4 +81,8 @@ if (only.includes('stores')) {
 if (only.includes('slurm')) {
   console.log("== slurm: no-op jobs through berth's slurm factory and through plain sbatch, same cluster");
   printSlurmBench(await runSlurmBench());
+}
+if (only.includes('flood')) {
+  console.log("== flood: another client's submit → running while one token floods the API");
+  printFloodBench(await runFloodBench());
 }

@@ -6,11 +6,19 @@
  *
  * If the server dies, the IPC channel closes and the host kills every job it runs before exiting:
  * nothing is left running that no server knows about.
+ *
+ * When the server serves HTTPS, the factory names the CA file its agents trust in BERTH_CA (the
+ * server's certificate by default); jobs get it too, for the `berth` they may run.
  */
 import { removeCgroup } from './cgroups.js';
 import type { HostCommand, HostEvent } from './host-protocol.js';
+import { trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
 import { runJob } from './run-job.js';
+import { CA_ENV, readCaFile } from './trust.js';
+
+/** BERTH_CA as the host was started with it, for its jobs' environment. */
+let caFile: string | undefined;
 
 /** The process group of each member running here, by worker, then rank. */
 const pids = new Map<number, Map<number, number>>();
@@ -36,7 +44,7 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     url: cmd.url,
     token: cmd.token,
     workdir: cmd.workdir,
-    env: { BERTH_WORKER_ID: String(workerId) },
+    env: { BERTH_WORKER_ID: String(workerId), ...(caFile ? { [CA_ENV]: caFile } : {}) },
     cgroup: cmd.cgroup,
     rank,
     onSpawn: (pid) => {
@@ -52,7 +60,20 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
   );
 }
 
+/** Trusts BERTH_CA's certificates; a file the server checked at start, so a failure is rare. */
+function trustConfiguredCa(): void {
+  caFile = process.env[CA_ENV] || undefined;
+  if (!caFile) return;
+  try {
+    trustCa(readCaFile(caFile));
+  } catch (e) {
+    process.stderr.write(`berth agent host: ${CA_ENV}: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
 export function runAgentHost(): void {
+  trustConfiguredCa();
   process.on('message', (msg: HostCommand) => {
     if (msg.type === 'start') start(msg);
     else if (msg.type === 'kill') {

@@ -7,6 +7,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AGENT_RETRY_MAX_DELAY_MS } from './protocol.js';
+import { isCertificateError, trustingAgent } from './trust.js';
 
 export interface PostAnswer {
   status: number;
@@ -14,7 +15,17 @@ export interface PostAnswer {
 }
 
 const httpAgent = new HttpAgent({ keepAlive: true });
-const httpsAgent = new HttpsAgent({ keepAlive: true });
+let httpsAgent = new HttpsAgent({ keepAlive: true });
+
+/**
+ * Trusts the certificates of a CA file (trust.ts) besides the built-in CAs, for every later call
+ * of this process: an agent process speaks to one server, so one setting, made at its start,
+ * reaches every caller (the job runner, registration) without threading it through each.
+ */
+export function trustCa(pems: string[]): void {
+  httpsAgent.destroy();
+  httpsAgent = trustingAgent(pems);
+}
 
 /** POSTs `body` to `url`; rejects only when no answer came (refused, reset, unreachable). */
 export function httpPost(url: string, headers: Record<string, string>, body?: string): Promise<PostAnswer> {
@@ -43,7 +54,8 @@ export function httpPost(url: string, headers: Record<string, string>, body?: st
 /**
  * POSTs, trying again while the server cannot be reached or answers 5xx (a restart), backing off
  * to at most AGENT_RETRY_MAX_DELAY_MS, for up to `retryForMs`: the last answer, or the last error
- * when none came.
+ * when none came. A certificate the agent cannot verify fails at once, saying so: waiting would
+ * not change it, and a misconfigured agent should not hold its worker for a minute.
  */
 export async function postRetrying(
   url: string,
@@ -57,6 +69,10 @@ export async function postRetrying(
       const res = await httpPost(url, headers, body);
       if (res.status < 500 || Date.now() > deadline) return res;
     } catch (e) {
+      if (isCertificateError(e))
+        throw new Error(
+          `cannot verify the server's TLS certificate: ${(e as Error).message} (give the CA that signed it with --ca FILE or BERTH_CA)`,
+        );
       if (Date.now() > deadline) throw e;
     }
     await delay(Math.min(AGENT_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));

@@ -13,10 +13,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentHttpError } from './client.js';
-import { errorMessage, postRetrying } from './http-post.js';
+import { errorMessage, postRetrying, trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
 import type { FinishRequest } from './protocol.js';
 import { runJob } from './run-job.js';
+import { CA_ENV } from './trust.js';
 
 export interface RemoteAgentOptions {
   /** The server's URL, as the agent reaches it. */
@@ -33,6 +34,8 @@ export interface RemoteAgentOptions {
   rank?: number;
   /** The name the gang's other members reach this machine by (this host's name by default). */
   host?: string;
+  /** HTTPS: a CA file (`--ca`) and its certificates, trusted besides the built-in CAs (trust.ts). */
+  ca?: { file: string; certificates: string[] };
 }
 
 export interface Registration {
@@ -127,6 +130,7 @@ async function nextJob(
  */
 export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishRequest> {
   const log = o.log ?? ((line: string) => process.stderr.write(`berth agent: ${line}\n`));
+  if (o.ca) trustCa(o.ca.certificates);
   const reg = await register(o.url, o.workerId, o.credential, o.retryForMs);
   const member = o.rank ? ` as rank ${o.rank}` : '';
   log(
@@ -161,7 +165,8 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
           url: o.url,
           token: job.token,
           workdir: dir,
-          env: { BERTH_WORKER_ID: String(reg.workerId) },
+          // The CA goes to the job too, for the `berth` it may run against BERTH_URL.
+          env: { BERTH_WORKER_ID: String(reg.workerId), ...(o.ca ? { [CA_ENV]: o.ca.file } : {}) },
           retryForMs: o.retryForMs,
           rank: o.rank,
           host: o.host,

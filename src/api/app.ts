@@ -7,9 +7,11 @@ import Fastify, {
   LogController,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyServerFactory,
   type FastifyServerOptions,
 } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { BerthError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
 import { authorizeCall } from '../service/access.js';
@@ -17,12 +19,14 @@ import { authenticate } from '../service/authenticate.js';
 import type { ServiceContext } from '../service/context.js';
 import { installErrorHandlers } from './errors.js';
 import { installForwarding } from './forward.js';
+import { installRateLimit } from './rate-limit.js';
 import { toOpenApi30 } from './schemas.js';
 import { validatorCompiler } from './validation.js';
 import { metaRoutes } from './routes/meta.js';
 import { projectRoutes } from './routes/projects.js';
 import { queueRoutes } from './routes/cluster-queues.js';
 import { userRoutes } from './routes/users.js';
+import { auditRoutes } from './routes/audit.js';
 import { agentRoutes } from './routes/agent.js';
 import { infrastructureRoutes } from './routes/infrastructure.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -50,6 +54,10 @@ export interface ApiOptions {
   version: string;
   /** The built dashboard (default: the package's dist/web). */
   webRoot?: string;
+  /** Serve HTTPS with this certificate (PEM, with its chain) and private key (PEM). */
+  https?: { cert: Buffer; key: Buffer };
+  /** Requests per second per token (config `rateLimit.requestsPerSecond`); 0 or absent: none. */
+  requestsPerSecond?: number;
 }
 
 export type Api = FastifyInstance;
@@ -59,6 +67,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     logger: opts.logger ?? false,
     bodyLimit: BODY_LIMIT,
     logController: new LogController({ disableRequestLogging: true }),
+    ...httpsServer(opts.https),
     // Names may be up to 253 characters; the schema, not the router, should refuse longer ones.
     routerOptions: { maxParamLength: 512 },
     // Errors the router raises before any route runs (e.g. bad percent-encoding), in our shape.
@@ -85,7 +94,8 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     if (request.routeOptions.config.public || !request.routeOptions.url) return;
     const header = request.headers.authorization;
     const token = /^bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]; // the scheme is case-insensitive (RFC 7235)
-    request.principal = await authenticate(ctx, token);
+    // With its address: the audit log records where each change came from.
+    request.principal = await authenticate(ctx, token, request.ip);
     // Before any handler, so that no route is open to a limited token unless access.ts lists it.
     const url = request.routeOptions.url;
     authorizeCall(
@@ -94,6 +104,8 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : url,
     );
   });
+  // After authentication (it counts per token) and before the routes (it hooks each).
+  await installRateLimit(app, { requestsPerSecond: opts.requestsPerSecond ?? 0 });
   // After authentication: a follower checks the token itself before it hands a request on.
   installForwarding(app, ctx);
   // Bodies are read as sent: a compressed one would be parsed as text or as malformed JSON.
@@ -113,6 +125,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     async (api) => {
       await metaRoutes(api, ctx, opts.version);
       await userRoutes(api, ctx);
+      await auditRoutes(api, ctx);
       await queueRoutes(api, ctx);
       await projectRoutes(api, ctx);
       await priorityClassRoutes(api, ctx);
@@ -128,6 +141,15 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   // The dashboard, outside the API prefix: every other GET path.
   await webRoutes(app, opts.webRoot);
   return app;
+}
+
+/**
+ * HTTPS through a server of our own making: Fastify's `https` option would change the instance's
+ * type (its raw server) for every route and plugin, where only the listening socket differs.
+ */
+function httpsServer(https: ApiOptions['https']): { serverFactory?: FastifyServerFactory } {
+  if (!https) return {};
+  return { serverFactory: (handler) => createHttpsServer({ cert: https.cert, key: https.key }, handler) };
 }
 
 /** The content codings other than identity that a request's body says it carries. */

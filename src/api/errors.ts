@@ -4,7 +4,7 @@
  * and those are logged with their stack but answered without it.
  */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { BerthError, UnavailableError, type ErrorCode } from '../domain/errors.js';
+import { BerthError, TooManyRequestsError, UnavailableError, type ErrorCode } from '../domain/errors.js';
 import { isStoreUnavailable } from '../service/unavailable.js';
 
 interface AjvError {
@@ -24,6 +24,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   422: 'unprocessable',
+  429: 'too_many_requests',
 };
 
 const PART: Record<string, string> = {
@@ -118,8 +119,14 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (err instanceof BerthError) {
       // RFC 7235: a 401 names the scheme that would work.
       if (err.status === 401) void reply.header('www-authenticate', 'Bearer realm="berth"');
-      if (err instanceof UnavailableError) void reply.header('retry-after', String(err.retryAfterSeconds));
-      return reply.status(err.status).send({ error: { code: err.code, message: err.message } });
+      if (err instanceof UnavailableError || err instanceof TooManyRequestsError)
+        void reply.header('retry-after', String(err.retryAfterSeconds));
+      const body = { error: { code: err.code, message: err.message } };
+      if (err instanceof TooManyRequestsError && err.holdMs > 0) {
+        setTimeout(() => void reply.status(err.status).send(body), err.holdMs);
+        return reply;
+      }
+      return reply.status(err.status).send(body);
     }
     if (err.validation && err.validation.length > 0) {
       const context = err.validationContext ?? 'body';

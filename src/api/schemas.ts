@@ -5,6 +5,7 @@
  */
 import { Type, type TInteger } from '@sinclair/typebox';
 import {
+  BORROW_WITHIN_COHORT,
   QUEUEING_STRATEGIES,
   RECLAIM_WITHIN_COHORT,
   STOP_POLICIES,
@@ -35,12 +36,6 @@ export const PrivilegeParams = strict({
   privilege: Name('privilege, e.g. target.gpu'),
 });
 
-export const CreateUserBody = strict({
-  name: Name('user name'),
-  admin: Type.Optional(Type.Boolean({ description: 'global administrator' })),
-});
-export const CreateTokenBody = strict({ label: Type.Optional(Type.String({ maxLength: 200 })) });
-
 const queueFields = {
   quota: Type.Optional(Quantities('nominal quota per resource; resources not named are not limited')),
   cohort: Type.Optional(Type.Union([Name('cohort to borrow from and lend to'), Type.Null()])),
@@ -51,9 +46,26 @@ const queueFields = {
     strict({
       withinClusterQueue: Type.Optional(literals(WITHIN_CLUSTER_QUEUE)),
       reclaimWithinCohort: Type.Optional(literals(RECLAIM_WITHIN_COHORT)),
+      borrowWithinCohort: Type.Optional(
+        strict(
+          {
+            policy: Type.Optional(literals(BORROW_WITHIN_COHORT)),
+            maxPriorityThreshold: Type.Optional(
+              Type.Union([Type.Integer({ minimum: PRIORITY_MIN, maximum: PRIORITY_MAX }), Type.Null()]),
+            ),
+          },
+          "Kueue's borrowWithinCohort: a job that must borrow may preempt lower-priority jobs of other queues in the cohort that borrow, at or below maxPriorityThreshold (needs reclaimWithinCohort)",
+        ),
+      ),
     }),
   ),
   stopPolicy: Type.Optional(literals(STOP_POLICIES)),
+  maxQueuedPerProject: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
+      description:
+        "each project's maxQueued unless the project sets its own: the most of its jobs queued at once (null: no limit)",
+    }),
+  ),
 };
 export const CreateQueueBody = strict({ name: Name('cluster queue name (DNS label)'), ...queueFields });
 export const PatchQueueBody = strict(queueFields);
@@ -64,6 +76,10 @@ const Weight = Type.Number({
   maximum: 1_000_000,
   description: 'fair-share weight in its cluster queue (admins only; default 1)',
 });
+const MaxQueued = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
+  description:
+    "the most of its jobs queued at once (waiting for admission): a submission past it gets 429 (admins only; null: the queue's maxQueuedPerProject)",
+});
 export const CreateProjectBody = strict({
   name: Name('project name (DNS label)'),
   description: Type.Optional(Type.String({ maxLength: 4096 })),
@@ -71,6 +87,7 @@ export const CreateProjectBody = strict({
   clusterQueue: Name('the cluster queue whose quota this project draws on'),
   active: Type.Optional(Type.Boolean()),
   weight: Type.Optional(Weight),
+  maxQueued: Type.Optional(MaxQueued),
 });
 export const PatchProjectBody = strict({
   description: Type.Optional(Type.String({ maxLength: 4096 })),
@@ -78,6 +95,7 @@ export const PatchProjectBody = strict({
   clusterQueue: Type.Optional(Name('cluster queue (admins only)')),
   active: Type.Optional(Type.Boolean()),
   weight: Type.Optional(Weight),
+  maxQueued: Type.Optional(MaxQueued),
 });
 export const PendingQuery = strict({
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'entries to skip' })),

@@ -9,6 +9,8 @@ export type { Job, JobEvent, PendingEntry } from '../domain/job.js';
 export type { PriorityClass } from '../domain/priority-class.js';
 export type { Project, ProjectDetail, ProjectDetailView, ProjectView } from '../domain/project.js';
 export type { User, WhoAmI } from '../domain/user.js';
+export type { CreatedUser, NewTokenView, TokenView } from '../domain/tokens.js';
+export type { AuditEntry } from '../domain/audit.js';
 
 /** `POST /users/{name}/tokens`: a token, shown once. */
 export interface NewToken {

@@ -2,8 +2,11 @@
  * A typed client for the berth HTTP API. Every failure becomes an ApiError (the server answered
  * with an error) or a ConnectionError (it could not be asked), both with one-line messages.
  */
+import type { Agent as HttpsAgent } from 'node:https';
+import { trustingAgent } from '../agent/trust.js';
 import { VERSION } from '../version.js';
 import { CliError } from './errors.js';
+import { send } from './transport.js';
 
 export const API_PREFIX = '/api/v1';
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -47,6 +50,8 @@ export interface ClientOptions {
   hint?: string;
   /** Appended to 401 messages: where the token came from. */
   tokenSource?: string;
+  /** HTTPS: certificates trusted besides Node's built-in CAs (agent/trust.ts), and where from. */
+  ca?: { certificates: string[]; source: string };
 }
 
 /** Builds an API path with each interpolated value URL-encoded: apiPath`/projects/${name}`. */
@@ -71,7 +76,21 @@ const NETWORK_ERRORS: Record<string, string> = {
   DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
   CERT_HAS_EXPIRED: 'TLS certificate has expired',
   ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate does not match the host name',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not signed by a trusted CA',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'TLS certificate not signed by a trusted CA',
+  SELF_SIGNED_CERT_IN_CHAIN: 'TLS certificate signed by an untrusted CA',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the server does not speak HTTPS (is it http://?)',
 };
+
+/** Codes of a certificate the client could not verify: the answer names what it trusted. */
+const UNVERIFIED = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+]);
+
+const errorCode = (err: unknown): unknown => (err as { code?: unknown } | undefined)?.code;
 
 function networkReason(err: unknown): string {
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
@@ -82,7 +101,10 @@ function networkReason(err: unknown): string {
   if (cause instanceof AggregateError && cause.errors.length > 0) cause = cause.errors[0];
   const code = (cause as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string' && NETWORK_ERRORS[code]) return NETWORK_ERRORS[code];
-  return cause instanceof Error ? cause.message : String(cause);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  // OpenSSL's words for an https:// URL whose server answered in plain HTTP.
+  if (/wrong version number/.test(message)) return NETWORK_ERRORS.ERR_SSL_WRONG_VERSION_NUMBER!;
+  return message;
 }
 
 interface ErrorBody {
@@ -91,6 +113,8 @@ interface ErrorBody {
 
 export class ApiClient {
   readonly baseUrl: string;
+  /** HTTPS connections trusting `options.ca` too; Node's default agent without one. */
+  private readonly httpsAgent: HttpsAgent | undefined;
 
   constructor(
     baseUrl: string,
@@ -98,6 +122,7 @@ export class ApiClient {
     private readonly options: ClientOptions = {},
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.httpsAgent = options.ca ? trustingAgent(options.ca.certificates) : undefined;
   }
 
   get<T>(path: string, opts: Omit<RequestOptions, 'body'> = {}): Promise<T> {
@@ -188,12 +213,16 @@ export class ApiClient {
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await fetch(this.url(path, opts.query), {
-        method,
-        headers,
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
-      });
+      res = await send(
+        this.url(path, opts.query),
+        {
+          method,
+          headers,
+          ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+          ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
+        },
+        this.httpsAgent,
+      );
     } catch (err) {
       throw this.unreachable(err);
     }
@@ -210,8 +239,25 @@ export class ApiClient {
   }
 
   private unreachable(err: unknown, what = 'cannot reach'): ConnectionError {
-    const hint = this.options.hint ? ` (${this.options.hint})` : '';
-    return new ConnectionError(`${what} berth at ${this.baseUrl}: ${networkReason(err)}${hint}`);
+    const hint = this.tlsHint(err) ?? this.options.hint;
+    return new ConnectionError(
+      `${what} berth at ${this.baseUrl}: ${networkReason(err)}${hint ? ` (${hint})` : ''}`,
+    );
+  }
+
+  /**
+   * For a certificate not verified: what was trusted, or how to trust its CA. For a reset on
+   * http://: an HTTPS server drops plain HTTP without an answer.
+   */
+  private tlsHint(err: unknown): string | undefined {
+    const code = errorCode(err);
+    if (code === 'ECONNRESET' && this.baseUrl.startsWith('http:'))
+      return 'if the server serves HTTPS, use https://';
+    if (typeof code !== 'string' || !UNVERIFIED.has(code)) return undefined;
+    const ca = this.options.ca;
+    return ca
+      ? `trusted: Node's built-in CAs and ${ca.source}`
+      : "trusted: Node's built-in CAs; give its CA with BERTH_CA=FILE, or berth login --ca FILE";
   }
 
   private parse(res: Response, text: string): unknown {

@@ -5,7 +5,7 @@
  *
  *   current: prod
  *   contexts:
- *     prod:  { url: https://berth.example.com, token: berth_…, project: ml }
+ *     prod:  { url: https://berth.example.com, token: berth_…, project: ml, ca: /etc/berth/ca.pem }
  *     local: { dataDir: /home/me/work/.berth, project: default }
  */
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -19,6 +19,8 @@ export interface UrlContext {
   url: string;
   token: string;
   project?: string;
+  /** HTTPS: a PEM file (absolute path) trusted besides Node's built-in CAs (`berth login --ca`). */
+  ca?: string;
 }
 
 /** A local server found through its data directory (server.json and admin.token). */
@@ -57,8 +59,11 @@ function checkContext(file: string, name: string, raw: unknown): Context {
   const url = str('url');
   const token = str('token');
   const dataDir = str('dataDir');
+  const ca = str('ca');
   const extra = project ? { project } : {};
-  if (url && token) return { url, token, ...extra };
+  if (url && token) return { url, token, ...extra, ...(ca ? { ca } : {}) };
+  // A local server's own certificate is trusted through its server.json.
+  if (ca) throw new CliError(`${where}.ca: is for a context with url and token`);
   if (dataDir && !url && !token) return { dataDir, ...extra };
   throw new CliError(`${where}: needs either url and token, or dataDir`);
 }

@@ -8,6 +8,9 @@
  *      directory of the last server this user started — its server.json URL and admin.token.
  * BERTH_TOKEN alone replaces the token of whatever server 2 or 3 found.
  *
+ * HTTPS: the certificates trusted besides Node's built-in CAs are BERTH_CA's file, else the
+ * context's `ca` (`berth login --ca`), else a local server's own certificate (its server.json).
+ *
  * Project: --project > BERTH_PROJECT > the context's project > "default".
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -16,6 +19,7 @@ import { lastServerDataDir, readServerInfo, SERVER_FILE } from '../server/discov
 import { ApiClient } from './client.js';
 import { currentContext, isUrlContext, loadConfig, type Context, type UserConfig } from './config.js';
 import { CliError } from './errors.js';
+import { loadTrustFile, type TrustFile } from './trust-file.js';
 
 /** Written by `berth server` on first start (see src/server/bootstrap.ts). */
 const ADMIN_TOKEN_FILE = 'admin.token';
@@ -37,6 +41,8 @@ export interface Connection {
   /** `--project`, `BERTH_PROJECT`, `context "NAME"` or `default`. */
   projectOrigin: string;
   config: UserConfig;
+  /** HTTPS: a CA file trusted besides the built-in CAs, and where it came from, in words. */
+  ca?: TrustFile & { origin: string };
 }
 
 /**
@@ -59,7 +65,10 @@ export function normalizeUrl(input: string): string | undefined {
     .replace(/\/api\/v1$/, '');
 }
 
-type Server = Omit<Connection, 'project' | 'projectOrigin' | 'config'>;
+type Server = Omit<Connection, 'project' | 'projectOrigin' | 'config' | 'ca'> & {
+  /** The CA file it names (not read yet), and where from. */
+  caFile?: { file: string; origin: string };
+};
 
 function readAdminToken(dataDir: string): string {
   const file = join(dataDir, ADMIN_TOKEN_FILE);
@@ -92,6 +101,9 @@ export function localServer(dir: string, how: string): Server {
     origin,
     tokenOrigin: join(dataDir, ADMIN_TOKEN_FILE),
     dataDir,
+    ...(typeof info.ca === 'string'
+      ? { caFile: { file: info.ca, origin: `${origin} (its certificate)` } }
+      : {}),
   };
 }
 
@@ -123,6 +135,7 @@ function contextServer(name: string, context: Context): Server {
     origin: `context "${name}"`,
     tokenOrigin: `context "${name}"`,
     contextName: name,
+    ...(context.ca ? { caFile: { file: context.ca, origin: `context "${name}"` } } : {}),
   };
 }
 
@@ -166,6 +179,7 @@ export function resolveConnection(opts: ResolveOptions = {}): Connection {
     contextProject = current?.context.project;
     if (env.BERTH_TOKEN) server = { ...server, token: env.BERTH_TOKEN, tokenOrigin: 'BERTH_TOKEN' };
   }
+  const ca = trustOf(server, env);
   const [project, projectOrigin] = opts.project
     ? [opts.project, '--project']
     : env.BERTH_PROJECT
@@ -173,7 +187,15 @@ export function resolveConnection(opts: ResolveOptions = {}): Connection {
       : contextProject
         ? [contextProject, `context "${server.contextName}"`]
         : [DEFAULT_PROJECT, 'default'];
-  return { ...server, project, projectOrigin, config };
+  const { caFile: _named, ...rest } = server;
+  return { ...rest, project, projectOrigin, config, ...(ca ? { ca } : {}) };
+}
+
+/** BERTH_CA, else the CA file the server's context or server.json names; read now. */
+function trustOf(server: Server, env: NodeJS.ProcessEnv): Connection['ca'] {
+  const named = env.BERTH_CA ? { file: env.BERTH_CA, origin: 'BERTH_CA' } : server.caFile;
+  if (!named) return undefined;
+  return { ...loadTrustFile(named.file, named.origin), origin: named.origin };
 }
 
 export function clientFor(conn: Connection): ApiClient {
@@ -181,5 +203,13 @@ export function clientFor(conn: Connection): ApiClient {
     conn.source === 'local' || conn.dataDir
       ? `is the server in ${conn.dataDir} still running? its ${SERVER_FILE} may be stale`
       : undefined;
-  return new ApiClient(conn.url, conn.token, { tokenSource: conn.tokenOrigin, ...(hint ? { hint } : {}) });
+  const ca = conn.ca && {
+    certificates: conn.ca.certificates,
+    source: `${conn.ca.file} (from ${conn.ca.origin})`,
+  };
+  return new ApiClient(conn.url, conn.token, {
+    tokenSource: conn.tokenOrigin,
+    ...(hint ? { hint } : {}),
+    ...(ca ? { ca } : {}),
+  });
 }

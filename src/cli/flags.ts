@@ -93,6 +93,26 @@ export function positiveInteger(value: string): number {
   return n;
 }
 
+/**
+ * A limit: a whole number of at least 1, or `none` (kept as the word: commander stores a parser's
+ * null as an empty string). `limitValue` turns it into what the API takes.
+ */
+export function limitOrNone(value: string): number | 'none' {
+  if (/^\s*none\s*$/i.test(value)) return 'none';
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a whole number of at least 1, or none');
+  return n;
+}
+
+/** A whole number (negative too, as priorities are), or `none`. */
+export function integerOrNone(value: string): number | 'none' {
+  return /^\s*none\s*$/i.test(value) ? 'none' : integer(value);
+}
+
+/** A `limitOrNone` flag's value for the API: the number, or null for none. */
+export const limitValue = (v: number | 'none'): number | null => (v === 'none' ? null : v);
+
 /** A job id: a positive integer, as `berth jobs` lists them. */
 export function jobId(value: string): number {
   const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;

@@ -13,6 +13,8 @@ import { registerServerCommand } from './commands/server.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerStoreCommands } from './commands/store.js';
 import { registerUserCommands } from './commands/user.js';
+import { registerTokenCommands } from './commands/token.js';
+import { registerAuditCommand } from './commands/audit.js';
 
 export function buildProgram(): Command {
   const program = baseProgram().addHelpText(
@@ -20,7 +22,9 @@ export function buildProgram(): Command {
     `
 Client commands find their server in BERTH_URL/BERTH_TOKEN, else the current context
 (berth login), else a local server ($BERTH_DATA_DIR, ./.berth, or the last one started).
-The current project is --project, else BERTH_PROJECT, else the context's, else "default".`,
+The current project is --project, else BERTH_PROJECT, else the context's, else "default".
+Over HTTPS the server's certificate is verified against Node's CAs plus BERTH_CA's file, else
+the context's (berth login --ca FILE), else a local server's own certificate.`,
   );
   registerServerCommand(program);
   registerLoginCommands(program);
@@ -29,6 +33,8 @@ The current project is --project, else BERTH_PROJECT, else the context's, else "
   registerQueueCommands(program);
   registerPriorityCommands(program);
   registerUserCommands(program);
+  registerTokenCommands(program);
+  registerAuditCommand(program);
   registerJobCommands(program);
   registerResourceCommands(program);
   registerSimulateCommand(program);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { parseDuration } from '../domain/duration.js';
@@ -17,7 +18,14 @@ import {
   type FactoryConfig,
   type RawConfig,
   type TargetConfig,
+  type TlsConfig,
 } from './schema.js';
+
+/**
+ * A token's API requests per second by default: far above what a person or a script that waits
+ * for its answers makes, far below what a flood would.
+ */
+export const DEFAULT_REQUESTS_PER_SECOND = 1000;
 
 export const DEFAULT_LISTEN = '127.0.0.1:7070';
 export const DEFAULT_DATA_DIR = './.berth';
@@ -82,12 +90,21 @@ const SLURM_FIELDS = [
   'pollSeconds',
 ] as const;
 
+/** What `berth server`'s flags set over the file's settings. */
+export interface ConfigOverrides {
+  listen?: string;
+  dataDir?: string;
+  database?: string;
+  /** --tls-cert, --tls-key: paths relative to the working directory. */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** --insecure-http */
+  insecureHttp?: boolean;
+}
+
 /** Fills defaults and checks the references between sections. */
-export function resolveConfig(
-  raw: RawConfig,
-  overrides: { listen?: string; dataDir?: string; database?: string },
-  file?: string,
-): Config {
+export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?: string): Config {
+  const tls = resolveTls(raw, overrides, file);
   const factories: Record<string, FactoryConfig> = {};
   for (const [name, f] of Object.entries(raw.factories ?? { local: { kind: 'local' as const } })) {
     checkName(`factories.${name}`, name, file);
@@ -96,10 +113,15 @@ export function resolveConfig(
     const slurmOnly = SLURM_FIELDS.find((k) => f[k] !== undefined);
     if (f.kind !== 'slurm' && slurmOnly)
       throw new ConfigError(`factories.${name}.${slurmOnly}`, 'is for a slurm factory only', file);
+    if (f.kind === 'simulated' && f.ca !== undefined)
+      throw new ConfigError(`factories.${name}.ca`, 'is for a local or slurm factory only', file);
     const { timeLimit, ...rest } = f;
     const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
+    // What its agents trust: its own `ca`, else the server's certificate itself (pinned).
+    const ca = f.ca === undefined ? tls?.cert : fromConfigDir(f.ca, file);
     factories[name] = {
       ...rest,
+      ...(f.kind !== 'simulated' && ca !== undefined ? { ca } : {}),
       ...(f.kind === 'slurm' ? { timeLimitSeconds: timeLimitSeconds ?? 3600 } : {}),
       capacity: f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism()),
     };
@@ -138,8 +160,13 @@ export function resolveConfig(
   if (!targets[defaultTarget])
     throw new ConfigError('defaultTarget', `no target named "${defaultTarget}"`, file);
   const listen = overrides.listen ?? raw.listen ?? DEFAULT_LISTEN;
-  parseListen(listen, raw.listen === listen ? 'listen' : '--listen', file);
+  const listenKey = raw.listen === listen ? 'listen' : '--listen';
+  const { host } = parseListen(listen, listenKey, file);
+  const insecureHttp = overrides.insecureHttp === true || raw.insecureHttp === true;
+  checkPlainHttp({ host, listenKey, tls, insecureHttp, flag: overrides.insecureHttp === true }, file);
   const publicUrl = raw.publicUrl === undefined ? null : parsePublicUrl(raw.publicUrl, file);
+  if (tls && publicUrl?.startsWith('http:'))
+    throw new ConfigError('publicUrl', `"${publicUrl}" is http://, but the server serves HTTPS (tls)`, file);
   const database = overrides.database ?? raw.database ?? 'sqlite';
   if (database !== 'sqlite' && !/^postgres(ql)?:\/\//.test(database)) {
     const key = overrides.database === undefined ? 'database' : '--database';
@@ -157,6 +184,8 @@ export function resolveConfig(
   }
   return {
     listen,
+    tls,
+    insecureHttp,
     publicUrl,
     dataDir: overrides.dataDir ?? raw.dataDir ?? DEFAULT_DATA_DIR,
     database,
@@ -164,12 +193,57 @@ export function resolveConfig(
     logLevel: raw.logLevel ?? 'warn',
     heartbeatSeconds: raw.heartbeatSeconds ?? 30,
     graceSeconds: raw.graceSeconds ?? 10,
+    rateLimit: { requestsPerSecond: raw.rateLimit?.requestsPerSecond ?? DEFAULT_REQUESTS_PER_SECOND },
     leaseSeconds,
     renewSeconds,
     factories,
     targets,
     resources,
   };
+}
+
+/** A path in berth.yaml, relative to the file's folder (as for exec wells' programs). */
+const fromConfigDir = (path: string, file?: string): string => resolvePath(file ? dirname(file) : '.', path);
+
+/** tls from the file, each of its paths replaceable by a flag; both or neither. */
+function resolveTls(raw: RawConfig, o: ConfigOverrides, file?: string): TlsConfig | null {
+  const cert =
+    o.tlsCert !== undefined ? resolvePath(o.tlsCert) : raw.tls && fromConfigDir(raw.tls.cert, file);
+  const key = o.tlsKey !== undefined ? resolvePath(o.tlsKey) : raw.tls && fromConfigDir(raw.tls.key, file);
+  const keys = {
+    cert: o.tlsCert !== undefined ? '--tls-cert' : 'tls.cert',
+    key: o.tlsKey !== undefined ? '--tls-key' : 'tls.key',
+  };
+  if (cert === undefined && key === undefined) return null;
+  if (cert === undefined) throw new ConfigError('--tls-key', 'needs a certificate too: --tls-cert', file);
+  if (key === undefined) throw new ConfigError('--tls-cert', 'needs its private key too: --tls-key', file);
+  return { cert, key, keys };
+}
+
+/** Whether `host` (a listening address) is reachable from this machine only. */
+export function isLoopback(host: string): boolean {
+  return (
+    host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host) || /^::ffff:127\./i.test(host)
+  );
+}
+
+/**
+ * Plain HTTP beyond the loopback carries tokens in the clear: allowed only when asked for by name.
+ * insecureHttp with tls is a contradiction, refused rather than guessed at.
+ */
+function checkPlainHttp(
+  s: { host: string; listenKey: string; tls: TlsConfig | null; insecureHttp: boolean; flag: boolean },
+  file?: string,
+): void {
+  const setting = s.flag ? '--insecure-http' : 'insecureHttp';
+  if (s.tls && s.insecureHttp)
+    throw new ConfigError(setting, 'is for a server without tls (it serves HTTPS)', file);
+  if (!s.tls && !s.insecureHttp && !isLoopback(s.host))
+    throw new ConfigError(
+      s.listenKey,
+      `${s.host} is not a loopback address: serve HTTPS with tls: {cert, key} (--tls-cert, --tls-key), or allow plain HTTP with insecureHttp: true (--insecure-http)`,
+      file,
+    );
 }
 
 /** A duration setting ("90m", "2h", or seconds) in seconds; undefined when not set. */

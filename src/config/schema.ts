@@ -44,6 +44,11 @@ const FactorySchema = strict({
   workRoot: Type.Optional(Type.String({ minLength: 1 })),
   /** slurm: how often squeue is asked about the workers (default 2 s). */
   pollSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 300 })),
+  /**
+   * local, slurm: a PEM file of the certificates its agents trust for the server's (besides Node's
+   * built-in CAs); default: tls.cert when the server serves HTTPS.
+   */
+  ca: Type.Optional(Type.String({ minLength: 1 })),
 });
 const TargetSchema = strict({
   factory: Type.String(),
@@ -66,8 +71,17 @@ const ResourceSchema = strict({
   access: Type.Optional(Type.Union(PROJECT_TOKEN_ACCESS.map((a) => Type.Literal(a)))),
 });
 
+/** HTTPS: the server's certificate (PEM, with its chain) and private key (PEM), as file paths. */
+const TlsSchema = strict({
+  cert: Type.String({ minLength: 1 }),
+  key: Type.String({ minLength: 1 }),
+});
+
 export const ConfigSchema = strict({
   listen: Type.Optional(Type.String()),
+  tls: Type.Optional(TlsSchema),
+  /** Plain HTTP on a non-loopback address: refused unless set (tokens would cross the network). */
+  insecureHttp: Type.Optional(Type.Boolean()),
   /** The URL other machines reach the server at (agents of remote workers); default: listen's. */
   publicUrl: Type.Optional(Type.String()),
   dataDir: Type.Optional(Type.String()),
@@ -81,6 +95,13 @@ export const ConfigSchema = strict({
   leaseSeconds: Type.Optional(Type.Integer({ minimum: 3, maximum: 3600 })),
   renewSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 1200 })),
   graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
+  /** API requests per second one token may make (0: no limit); agents are never limited. */
+  rateLimit: Type.Optional(
+    Type.Object(
+      { requestsPerSecond: Type.Integer({ minimum: 0, maximum: 1_000_000 }) },
+      { additionalProperties: false },
+    ),
+  ),
   factories: Type.Optional(Type.Record(Type.String(), FactorySchema)),
   targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
   resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
@@ -98,9 +119,21 @@ export type TargetConfig = Omit<Static<typeof TargetSchema>, 'idleTimeout'> & {
 };
 export type ResourceConfig = Static<typeof ResourceSchema>;
 
+/** The server's certificate and key files (absolute paths) and the settings that named them. */
+export interface TlsConfig {
+  cert: string;
+  key: string;
+  /** How errors name each file: `tls.cert` or `--tls-cert`, `tls.key` or `--tls-key`. */
+  keys: { cert: string; key: string };
+}
+
 /** The configuration with every default filled in. */
 export interface Config {
   listen: string;
+  /** HTTPS with these files; null: plain HTTP. */
+  tls: TlsConfig | null;
+  /** Plain HTTP allowed on a non-loopback address (the server warns at start). */
+  insecureHttp: boolean;
   /** What agents of remote workers reach the server at; null: the listening address. */
   publicUrl: string | null;
   dataDir: string;
@@ -115,6 +148,8 @@ export interface Config {
   renewSeconds: number;
   /** Between SIGTERM and SIGKILL when a job is stopped. */
   graceSeconds: number;
+  /** API requests per second one token may make; 0: no limit. */
+  rateLimit: { requestsPerSecond: number };
   factories: Record<string, FactoryConfig>;
   targets: Record<string, TargetConfig>;
   resources: Record<string, ResourceConfig>;

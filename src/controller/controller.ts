@@ -145,6 +145,10 @@ export class Controller implements ControllerPort, FactoryListener {
     this.gates.archive(project, archivedAs, jobIds);
   }
 
+  queuedJobs(project: string): number {
+    return this.core.jobs.queued(project);
+  }
+
   // ---- the agent protocol
 
   agentStart(jobId: number, member?: Member, waitMs?: number): Promise<StartResponse | null> {

@@ -61,6 +61,11 @@ export interface ControllerPort extends AgentProtocol {
   explain(id: number): LiveStatus | undefined;
   /** Whether the job is known and has not finished. */
   isActive(id: number): boolean;
+  /**
+   * How many of the project's jobs are queued (waiting for admission), from memory; undefined
+   * where this replica does not hold the model (a follower).
+   */
+  queuedJobs(project: string): number | undefined;
   /** Every cluster queue's model, as of the last committed change. */
   queueModels(): Iterable<QueueModel>;
   queueFigures(name: string): LiveQueueFigures | undefined;

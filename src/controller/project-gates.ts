@@ -77,7 +77,7 @@ export class ProjectGates {
   async sync(projects: ProjectAccess[]): Promise<void> {
     const byName = new Map(projects.map((p) => [p.name, p]));
     for (const p of projects) this.privileges.set(p.name, new Set(p.privileges));
-    for (const job of this.core.jobs.queued()) {
+    for (const job of this.core.jobs.allQueued()) {
       const p = byName.get(job.project);
       if (p && job.ending === null) await this.settle(job, p.clusterQueue);
     }
@@ -109,7 +109,7 @@ export class ProjectGates {
     this.privileges.delete(project);
     for (const id of ids) {
       const job = this.core.jobs.get(id);
-      if (job && job.project === project) job.project = archivedAs;
+      if (job && job.project === project) this.core.jobs.moveProject(job, archivedAs);
     }
   }
 }

@@ -18,6 +18,7 @@ export function toQueueModel(q: ClusterQueue): QueueModel {
     queueingStrategy: q.queueingStrategy,
     preemption: q.preemption,
     stopPolicy: q.stopPolicy,
+    maxQueuedPerProject: q.maxQueuedPerProject ?? null,
   };
 }
 

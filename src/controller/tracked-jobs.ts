@@ -99,6 +99,8 @@ export class TrackedJobs {
   readonly withWorker = new Set<TrackedJob>();
   /** Jobs in state running, per cluster queue (the scheduler counts admitted and running as one). */
   private readonly runningIn = new Map<string, number>();
+  /** Jobs in state queued, per project: what its `maxQueued` limits. */
+  private readonly queuedOf = new Map<string, number>();
   /** Per job, the jobs waiting for it to end. */
   private readonly dependents = new Map<number, Set<number>>();
   /** Jobs handed to the scheduler and not yet admitted or withdrawn: a pass has work if any. */
@@ -149,6 +151,7 @@ export class TrackedJobs {
     };
     this.jobs.set(job.id, job);
     if (job.state === 'running') this.countRunning(job.queue, 1);
+    if (job.state === 'queued') count(this.queuedOf, job.project, 1);
     return job;
   }
 
@@ -195,6 +198,8 @@ export class TrackedJobs {
   setState(job: TrackedJob, state: JobState): void {
     if (job.state === 'running') this.countRunning(job.queue, -1);
     if (state === 'running') this.countRunning(job.queue, 1);
+    if (job.state === 'queued') count(this.queuedOf, job.project, -1);
+    if (state === 'queued') count(this.queuedOf, job.project, 1);
     job.state = state;
   }
 
@@ -202,22 +207,35 @@ export class TrackedJobs {
     return this.runningIn.get(queue) ?? 0;
   }
 
+  /** The project's jobs in state queued. */
+  queued(project: string): number {
+    return this.queuedOf.get(project) ?? 0;
+  }
+
+  /** The job is filed under another project (its own was deleted): its count goes along. */
+  moveProject(job: TrackedJob, project: string): void {
+    if (job.state === 'queued') {
+      count(this.queuedOf, job.project, -1);
+      count(this.queuedOf, project, 1);
+    }
+    job.project = project;
+  }
+
   private countRunning(queue: string, delta: 1 | -1): void {
-    const n = (this.runningIn.get(queue) ?? 0) + delta;
-    if (n > 0) this.runningIn.set(queue, n);
-    else this.runningIn.delete(queue);
+    count(this.runningIn, queue, delta);
   }
 
   forget(id: number): void {
     const job = this.jobs.get(id);
     if (job?.state === 'running') this.countRunning(job.queue, -1);
+    if (job?.state === 'queued') count(this.queuedOf, job.project, -1);
     if (job) this.withWorker.delete(job);
     this.jobs.delete(id);
     this.finished.delete(id);
   }
 
   /** The queued jobs (a walk over every tracked job: for changes to projects, which are rare). */
-  *queued(): Iterable<TrackedJob> {
+  *allQueued(): Iterable<TrackedJob> {
     for (const job of this.jobs.values()) if (job.state === 'queued' && !this.finished.has(job.id)) yield job;
   }
 
@@ -234,4 +252,11 @@ export class TrackedJobs {
     this.dependents.delete(dependency);
     return set ?? [];
   }
+}
+
+/** Adds `delta` to `key`'s count, dropping counts that reach zero. */
+function count(counts: Map<string, number>, key: string, delta: 1 | -1): void {
+  const n = (counts.get(key) ?? 0) + delta;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
 }

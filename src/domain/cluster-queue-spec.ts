@@ -2,6 +2,7 @@
 import { BadRequestError } from './errors.js';
 import {
   DEFAULT_PREEMPTION,
+  type BorrowWithinCohort,
   type ClusterQueueSpec,
   type Preemption,
   type QueueAmounts,
@@ -18,8 +19,11 @@ export interface ClusterQueueInput {
   borrowingLimit?: Record<string, QuantityInput>;
   lendingLimit?: Record<string, QuantityInput>;
   queueingStrategy?: QueueingStrategy;
-  preemption?: Partial<Preemption>;
+  preemption?: Partial<Omit<Preemption, 'borrowWithinCohort'>> & {
+    borrowWithinCohort?: Partial<BorrowWithinCohort>;
+  };
   stopPolicy?: StopPolicy;
+  maxQueuedPerProject?: number | null;
 }
 
 /** A change to an existing queue: any subset of the fields, each replacing the old value. */
@@ -46,9 +50,28 @@ export function buildClusterQueueSpec(input: ClusterQueueInput): ClusterQueueSpe
     borrowingLimit: quantities(input.borrowingLimit, 'borrowingLimit'),
     lendingLimit: quantities(input.lendingLimit, 'lendingLimit'),
     queueingStrategy: input.queueingStrategy ?? 'BestEffortFIFO',
-    preemption: { ...DEFAULT_PREEMPTION, ...input.preemption },
+    preemption: {
+      ...DEFAULT_PREEMPTION,
+      ...input.preemption,
+      borrowWithinCohort: {
+        ...DEFAULT_PREEMPTION.borrowWithinCohort!,
+        ...input.preemption?.borrowWithinCohort,
+      },
+    },
     stopPolicy: input.stopPolicy ?? 'None',
+    maxQueuedPerProject: input.maxQueuedPerProject ?? null,
   };
+  const max = spec.maxQueuedPerProject;
+  if (max !== null && max !== undefined && (!Number.isSafeInteger(max) || max < 1))
+    throw new BadRequestError(`maxQueuedPerProject ${max} must be a whole number of at least 1, or null`);
+  const borrow = spec.preemption.borrowWithinCohort!;
+  // As Kueue requires: borrowing while preempting reclaims from other queues, so it needs that right.
+  if (borrow.policy !== 'Never' && spec.preemption.reclaimWithinCohort === 'Never')
+    throw new BadRequestError(
+      'preemption.borrowWithinCohort: needs preemption.reclaimWithinCohort other than Never (it preempts jobs of other queues in the cohort)',
+    );
+  if (borrow.maxPriorityThreshold !== null && !Number.isSafeInteger(borrow.maxPriorityThreshold))
+    throw new BadRequestError('preemption.borrowWithinCohort.maxPriorityThreshold must be a whole number');
   const amounts = queueAmounts(spec);
   for (const limit of ['borrowingLimit', 'lendingLimit'] as const) {
     for (const resource of Object.keys(spec[limit])) {
@@ -76,7 +99,14 @@ export function patchClusterQueueSpec(current: ClusterQueueSpec, patch: ClusterQ
   return buildClusterQueueSpec({
     ...current,
     ...patch,
-    preemption: { ...current.preemption, ...patch.preemption },
+    preemption: {
+      ...current.preemption,
+      ...patch.preemption,
+      borrowWithinCohort: {
+        ...current.preemption.borrowWithinCohort,
+        ...patch.preemption?.borrowWithinCohort,
+      },
+    },
     name: current.name,
   });
 }

@@ -13,9 +13,24 @@ export type ReclaimWithinCohort = (typeof RECLAIM_WITHIN_COHORT)[number];
 export const STOP_POLICIES = ['None', 'Hold', 'HoldAndDrain'] as const;
 export type StopPolicy = (typeof STOP_POLICIES)[number];
 
+export const BORROW_WITHIN_COHORT = ['Never', 'LowerPriority'] as const;
+export type BorrowWithinCohortPolicy = (typeof BORROW_WITHIN_COHORT)[number];
+
+/**
+ * Kueue's borrowWithinCohort: a job that must borrow may preempt, in other queues of its cohort
+ * that borrow, jobs of lower priority — and only those at or below `maxPriorityThreshold` when it
+ * is set.
+ */
+export interface BorrowWithinCohort {
+  policy: BorrowWithinCohortPolicy;
+  maxPriorityThreshold: number | null;
+}
+
 export interface Preemption {
   withinClusterQueue: WithinClusterQueue;
   reclaimWithinCohort: ReclaimWithinCohort;
+  /** Absent in queues made before it existed: Never. */
+  borrowWithinCohort?: BorrowWithinCohort;
 }
 
 /** What an admin says about a queue; quantities kept as written ("16Gi"). */
@@ -31,6 +46,11 @@ export interface ClusterQueueSpec {
   queueingStrategy: QueueingStrategy;
   preemption: Preemption;
   stopPolicy: StopPolicy;
+  /**
+   * Each project's `maxQueued` unless it sets its own: the most of its jobs queued here at once.
+   * Absent or null: no limit.
+   */
+  maxQueuedPerProject?: number | null;
 }
 
 export interface ClusterQueue extends ClusterQueueSpec {
@@ -38,7 +58,11 @@ export interface ClusterQueue extends ClusterQueueSpec {
   updatedAt: string;
 }
 
-export const DEFAULT_PREEMPTION: Preemption = { withinClusterQueue: 'Never', reclaimWithinCohort: 'Never' };
+export const DEFAULT_PREEMPTION: Preemption = {
+  withinClusterQueue: 'Never',
+  reclaimWithinCohort: 'Never',
+  borrowWithinCohort: { policy: 'Never', maxPriorityThreshold: null },
+};
 
 /** The implicit request of every job, so that a quota on `jobs` caps concurrency. */
 export const JOBS_RESOURCE = 'jobs';

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'unprocessable'
+  | 'too_many_requests'
   | 'unavailable'
   | 'internal';
 
@@ -63,6 +64,24 @@ export class ConflictError extends BerthError {
 export class UnprocessableError extends BerthError {
   constructor(message: string) {
     super('unprocessable', 422, message);
+  }
+}
+
+/**
+ * A limit refuses the request for now: a project's `maxQueued`, or a token's rate limit. Answered
+ * with 429 and Retry-After; the message names the limit.
+ */
+export class TooManyRequestsError extends BerthError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    /**
+     * How long the answer is held before it is sent (the rate limit's: until its window ends), so
+     * that a client that does not wait cannot turn refusals into load.
+     */
+    readonly holdMs = 0,
+  ) {
+    super('too_many_requests', 429, message);
   }
 }
 

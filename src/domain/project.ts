@@ -17,6 +17,11 @@ export interface Project {
   active: boolean;
   /** Fair-share weight in its cluster queue (default 1): weight 2 gets twice the share of 1. */
   weight: number;
+  /**
+   * The most of its jobs that may be queued at once (waiting for admission); a submission past it
+   * gets 429. Null: its cluster queue's `maxQueuedPerProject`, if that is set.
+   */
+  maxQueued: number | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -9,14 +9,21 @@ export interface User {
 }
 
 /** Who is calling: a user (through one of its tokens) or a job (through its job token). */
-export type Principal =
+export type Principal = (
   | { kind: 'user'; user: User }
   | { kind: 'job'; jobId: number }
   /**
    * A token from the `token` well, on behalf of one running job: reads its one project, and with
    * `access: submit` also submits and cancels jobs there (service/access.ts decides).
    */
-  | { kind: 'project'; project: string; jobId: number; access: ProjectTokenAccess };
+  | { kind: 'project'; project: string; jobId: number; access: ProjectTokenAccess }
+) & {
+  /**
+   * The address the request came from (Fastify's `request.ip`), for the audit log; absent for
+   * callers inside the server.
+   */
+  from?: string;
+};
 
 /** `GET /whoami`: the caller. Job and project tokens name the job they act for. */
 export type WhoAmI =

@@ -38,6 +38,7 @@ export function createFactories(
             listener,
             cgroups: f.cgroups,
             pidsLimit: f.pidsLimit,
+            ca: f.ca,
           }),
         );
         break;
@@ -62,6 +63,7 @@ export function createFactories(
             agentCommand: f.agentCommand ?? thisBerth(),
             workRoot: f.workRoot,
             pollSeconds: f.pollSeconds,
+            ca: f.ca,
           }),
         );
         break;

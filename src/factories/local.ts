@@ -31,6 +31,8 @@ export interface LocalFactoryOptions {
   cgroups?: CgroupsMode;
   /** With cgroups: the most processes one job may have. */
   pidsLimit?: number;
+  /** A PEM file its agents trust for the server's certificate (HTTPS); see agent/trust.ts. */
+  ca?: string;
 }
 
 export class LocalFactory implements Factory {
@@ -75,9 +77,12 @@ export class LocalFactory implements Factory {
 
   private startHost(): Promise<ChildProcess> {
     return (this.hostReady ??= new Promise((resolve, reject) => {
+      // BERTH_CA is this factory's to set: one the server was started with must not leak in.
+      const { BERTH_CA: _inherited, ...env } = process.env;
       const child = fork(HOST_MAIN, [], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         execArgv: process.execArgv,
+        env: this.opts.ca ? { ...env, BERTH_CA: this.opts.ca } : env,
       });
       child.on('message', (e: HostEvent) => {
         if (e.type === 'ready') resolve(child);

@@ -89,6 +89,11 @@ export class FollowerPort implements ControllerPort {
     return true;
   }
 
+  /** The leader holds the model: the service reads the store's counts instead. */
+  queuedJobs(): undefined {
+    return undefined;
+  }
+
   queueModels(): Iterable<QueueModel> {
     return this.models.values();
   }

@@ -10,6 +10,13 @@
  * queues first, then lowest priority, then most recently admitted), remove them until the
  * workload fits, then put back, in reverse, each one (but the last) whose return still leaves
  * room. Nothing is evicted unless the result fits.
+ *
+ * borrowWithinCohort (LowerPriority, Kueue's): a workload that must borrow may also preempt —
+ * while borrowing, and with a request up to its queue's borrowing cap rather than its nominal —
+ * the other queues' borrowing workloads of priority below the threshold: its own priority, or
+ * maxPriorityThreshold + 1 when that is lower. Once its queue is above nominal in a resource it
+ * lacks, only such workloads are candidates from other queues; were one above the threshold
+ * taken (its queue below nominal), the result must fit without borrowing.
  */
 import { compareKeys, laterKey, type OrderKey } from './ordering.js';
 import { applyUsage, fits, isBorrowing, ownUsage, room } from './quota.js';
@@ -40,14 +47,16 @@ export function preemptionReach(q: QueueState): OrderKey | null {
       reach = laterKey(reach, equal ? newest : { priority: low, createdAt: -Infinity, id: -Infinity });
     }
   }
-  // Reclaiming needs the queue below its nominal somewhere (it must end within nominal).
+  // Reclaiming needs the queue below its nominal somewhere (it must end within nominal) — unless
+  // it may borrow while preempting, and then only from lower priorities.
   const below = q.limits.idx.some((i, j) => (q.usage[i] ?? 0) < (q.limits.nominal[j] ?? 0));
-  if (m.preemption.reclaimWithinCohort !== 'Never' && q.cohort !== null && below) {
+  const borrowing = (m.preemption.borrowWithinCohort?.policy ?? 'Never') !== 'Never';
+  if (m.preemption.reclaimWithinCohort !== 'Never' && q.cohort !== null && (below || borrowing)) {
     for (const other of q.cohort.members) {
       if (other === q || !isBorrowing(other, null)) continue;
       const low = lowestPriority(other);
       if (low === undefined) continue;
-      const any = m.preemption.reclaimWithinCohort === 'Any';
+      const any = m.preemption.reclaimWithinCohort === 'Any' && below;
       reach = laterKey(reach, { priority: any ? -Infinity : low, createdAt: -Infinity, id: -Infinity });
     }
   }
@@ -55,6 +64,18 @@ export function preemptionReach(q: QueueState): OrderKey | null {
 }
 
 const usesAny = (req: Vec, need: readonly number[]): boolean => need.some((i) => (req[i] ?? 0) > 0);
+
+/**
+ * With borrowWithinCohort, the priority other queues' victims must stay below (Kueue's
+ * `allowBorrowingBelowPriority`); null when the queue may not borrow while preempting.
+ */
+function borrowThreshold(q: QueueState, priority: number): number | null {
+  const b = q.model?.preemption.borrowWithinCohort;
+  if (q.cohort === null || !b || b.policy === 'Never') return null;
+  return b.maxPriorityThreshold !== null && b.maxPriorityThreshold < priority
+    ? b.maxPriorityThreshold + 1
+    : priority;
+}
 
 /** Candidate order: other queues first, then lower priority, then most recently admitted. */
 function candidateOrder(q: QueueState): (a: AdmittedNode, b: AdmittedNode) => number {
@@ -76,14 +97,16 @@ export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | 
   const reclaim = q.cohort === null ? 'Never' : m.preemption.reclaimWithinCohort;
   if (within === 'Never' && reclaim === 'Never') return null;
 
-  // Resources it lacks; each must be within nominal for preemption to be considered at all.
+  const threshold = reclaim === 'Never' ? null : borrowThreshold(q, n.priority);
+  // Resources it lacks; each must be within nominal for preemption to be considered at all (within
+  // its borrowing cap when it may borrow while preempting).
   const need: number[] = [];
   const l = q.limits;
   for (let j = 0; j < l.idx.length; j++) {
     const i = l.idx[j] ?? 0;
     const x = n.req[i] ?? 0;
     if (x <= 0 || x <= room(q, j)) continue;
-    if (x > (l.nominal[j] ?? 0)) return null;
+    if (x > (threshold === null ? (l.nominal[j] ?? 0) : (l.cap[j] ?? 0))) return null;
     need.push(i);
   }
   if (need.length === 0) return null;
@@ -118,6 +141,15 @@ export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | 
     const j = l.idx.indexOf(i);
     return (q.usage[i] ?? 0) < (l.nominal[j] ?? 0);
   });
+  if (threshold !== null) {
+    // Borrowing while preempting: above nominal, only lower priorities of other queues are taken.
+    const allowed = underNominal
+      ? candidates
+      : candidates.filter((c) => c.holder === q || c.priority < threshold);
+    const targets = minimal(q, n.req, need, allowed, true, threshold);
+    if (targets !== null && borrowsDespite(q, n.req, targets) && lenderWaits(q, need)) return null;
+    return targets;
+  }
   if (underNominal) {
     const targets = minimal(q, n.req, need, candidates, false);
     if (targets !== null) return targets;
@@ -165,19 +197,25 @@ function lenderWaits(q: QueueState, need: readonly number[]): boolean {
   return false;
 }
 
-/** Kueue's minimalPreemptions, simulated on the live accounting and undone before returning. */
+/**
+ * Kueue's minimalPreemptions, simulated on the live accounting and undone before returning.
+ * `borrowBelow`: borrowing stays allowed only while every victim of another queue has a priority
+ * below it (borrowWithinCohort).
+ */
 function minimal(
   q: QueueState,
   req: Vec,
   need: readonly number[],
   candidates: AdmittedNode[],
   allowBorrowing: boolean,
+  borrowBelow: number | null = null,
 ): AdmittedNode[] | null {
   const removed: AdmittedNode[] = [];
   let fit = false;
   for (const c of candidates) {
     // Another queue's workload is taken only while that queue still borrows.
     if (c.holder !== q && !isBorrowing(c.holder, need)) continue;
+    if (c.holder !== q && borrowBelow !== null && c.priority >= borrowBelow) allowBorrowing = false;
     applyUsage(c.holder, c.req, -1);
     removed.push(c);
     if (fits(q, req, !allowBorrowing)) {

@@ -26,6 +26,8 @@ export interface QueueModel {
   queueingStrategy: QueueingStrategy;
   preemption: Preemption;
   stopPolicy: StopPolicy;
+  /** Not the scheduler's: the submission limit per project it carries for the API (null: none). */
+  maxQueuedPerProject?: number | null;
 }
 
 export interface Workload {

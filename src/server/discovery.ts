@@ -12,6 +12,8 @@ export interface ServerInfo {
   url: string;
   pid: number;
   dataDir: string;
+  /** With HTTPS: the server's certificate file, which the local CLI trusts (agent/trust.ts). */
+  ca?: string;
 }
 
 export function stateDir(): string {

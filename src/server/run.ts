@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/app.js';
-import { loadConfigFile, parseListen, resolveConfig } from '../config/load.js';
+import { isLoopback, loadConfigFile, parseListen, resolveConfig } from '../config/load.js';
 import type { Config, RawConfig } from '../config/schema.js';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
@@ -33,6 +33,7 @@ import { bootstrap } from './bootstrap.js';
 import { buildController, type ControllerDeps } from './build-controller.js';
 import { announceServer, withdrawServer } from './discovery.js';
 import { openStore, redactUrl } from './open-store.js';
+import { checkFactoryCas, loadServerTls, tlsWarnings, type ServerTls } from './tls.js';
 
 export interface ServerOptions {
   configFile?: string;
@@ -40,6 +41,11 @@ export interface ServerOptions {
   listen?: string;
   /** `sqlite` or a postgres:// URL; overrides the config file's `database`. */
   database?: string;
+  /** HTTPS: the certificate and key files; override the config file's `tls`. */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** Allows plain HTTP on a non-loopback address (the config file's `insecureHttp`). */
+  insecureHttp?: boolean;
   /** Where human-readable lines go: start-up, and a replica's changes of role (stdout by default). */
   print?: (line: string) => void;
 }
@@ -83,12 +89,31 @@ function configPath(opts: ServerOptions): string | undefined {
 
 const NO_FIGURES = { usage: {}, borrowed: {}, pending: 0, admitted: 0, running: 0 };
 
+/** What the start-up lines warn of: plain HTTP off the loopback, a certificate clients refuse. */
+function transportWarnings(config: Config, tls: ServerTls | null, url: string): string[] {
+  if (tls && config.tls) return tlsWarnings(tls, config.publicUrl ?? url, config.tls.keys.cert);
+  if (!config.insecureHttp || isLoopback(parseListen(config.listen).host)) return [];
+  return [
+    `warning: serving plain HTTP on ${config.listen} (insecureHttp): tokens and job logs cross the network unencrypted; serve HTTPS with tls: {cert, key}`,
+  ];
+}
+
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const file = configPath(opts);
   const raw: RawConfig = file ? loadConfigFile(file) : {};
-  const overrides = { listen: opts.listen, dataDir: opts.dataDir, database: opts.database };
+  const overrides = {
+    listen: opts.listen,
+    dataDir: opts.dataDir,
+    database: opts.database,
+    tlsCert: opts.tlsCert,
+    tlsKey: opts.tlsKey,
+    insecureHttp: opts.insecureHttp,
+  };
   const config = resolveConfig(raw, overrides, file);
+  // Before anything starts: a bad certificate or key stops the server, naming its setting.
+  const tls = config.tls ? loadServerTls(config.tls, file) : null;
+  checkFactoryCas(config, file);
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   // Before anything starts: `cgroups: required` that this machine cannot meet stops the server.
@@ -112,7 +137,12 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   let url = '';
   try {
     const first = await bootstrap(ctx, dataDir);
-    app = await buildApi(ctx, { version: VERSION, logger: { level: config.logLevel } });
+    app = await buildApi(ctx, {
+      version: VERSION,
+      logger: { level: config.logLevel },
+      ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
+      requestsPerSecond: config.rateLimit.requestsPerSecond,
+    });
     const log = app.log;
     logs =
       store.dialect === 'sqlite'
@@ -195,11 +225,13 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     await app.listen({ host, port });
     const address = app.server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
-    url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+    url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
     if (controller) await controller.start();
     else await replica?.start();
-    announceServer({ url, pid: process.pid, dataDir });
+    // The local CLI trusts the server's own certificate, as the local agents do.
+    announceServer({ url, pid: process.pid, dataDir, ...(config.tls ? { ca: config.tls.cert } : {}) });
     print(`berth ${VERSION} listening on ${url}`);
+    for (const line of transportWarnings(config, tls, url)) print(line);
     print(`data directory: ${dataDir}`);
     for (const line of enforcement) print(line);
     if (store.dialect !== 'sqlite') {

@@ -14,7 +14,9 @@ export type ChangeNotice =
   /** A project was created, changed or deleted, or its members changed. */
   | { kind: 'project'; name: string }
   /** A user was deleted: whatever it had open must end. */
-  | { kind: 'user-deleted'; name: string };
+  | { kind: 'user-deleted'; name: string }
+  /** One of a user's tokens was revoked: every server drops its cached tokens of that user. */
+  | { kind: 'token-revoked'; name: string };
 
 export type ChangeSubscriber = (notice: ChangeNotice) => void;
 

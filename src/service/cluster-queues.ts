@@ -19,6 +19,7 @@ import { countUnfinishedInQueue } from '../store/queries/jobs.js';
 import { appendEvent } from '../store/queries/events.js';
 import { projectsUsingQueue } from '../store/queries/projects.js';
 import { requireAdmin, requireUser } from './access.js';
+import { audit } from './audit.js';
 import type { ServiceContext } from './context.js';
 
 export type { ClusterQueueView };
@@ -44,12 +45,14 @@ export async function createClusterQueue(
   input: ClusterQueueInput,
 ): Promise<ClusterQueueView> {
   requireAdmin(p, 'create cluster queues');
-  return createClusterQueueUnchecked(ctx, input);
+  return createClusterQueueUnchecked(ctx, input, p);
 }
 
+/** For bootstrap too: without `by`, the audit says the server did it (`system`). */
 export async function createClusterQueueUnchecked(
   ctx: ServiceContext,
   input: ClusterQueueInput,
+  by?: Principal,
 ): Promise<ClusterQueueView> {
   const spec = buildClusterQueueSpec(input);
   const queue = await ctx.store.transaction(async (db) => {
@@ -68,6 +71,7 @@ export async function createClusterQueueUnchecked(
       },
       now,
     );
+    await audit(db, by, { action: 'queue.create', subject: spec.name, detail: { ...spec } }, now);
     return (await findClusterQueue(db, spec.name))!;
   });
   ctx.listener?.queueChanged?.(queue.name, queue);
@@ -111,6 +115,8 @@ export async function updateQueue(
       },
       now,
     );
+    // A hold or a drain is a patch of stopPolicy: the detail says which.
+    await audit(db, p, { action: 'queue.update', subject: name, detail: { ...patch } }, now);
     return (await findClusterQueue(db, name))!;
   });
   ctx.listener?.queueChanged?.(name, queue);
@@ -136,6 +142,7 @@ export async function deleteQueue(ctx: ServiceContext, p: Principal, name: strin
         `cluster queue "${name}" still has ${jobs} unfinished job${jobs > 1 ? 's' : ''}; wait for them to end or cancel them first`,
       );
     await deleteClusterQueue(db, name);
+    const now = ctx.now();
     await appendEvent(
       db,
       {
@@ -144,8 +151,9 @@ export async function deleteQueue(ctx: ServiceContext, p: Principal, name: strin
         type: 'deleted',
         message: `cluster queue ${name} deleted`,
       },
-      ctx.now(),
+      now,
     );
+    await audit(db, p, { action: 'queue.delete', subject: name }, now);
   });
   ctx.listener?.queueChanged?.(name, undefined);
 }

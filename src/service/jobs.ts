@@ -26,8 +26,11 @@ import {
 import { countJobs } from '../store/queries/job-counts.js';
 import { listPrivileges } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
+import type { QueueModel } from '../controller/port.js';
 import { SubmissionWriter } from './submission-writer.js';
+import { reserveQueued } from './queued-limit.js';
 import { actorName, requireProject } from './access.js';
+import { audit, auditActor } from './audit.js';
 import { runtimeOf, type JobRuntime, type ServiceContext } from './context.js';
 import { jobView, jobViews } from './job-views.js';
 import { resolvePriority } from './priority-classes.js';
@@ -92,7 +95,10 @@ function buildSpec(input: SubmitInput): JobSpec {
   };
 }
 
-/** Refuses with 422 anything that could never run: unknown target or resource, missing privilege, too big. */
+/**
+ * Refuses with 422 anything that could never run: unknown target or resource, missing privilege,
+ * too big. Returns the project's cluster queue.
+ */
 async function checkRunnable(
   db: Db,
   rt: JobRuntime,
@@ -100,7 +106,7 @@ async function checkRunnable(
   queueName: string,
   target: string,
   spec: JobSpec,
-): Promise<void> {
+): Promise<QueueModel> {
   const targetConfig = rt.targets[target];
   if (!targetConfig) {
     throw new UnprocessableError(
@@ -160,6 +166,7 @@ async function checkRunnable(
       `cluster queue "${queueName}" has a jobs quota of 0: it can never admit a job`,
     );
   }
+  return queue;
 }
 
 export async function submitJob(
@@ -183,41 +190,60 @@ export async function submitJob(
   }
   if (!project.active)
     throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
-  await checkRunnable(db, rt, project.name, project.clusterQueue, target, spec);
+  const queue = await checkRunnable(db, rt, project.name, project.clusterQueue, target, spec);
   const known = await existingJobIds(db, project.name, spec.dependsOn);
   const missing = spec.dependsOn.filter((d) => !known.has(d));
   if (missing.length > 0)
     throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
   const priority = await resolvePriority(db, input.priority);
-  const inserted = await submissionsOf(ctx).submit({
-    job: {
-      project: project.name,
-      name: input.name ?? defaultName(spec.command),
-      clusterQueue: project.clusterQueue,
-      target,
-      priority: priority.value,
-      spec: priority.priorityClass === null ? spec : { ...spec, priorityClass: priority.priorityClass },
-      idempotencyKey: input.idempotencyKey ?? null,
-      createdBy,
-      reason: `waiting in cluster queue ${project.clusterQueue}`,
-    },
-    inserted: async (db, record) => {
-      const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`;
-      const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
-      await appendEvent(db, { ...event, jobId: record.id, type: 'submitted', message }, record.createdAt);
-      ctx.control?.(db, { kind: 'submitted', id: record.id });
-    },
-  });
+  // Its place under the project's maxQueued, held until the job counts among the queued itself.
+  const release = await reserveQueued(ctx, rt, project, queue);
+  const inserted = await submissionsOf(ctx)
+    .submit({
+      job: {
+        project: project.name,
+        name: input.name ?? defaultName(spec.command),
+        clusterQueue: project.clusterQueue,
+        target,
+        priority: priority.value,
+        spec: priority.priorityClass === null ? spec : { ...spec, priorityClass: priority.priorityClass },
+        idempotencyKey: input.idempotencyKey ?? null,
+        createdBy,
+        reason: `waiting in cluster queue ${project.clusterQueue}`,
+      },
+      inserted: async (db, record) => {
+        const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`;
+        const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
+        await appendEvent(db, { ...event, jobId: record.id, type: 'submitted', message }, record.createdAt);
+        ctx.control?.(db, { kind: 'submitted', id: record.id });
+      },
+      // Written with the batch's jobs, in bulk. Env names only: their values may be secrets.
+      audit: {
+        ...auditActor(p),
+        action: 'job.submit',
+        project: project.name,
+        detail: submissionDetail(input.name ?? defaultName(spec.command), target, spec),
+      },
+    })
+    .catch((e: unknown) => {
+      release();
+      throw e;
+    });
   // Two submissions with one idempotency key at the same time: one gets in; the other answers
   // with it, as if it had come second.
   const created = inserted !== undefined;
+  if (!created) release();
   const record = inserted ?? (await findJobByKey(ctx.store.db, project.name, input.idempotencyKey!));
   if (!record)
     throw new ConflictError(
       `the job with idempotency key "${input.idempotencyKey}" is gone (its project was deleted)`,
     );
   if (created) {
-    await rt.controller.jobSubmitted(record);
+    try {
+      await rt.controller.jobSubmitted(record);
+    } finally {
+      release();
+    }
     ctx.changes?.publish({
       kind: 'job',
       id: record.id,
@@ -227,6 +253,17 @@ export async function submitJob(
     });
   }
   return { job: await jobView(ctx, record, created), created };
+}
+
+/** What the audit keeps of a submission: never its command or env values, which may hold secrets. */
+function submissionDetail(name: string, target: string, spec: JobSpec): Record<string, unknown> {
+  const env = Object.keys(spec.env);
+  return {
+    name,
+    target,
+    ...(env.length > 0 ? { env } : {}),
+    ...((spec.workers ?? 1) > 1 ? { workers: spec.workers } : {}),
+  };
 }
 
 function defaultName(command: string[]): string {
@@ -326,7 +363,9 @@ export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): 
   await write(ctx, async (db) => {
     await updateJob(db, id, { cancelRequested: true });
     const event = { subjectKind: 'job', subject: String(id), project: job.project, jobId: id };
-    await appendEvent(db, { ...event, type: 'cancel-requested', message: reason }, ctx.now());
+    const now = ctx.now();
+    await appendEvent(db, { ...event, type: 'cancel-requested', message: reason }, now);
+    await audit(db, p, { action: 'job.cancel', subject: String(id), project: job.project }, now);
     ctx.control?.(db, { kind: 'cancel', id, by });
   });
   ctx.changes?.publish({ kind: 'job', id, project: job.project, state: job.state, reason });

@@ -11,6 +11,7 @@ import {
 } from '../store/queries/priority-classes.js';
 import type { Db } from '../store/store.js';
 import { requireAdmin, requireUser } from './access.js';
+import { audit } from './audit.js';
 import type { ServiceContext } from './context.js';
 
 export interface PriorityClassInput {
@@ -55,6 +56,7 @@ export async function createPriorityClass(
       ),
       now,
     );
+    await audit(db, p, { action: 'priority-class.create', subject: fields.name, detail: { ...fields } }, now);
     return (await findPriorityClass(db, fields.name))!;
   });
 }
@@ -80,7 +82,9 @@ export async function removePriorityClass(ctx: ServiceContext, p: Principal, nam
   requireAdmin(p, 'delete priority classes');
   await ctx.store.transaction(async (db) => {
     if (!(await deletePriorityClass(db, name))) throw notFound(name);
-    await appendEvent(db, event(name, 'deleted', `priority class ${name} deleted`), ctx.now());
+    const now = ctx.now();
+    await appendEvent(db, event(name, 'deleted', `priority class ${name} deleted`), now);
+    await audit(db, p, { action: 'priority-class.delete', subject: name }, now);
   });
 }
 

@@ -29,6 +29,7 @@ import { archiveProjectJobs, moveQueuedJobs, unfinishedJobIds, updateJob } from 
 import { findUserByName } from '../store/queries/users.js';
 import type { Db } from '../store/store.js';
 import { actorName, requireAdmin, requireProject, requireUser } from './access.js';
+import { audit } from './audit.js';
 import type { ServiceContext } from './context.js';
 
 export interface ProjectInput {
@@ -39,6 +40,8 @@ export interface ProjectInput {
   active?: boolean;
   /** Fair-share weight (admins only; default 1). */
   weight?: number;
+  /** The most of its jobs queued at once (admins only); null: its queue's default. */
+  maxQueued?: number | null;
 }
 
 export type ProjectPatch = Partial<Omit<ProjectInput, 'name'>>;
@@ -49,6 +52,12 @@ function checkWeight(weight: number): number {
   if (!Number.isFinite(weight) || weight <= 0)
     throw new BadRequestError(`weight ${weight} must be a number greater than 0`);
   return weight;
+}
+
+function checkMaxQueued(max: number | null): number | null {
+  if (max !== null && (!Number.isSafeInteger(max) || max < 1))
+    throw new BadRequestError(`maxQueued ${max} must be a whole number of at least 1, or null`);
+  return max;
 }
 
 function checkTags(tags: string[]): string[] {
@@ -91,12 +100,14 @@ export async function createProject(
   input: ProjectInput,
 ): Promise<ProjectDetail> {
   requireAdmin(p, 'create projects');
-  return createProjectUnchecked(ctx, input);
+  return createProjectUnchecked(ctx, input, p);
 }
 
+/** For bootstrap too: without `by`, the audit says the server did it (`system`). */
 export async function createProjectUnchecked(
   ctx: ServiceContext,
   input: ProjectInput,
+  by?: Principal,
 ): Promise<ProjectDetail> {
   const fields = {
     name: checkDnsLabel('project name', input.name),
@@ -105,6 +116,7 @@ export async function createProjectUnchecked(
     clusterQueue: input.clusterQueue,
     active: input.active ?? true,
     weight: checkWeight(input.weight ?? 1),
+    maxQueued: checkMaxQueued(input.maxQueued ?? null),
   };
   const result = await ctx.store.transaction(async (db) => {
     if (await findProject(db, fields.name))
@@ -120,6 +132,12 @@ export async function createProjectUnchecked(
         `project ${fields.name} created on cluster queue ${fields.clusterQueue}`,
         fields,
       ),
+      now,
+    );
+    await audit(
+      db,
+      by,
+      { action: 'project.create', subject: fields.name, project: fields.name, detail: { ...fields } },
       now,
     );
     return detail(db, (await findProject(db, fields.name))!);
@@ -179,6 +197,9 @@ export async function patchProject(
     const weight = patch.weight === undefined ? project.weight : checkWeight(patch.weight);
     if (weight !== project.weight && role !== 'admin')
       throw new ForbiddenError("only admins can change a project's fair-share weight");
+    const maxQueued = patch.maxQueued === undefined ? project.maxQueued : checkMaxQueued(patch.maxQueued);
+    if (maxQueued !== project.maxQueued && role !== 'admin')
+      throw new ForbiddenError("only admins can change a project's maxQueued");
     const next = {
       name,
       description: patch.description ?? project.description,
@@ -186,6 +207,7 @@ export async function patchProject(
       clusterQueue: patch.clusterQueue ?? project.clusterQueue,
       active: patch.active ?? project.active,
       weight,
+      maxQueued,
     };
     const now = ctx.now();
     await updateProject(db, next, now);
@@ -193,6 +215,7 @@ export async function patchProject(
     const moved = next.clusterQueue !== project.clusterQueue;
     if (moved) await moveQueuedJobs(db, name, next.clusterQueue);
     await appendEvent(db, event(name, 'updated', `project ${name} updated`, patch), now);
+    await audit(db, p, { action: 'project.update', subject: name, project: name, detail: { ...patch } }, now);
     return {
       result: await detail(db, (await findProject(db, name))!),
       weightChanged: weight !== project.weight,
@@ -256,6 +279,17 @@ export async function removeProject(
     await deleteProject(db, name);
     // The deletion itself stays under the name: what happened to NAME is found there.
     await appendEvent(db, event(name, 'deleted', `project ${name} deleted`, { archivedAs }), now);
+    await audit(
+      db,
+      p,
+      {
+        action: 'project.delete',
+        subject: name,
+        project: name,
+        detail: { archivedAs, cancelledJobs: ids.length },
+      },
+      now,
+    );
     return ids;
   });
   ctx.listener?.projectChanged?.(name);
@@ -284,11 +318,13 @@ export async function setMember(
     const { project: proj } = await requireProject(db, p, project, 'owner', 'managing members');
     const user = await requireUserNamed(db, userName);
     await upsertMember(db, project, user.id, role);
+    const now = ctx.now();
     await appendEvent(
       db,
       event(project, 'member-set', `${userName} is now ${role} of ${project}`, { user: userName, role }),
-      ctx.now(),
+      now,
     );
+    await audit(db, p, { action: 'member.set', subject: userName, project, detail: { role } }, now);
     return detail(db, proj);
   });
   ctx.listener?.projectChanged?.(project); // who may see its jobs changed
@@ -307,11 +343,13 @@ export async function removeMember(
     if (!(await deleteMember(db, project, user.id))) {
       throw new NotFoundError(`user "${userName}" is not a member of project "${project}"`);
     }
+    const now = ctx.now();
     await appendEvent(
       db,
       event(project, 'member-removed', `${userName} removed from ${project}`, { user: userName }),
-      ctx.now(),
+      now,
     );
+    await audit(db, p, { action: 'member.remove', subject: userName, project }, now);
     return detail(db, proj);
   });
   ctx.listener?.projectChanged?.(project); // who may see its jobs changed
@@ -331,11 +369,13 @@ export async function grantPrivilege(
     await ctx.store.transaction(async (db) => {
       const { project: proj } = await requireProject(db, p, project, 'owner', 'granting privileges');
       if (await insertPrivilege(db, project, privilege)) {
+        const now = ctx.now();
         await appendEvent(
           db,
           event(project, 'privilege-granted', `privilege ${privilege} granted to ${project}`),
-          ctx.now(),
+          now,
         );
+        await audit(db, p, { action: 'privilege.grant', subject: privilege, project }, now);
       }
       return detail(db, proj);
     }),
@@ -366,11 +406,13 @@ export async function revokePrivilege(
       if (!(await deletePrivilege(db, project, privilege))) {
         throw new NotFoundError(`project "${project}" does not hold privilege "${privilege}"`);
       }
+      const now = ctx.now();
       await appendEvent(
         db,
         event(project, 'privilege-revoked', `privilege ${privilege} revoked from ${project}`),
-        ctx.now(),
+        now,
       );
+      await audit(db, p, { action: 'privilege.revoke', subject: privilege, project }, now);
       return detail(db, proj);
     }),
   );

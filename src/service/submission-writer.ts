@@ -1,11 +1,13 @@
 /**
  * Writes job submissions in bulk: those that arrive while the previous ones are being written
  * share one group-commit unit, with one insert for all their jobs (store/queries/jobs.ts
- * insertJobs) and one for all their events (deferred by the group commit). On PostgreSQL each
- * statement is a round trip, and a server writes one transaction at a time: two statements per
- * job would cap the rate at which it can accept jobs.
+ * insertJobs), one for all their events (deferred by the group commit) and one for all their
+ * audit rows (service/audit.ts). On PostgreSQL each statement is a round trip, and a server writes
+ * one transaction at a time: two statements per job would cap the rate at which it can accept
+ * jobs.
  */
 import type { JobRecord } from '../domain/job.js';
+import { insertAudit, type AuditRecord } from '../store/queries/audit.js';
 import { insertJobs, type NewJob } from '../store/queries/jobs.js';
 import type { Db, Dialect } from '../store/store.js';
 
@@ -13,6 +15,8 @@ export interface Submission {
   job: NewJob;
   /** Records what goes with the job (its event, the leader's message) in the same unit. */
   inserted: (db: Db, record: JobRecord) => Promise<void>;
+  /** Its audit row, but for what the insert decides: the job's id (the subject) and the time. */
+  audit?: Omit<AuditRecord, 'subject' | 'at'>;
 }
 
 interface Pending extends Submission {
@@ -82,7 +86,15 @@ export class SubmissionWriter {
       batch.map((p) => p.job),
       this.now(),
     );
-    for (const [i, record] of records.entries()) if (record) await batch[i]!.inserted(db, record);
+    const audit: AuditRecord[] = [];
+    for (const [i, record] of records.entries()) {
+      if (!record) continue; // a repeated idempotency key: no change, nothing to audit
+      const p = batch[i]!;
+      await p.inserted(db, record);
+      if (p.audit) audit.push({ ...p.audit, subject: String(record.id), at: record.createdAt });
+    }
+    // The batch's audit rows in one insert, in the transaction of its jobs.
+    await insertAudit(db, audit);
     return records;
   }
 }

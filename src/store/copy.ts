@@ -22,6 +22,8 @@ const TABLES: [keyof Database, string | null][] = [
   ['events', 'id'],
   ['workers', 'id'],
   ['resource_instances', 'id'],
+  // Who changed what: it moves with the installation (migration 0012).
+  ['audit_log', 'id'],
 ];
 
 /** Tables that hold anything a user made: a target with rows in one of them is not empty. */

@@ -25,6 +25,8 @@ export interface ApiTokensTable {
   scope: string | null;
   /** For tokens made by the `token` well: `read` or `submit` (domain/tokens.ts); null reads. */
   access: string | null;
+  /** User tokens: when last used, recorded at most about once a minute (migration 0011). */
+  last_used_at: number | null;
 }
 
 export interface ClusterQueuesTable {
@@ -44,6 +46,8 @@ export interface ProjectsTable {
   active: number;
   /** Fair-share weight (migration 0003). */
   weight: number;
+  /** The most of its jobs queued at once; null: its queue's default (migration 0013). */
+  max_queued: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -172,6 +176,27 @@ export interface LiveFiguresTable {
   at: number;
 }
 
+/**
+ * Who changed what through the API, when and from where (migration 0012), written in the
+ * transaction of the change. Never a secret: no token, no resource metadata, no env value.
+ */
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  /** A user's name, `job N`, `job N (project token)`, or `system` (first start). */
+  actor: string;
+  /** `user`, `job`, `project-token` or `system`. */
+  actor_kind: string;
+  /** The request's remote address (Fastify's `request.ip`), or null for the server itself. */
+  address: string | null;
+  /** `user.create`, `token.revoke`, `job.submit`, … (domain/audit.ts). */
+  action: string;
+  subject: string;
+  project: string | null;
+  /** JSON, or null. */
+  detail: string | null;
+}
+
 /** Installation-wide settings (migration 0006): `installation` → its id. */
 export interface SettingsTable {
   name: string;
@@ -195,6 +220,7 @@ export interface Database {
   leader_lease: LeaderLeaseTable;
   live_figures: LiveFiguresTable;
   settings: SettingsTable;
+  audit_log: AuditLogTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

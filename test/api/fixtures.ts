@@ -43,8 +43,13 @@ export interface QueueBody {
   borrowingLimit: Record<string, string>;
   lendingLimit: Record<string, string>;
   queueingStrategy: string;
-  preemption: { withinClusterQueue: string; reclaimWithinCohort: string };
+  preemption: {
+    withinClusterQueue: string;
+    reclaimWithinCohort: string;
+    borrowWithinCohort: { policy: string; maxPriorityThreshold: number | null };
+  };
   stopPolicy: string;
+  maxQueuedPerProject: number | null;
   usage: Record<string, string>;
   pending: number;
 }

@@ -161,7 +161,7 @@ void describe('content codings', () => {
       });
       const text = await res.text();
       assertError(
-        { status: res.status, body: JSON.parse(text) as unknown, text },
+        { status: res.status, body: JSON.parse(text) as unknown, text, headers: res.headers },
         415,
         'unsupported_media_type',
         new RegExp(`Content-Encoding "${named}".*uncompressed`),

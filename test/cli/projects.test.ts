@@ -218,6 +218,23 @@ describe('project update and delete', () => {
     assert.equal(keyValues(ok(await admin(['project', 'show', 'vision']))).queue, 'other');
   });
 
+  it("sets and clears its maxQueued, and the queue's default for its projects", async () => {
+    ok(await admin(['project', 'update', 'vision', '--max-queued', '2']));
+    assert.equal(keyValues(ok(await admin(['project', 'show', 'vision'])))['max queued'], '2');
+    ok(await admin(['project', 'update', 'vision', '--max-queued', 'none']));
+    assert.equal(
+      keyValues(ok(await admin(['project', 'show', 'vision'])))['max queued'],
+      "the queue's default",
+    );
+    ok(await admin(['queue', 'update', 'other', '--max-queued-per-project', '50']));
+    assert.equal(keyValues(ok(await admin(['queue', 'show', 'other'])))['max queued per project'], '50');
+    fails(
+      await admin(['project', 'update', 'vision', '--max-queued', '0']),
+      2,
+      /--max-queued.*at least 1, or none/,
+    );
+  });
+
   it('refuses contradictory or empty updates as usage errors', async () => {
     fails(
       await admin(['project', 'update', 'vision', '--active', '--inactive']),

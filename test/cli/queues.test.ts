@@ -38,6 +38,12 @@ describe('queue create', () => {
         'LowerPriority',
         '--reclaim-within-cohort',
         'Any',
+        '--borrow-within-cohort',
+        'LowerPriority',
+        '--max-priority-threshold',
+        '-5',
+        '--max-queued-per-project',
+        '100',
         '--stop-policy',
         'Hold',
         '-o',
@@ -54,6 +60,7 @@ describe('queue create', () => {
         queueingStrategy: q.queueingStrategy,
         preemption: q.preemption,
         stopPolicy: q.stopPolicy,
+        maxQueuedPerProject: q.maxQueuedPerProject,
       },
       {
         name: 'research',
@@ -62,7 +69,12 @@ describe('queue create', () => {
         borrowingLimit: { cpu: '2' },
         lendingLimit: { memory: '8Gi' },
         queueingStrategy: 'StrictFIFO',
-        preemption: { withinClusterQueue: 'LowerPriority', reclaimWithinCohort: 'Any' },
+        preemption: {
+          withinClusterQueue: 'LowerPriority',
+          reclaimWithinCohort: 'Any',
+          borrowWithinCohort: { policy: 'LowerPriority', maxPriorityThreshold: -5 },
+        },
+        maxQueuedPerProject: 100,
         stopPolicy: 'Hold',
       },
     );
@@ -151,7 +163,11 @@ describe('queue list and show', () => {
     assert.equal(q['borrowing limit'], 'cpu=2');
     assert.equal(q.strategy, 'StrictFIFO');
     assert.equal(q['stop policy'], 'Hold');
-    assert.equal(q.preemption, 'within queue LowerPriority, reclaim within cohort Any');
+    assert.equal(
+      q.preemption,
+      'within queue LowerPriority, reclaim within cohort Any, borrow within cohort LowerPriority (priority ≤ -5)',
+    );
+    assert.equal(q['max queued per project'], '100');
   });
 });
 

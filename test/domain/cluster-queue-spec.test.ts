@@ -27,9 +27,41 @@ void describe('buildClusterQueueSpec: defaults', () => {
       borrowingLimit: {},
       lendingLimit: {},
       queueingStrategy: 'BestEffortFIFO',
-      preemption: { withinClusterQueue: 'Never', reclaimWithinCohort: 'Never' },
+      preemption: {
+        withinClusterQueue: 'Never',
+        reclaimWithinCohort: 'Never',
+        borrowWithinCohort: { policy: 'Never', maxPriorityThreshold: null },
+      },
       stopPolicy: 'None',
+      maxQueuedPerProject: null,
     });
+  });
+
+  void test('borrowWithinCohort needs reclaimWithinCohort, and keeps its threshold across patches', () => {
+    refuses(
+      { name: 'q', cohort: 'c', preemption: { borrowWithinCohort: { policy: 'LowerPriority' } } },
+      /borrowWithinCohort: needs preemption\.reclaimWithinCohort other than Never/,
+    );
+    const spec = buildClusterQueueSpec({
+      name: 'q',
+      cohort: 'c',
+      preemption: {
+        reclaimWithinCohort: 'LowerPriority',
+        borrowWithinCohort: { policy: 'LowerPriority', maxPriorityThreshold: 100 },
+      },
+    });
+    const patched = patchClusterQueueSpec(spec, { preemption: { withinClusterQueue: 'LowerPriority' } });
+    assert.deepEqual(patched.preemption.borrowWithinCohort, {
+      policy: 'LowerPriority',
+      maxPriorityThreshold: 100,
+    });
+    const off = patchClusterQueueSpec(spec, { preemption: { borrowWithinCohort: { policy: 'Never' } } });
+    assert.deepEqual(off.preemption.borrowWithinCohort, { policy: 'Never', maxPriorityThreshold: 100 });
+  });
+
+  void test('maxQueuedPerProject is a whole number of at least 1, or null', () => {
+    refuses({ name: 'q', maxQueuedPerProject: 0 }, /maxQueuedPerProject 0 must be a whole number/);
+    assert.equal(buildClusterQueueSpec({ name: 'q', maxQueuedPerProject: 5 }).maxQueuedPerProject, 5);
   });
 
   void test('the default preemption is not shared between specs', () => {
@@ -49,7 +81,11 @@ void describe('buildClusterQueueSpec: defaults', () => {
     });
     assert.equal(spec.cohort, 'pool');
     assert.equal(spec.queueingStrategy, 'StrictFIFO');
-    assert.deepEqual(spec.preemption, { withinClusterQueue: 'Never', reclaimWithinCohort: 'Any' });
+    assert.deepEqual(spec.preemption, {
+      withinClusterQueue: 'Never',
+      reclaimWithinCohort: 'Any',
+      borrowWithinCohort: { policy: 'Never', maxPriorityThreshold: null },
+    });
     assert.equal(spec.stopPolicy, 'HoldAndDrain');
   });
 
@@ -177,6 +213,7 @@ void describe('patchClusterQueueSpec', () => {
     assert.deepEqual(next.preemption, {
       withinClusterQueue: 'LowerPriority',
       reclaimWithinCohort: 'LowerPriority',
+      borrowWithinCohort: { policy: 'Never', maxPriorityThreshold: null },
     });
   });
 

@@ -108,6 +108,7 @@ export interface ApiResponse<T = unknown> {
   status: number;
   body: T;
   text: string;
+  headers: Headers;
 }
 
 /** One HTTP call with a bearer token; parses JSON when the server sent JSON. */
@@ -132,5 +133,5 @@ export async function call<T = unknown>(
   const text = await res.text();
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
-  return { status: res.status, body: parsed as T, text };
+  return { status: res.status, body: parsed as T, text, headers: res.headers };
 }

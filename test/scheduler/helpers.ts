@@ -14,6 +14,8 @@ export interface QueueSpec {
   strategy?: QueueModel['queueingStrategy'];
   within?: Preemption['withinClusterQueue'];
   reclaim?: Preemption['reclaimWithinCohort'];
+  /** borrowWithinCohort LowerPriority, with this maxPriorityThreshold (null: none). */
+  borrowBelow?: number | null;
   stop?: QueueModel['stopPolicy'];
 }
 
@@ -25,7 +27,14 @@ export function queueModel(s: QueueSpec): QueueModel {
     borrowingLimit: parseAmounts(s.borrowingLimit ?? {}, 'borrowingLimit'),
     lendingLimit: parseAmounts(s.lendingLimit ?? {}, 'lendingLimit'),
     queueingStrategy: s.strategy ?? 'BestEffortFIFO',
-    preemption: { withinClusterQueue: s.within ?? 'Never', reclaimWithinCohort: s.reclaim ?? 'Never' },
+    preemption: {
+      withinClusterQueue: s.within ?? 'Never',
+      reclaimWithinCohort: s.reclaim ?? 'Never',
+      borrowWithinCohort:
+        s.borrowBelow === undefined
+          ? { policy: 'Never', maxPriorityThreshold: null }
+          : { policy: 'LowerPriority', maxPriorityThreshold: s.borrowBelow },
+    },
     stopPolicy: s.stop ?? 'None',
   };
 }

@@ -421,6 +421,61 @@ const scenarios: Scenario[] = [
     pending: [{ id: 3, queue: 'a', requests: cpu(2) }],
     want: { pending: [3] },
   },
+  // borrowWithinCohort: a at its nominal must borrow 2 more; b borrows c's 4 with jobs 2 and 3.
+  ...(
+    [
+      ['without borrowWithinCohort, a job that must borrow does not reclaim', undefined, { pending: [4] }],
+      [
+        'borrowWithinCohort LowerPriority: a job that must borrow preempts a lower-priority borrower of another queue',
+        null,
+        { preempted: { 4: [3] }, pending: [4] },
+      ],
+      ['borrowWithinCohort spares victims above maxPriorityThreshold', -1, { pending: [4] }],
+    ] as [string, number | null | undefined, Want][]
+  ).map(([name, borrowBelow, want]): Scenario => ({
+    name,
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'LowerPriority', borrowBelow },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+      { name: 'c', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(4), priority: 5 },
+      { id: 2, queue: 'b', requests: cpu(4), admittedAt: 1 },
+      { id: 3, queue: 'b', requests: cpu(4), admittedAt: 2 },
+    ],
+    pending: [{ id: 4, queue: 'a', requests: cpu(2), priority: 5 }],
+    want,
+    ...(want.preempted
+      ? { then: [{ actions: [{ requeue: [3] }], want: { admitted: { 4: cpu(2) }, pending: [3] } }] }
+      : {}),
+  })),
+  // Below its nominal, a may take a victim above the threshold only if it then fits without borrowing.
+  ...(
+    [
+      [
+        'borrowWithinCohort below nominal: victims under the threshold let it borrow',
+        3,
+        { preempted: { 4: [3] }, pending: [4] },
+      ],
+      ['borrowWithinCohort below nominal: a victim at the threshold forbids borrowing', 0, { pending: [4] }],
+    ] as [string, number, Want][]
+  ).map(([name, borrowBelow, want]): Scenario => ({
+    name,
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', reclaim: 'Any', borrowBelow },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+      { name: 'c', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(3), priority: 5 },
+      { id: 2, queue: 'b', requests: cpu(4), priority: 1, admittedAt: 1 },
+      { id: 3, queue: 'b', requests: cpu(4), priority: 1, admittedAt: 2 },
+      { id: 5, queue: 'c', requests: cpu(1), priority: 9 },
+    ],
+    pending: [{ id: 4, queue: 'a', requests: cpu(2), priority: 5 }],
+    want,
+  })),
   {
     name: 'candidates from other queues go before the preemptor’s own',
     queues: [

@@ -93,6 +93,22 @@ describe('a job in the dashboard', () => {
       await assertNotReloaded(page);
     }));
 
+  it("submits a gang from the form: its page shows the workers, and each rank's labelled output", () =>
+    b.withPage(async (page) => {
+      const s = server();
+      await signIn(page, s.url, s.adminToken);
+      await page.goto(`${s.url}/submit`);
+      await page.getByLabel('Command', { exact: true }).fill('echo "hello from $BERTH_RANK"');
+      await page.getByLabel('Workers', { exact: true }).fill('2');
+      await page.getByRole('button', { name: 'Submit', exact: true }).click();
+      await page.getByRole('heading', { name: /^Job \d+/, level: 1 }).waitFor();
+      await stateOf(page, 'succeeded').waitFor();
+      await page.getByText('2, all at once (a gang: ranks 0–1)').waitFor();
+      const log = page.getByRole('log', { name: 'Log' });
+      await log.getByText('0: hello from 0').waitFor();
+      await log.getByText('1: hello from 1').waitFor();
+    }));
+
   it('shows the server message when the form is refused, and keeps the input', () =>
     b.withPage(
       async (page) => {

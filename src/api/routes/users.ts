@@ -1,10 +1,21 @@
 import type { ServiceContext } from '../../service/context.js';
-import { createUser, createUserToken, getUser, getUsers, removeUser } from '../../service/users.js';
-import { CreateTokenBody, CreateUserBody, NameParams } from '../schemas.js';
+import {
+  createUser,
+  createUserToken,
+  getUser,
+  getUsers,
+  listTokens,
+  removeUser,
+  revokeToken,
+} from '../../service/users.js';
+import { NameParams } from '../schemas.js';
+import { CreateTokenBody, CreateUserBody, TokenParams, UserTokenParams } from '../token-schemas.js';
 import type { Router } from './types.js';
 
 export async function userRoutes(api: Router, ctx: ServiceContext): Promise<void> {
   const tags = ['users'];
+  // A token revoked or a user deleted through another replica leaves this one's cache too.
+  if (ctx.changes) ctx.tokenCache?.follow(ctx.changes);
   api.post(
     '/users',
     {
@@ -37,7 +48,7 @@ export async function userRoutes(api: Router, ctx: ServiceContext): Promise<void
     {
       schema: {
         tags,
-        summary: 'A new token (admin, or yourself)',
+        summary: 'A new token (admin, or yourself), optionally expiring; shown once',
         params: NameParams,
         body: CreateTokenBody,
       },
@@ -46,7 +57,45 @@ export async function userRoutes(api: Router, ctx: ServiceContext): Promise<void
         if (req.body === undefined && req.headers['content-type'] === undefined) req.body = {};
       },
     },
-    async (req, reply) =>
-      reply.status(201).send(await createUserToken(ctx, req.principal, req.params.name, req.body.label)),
+    async (req, reply) => {
+      const { label, ...expiry } = req.body;
+      return reply
+        .status(201)
+        .send(await createUserToken(ctx, req.principal, req.params.name, label, expiry));
+    },
+  );
+  api.get(
+    '/users/:name/tokens',
+    {
+      schema: {
+        tags,
+        summary:
+          "A user's tokens (admin, or yourself): id, label, created, last used, expiry — never the token",
+        params: NameParams,
+      },
+    },
+    async (req) => listTokens(ctx, req.principal, req.params.name),
+  );
+  api.delete(
+    '/users/:name/tokens/:id',
+    {
+      schema: {
+        tags,
+        summary: "Revoke one of a user's tokens (admin, or yourself)",
+        params: UserTokenParams,
+      },
+    },
+    async (req) => revokeToken(ctx, req.principal, req.params.id, req.params.name),
+  );
+  api.delete(
+    '/tokens/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Revoke a token by its id: your own, or (admins) anyone’s',
+        params: TokenParams,
+      },
+    },
+    async (req) => revokeToken(ctx, req.principal, req.params.id),
   );
 }

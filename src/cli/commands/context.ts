@@ -12,6 +12,8 @@ interface ContextRow {
   url?: string;
   dataDir?: string;
   project: string;
+  /** HTTPS: the CA file trusted for its server. */
+  ca?: string;
 }
 
 function requireContext(name: string) {
@@ -38,13 +40,22 @@ export function registerContextCommands(program: Command): void {
         current: name === config.current,
         ...(isUrlContext(c) ? { url: c.url } : { dataDir: c.dataDir }),
         project: c.project ?? DEFAULT_PROJECT,
+        ...(isUrlContext(c) && c.ca ? { ca: c.ca } : {}),
       }));
+      // A CA column only when some context has one: most have none.
+      const withCa = rows.some((r) => r.ca !== undefined);
       printer(f).show(rows, () =>
         rows.length === 0
           ? `no contexts in ${configPath()}`
           : table(
-              ['CURRENT', 'NAME', 'SERVER', 'PROJECT'],
-              rows.map((r) => [r.current ? '*' : '', r.name, r.url ?? `local: ${r.dataDir}`, r.project]),
+              ['CURRENT', 'NAME', 'SERVER', 'PROJECT', ...(withCa ? ['CA'] : [])],
+              rows.map((r) => [
+                r.current ? '*' : '',
+                r.name,
+                r.url ?? `local: ${r.dataDir}`,
+                r.project,
+                ...(withCa ? [r.ca ?? ''] : []),
+              ]),
             ),
       );
     },

@@ -9,11 +9,13 @@ import { normalizeUrl } from '../connection.js';
 import { CliError, UsageError } from '../errors.js';
 import { fields, yesNo, type Cell } from '../output.js';
 import { clientCommand, examples, openSession, printer, type CommonFlags } from '../session.js';
+import { loadTrustFile, readTrustFile, type TrustFile } from '../trust-file.js';
 
 interface LoginFlags extends CommonFlags {
   url: string;
   token: string;
   name?: string;
+  ca?: string;
 }
 
 function readToken(flag: string): string {
@@ -25,14 +27,31 @@ function readToken(flag: string): string {
 const projectLine = (project: string, origin: string) =>
   origin === 'default' ? project : `${project} (from ${origin})`;
 
+/** The CA login checks with and saves: --ca, else BERTH_CA, else the one the context had. */
+function loginTrust(
+  flag: string | undefined,
+  saved: string | undefined,
+  name: string,
+): TrustFile | undefined {
+  return (
+    readTrustFile(flag, process.env.BERTH_CA) ??
+    (saved ? loadTrustFile(saved, `context "${name}"`) : undefined)
+  );
+}
+
 export function registerLoginCommands(program: Command): void {
   examples(
     clientCommand(program, 'login', 'check a server URL and token, and save them as the current context')
       .requiredOption('--url <url>', 'the berth server, e.g. https://berth.example.com')
       .requiredOption('--token <token>', 'your API token; "-" reads it from standard input')
-      .option('--name <context>', "context name (default: the URL's host:port)"),
+      .option('--name <context>', "context name (default: the URL's host:port)")
+      .option(
+        '--ca <file>',
+        "PEM certificates to trust for the server's (a private CA, or the server's own certificate), besides Node's built-in CAs; saved in the context (default: $BERTH_CA, else the context's)",
+      ),
     [
       'berth login --url https://berth.example.com --token "$TOKEN"',
+      'berth login --url https://berth.internal:7070 --token "$TOKEN" --ca ./berth-ca.pem',
       'pass show berth | berth login --url https://berth.example.com --token - --name work',
     ],
   ).action(async (f: LoginFlags) => {
@@ -40,12 +59,17 @@ export function registerLoginCommands(program: Command): void {
     if (!url) throw new UsageError(`--url: "${f.url}" is not an http:// or https:// URL`);
     const token = readToken(f.token);
     const name = f.name ?? new URL(url).host;
-    const me = await new ApiClient(url, token, { tokenSource: '--token' }).get<WhoAmI>('/whoami');
-    if (me.kind !== 'user') throw new CliError('that is a job token; log in with a user token');
     const config = loadConfig();
     const old = config.contexts[name];
-    const project = old && isUrlContext(old) && old.url === url ? old.project : undefined;
-    config.contexts[name] = { url, token, ...(project ? { project } : {}) };
+    const same = old && isUrlContext(old) && old.url === url ? old : undefined;
+    const ca = loginTrust(f.ca, same?.ca, name);
+    const me = await new ApiClient(url, token, {
+      tokenSource: '--token',
+      ...(ca ? { ca: { certificates: ca.certificates, source: ca.file } } : {}),
+    }).get<WhoAmI>('/whoami');
+    if (me.kind !== 'user') throw new CliError('that is a job token; log in with a user token');
+    const project = same?.project;
+    config.contexts[name] = { url, token, ...(project ? { project } : {}), ...(ca ? { ca: ca.file } : {}) };
     config.current = name;
     saveConfig(config);
     printer(f).show(
@@ -75,6 +99,9 @@ export function registerLoginCommands(program: Command): void {
         ['server', s.connection.url],
         ['replica', replica],
         ['via', s.connection.origin],
+        ...(s.connection.ca
+          ? ([['ca', `${s.connection.ca.file} (from ${s.connection.ca.origin})`]] as [string, Cell][])
+          : []),
         ['project', projectLine(s.project, s.connection.projectOrigin)],
       ]),
     );

@@ -5,7 +5,7 @@ import type { ProjectDetail, ProjectDetailView, ProjectView } from '../api-types
 import { apiPath } from '../client.js';
 import { DEFAULT_PROJECT } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { positiveNumber, repeatable } from '../flags.js';
+import { positiveNumber, repeatable, limitOrNone, limitValue } from '../flags.js';
 import { fields, table, yesNo } from '../output.js';
 import { checkCanRemember, forgetProject, rememberProject } from '../remember.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
@@ -16,6 +16,7 @@ interface CreateFlags extends CommonFlags {
   tag?: string[];
   inactive?: boolean;
   weight?: number;
+  maxQueued?: number | 'none';
 }
 
 interface UpdateFlags extends CommonFlags {
@@ -25,9 +26,14 @@ interface UpdateFlags extends CommonFlags {
   queue?: string;
   active?: boolean;
   weight?: number;
+  maxQueued?: number | 'none';
 }
 
 const projectPath = (name: string) => apiPath`/projects/${name}`;
+
+const MAX_QUEUED_FLAG = '--max-queued <n|none>';
+const MAX_QUEUED_HELP =
+  "the most of its jobs queued at once; more submissions are refused (429) until some are admitted (admin; none: the queue's default)";
 
 function describeProject(p: ProjectDetailView, current: boolean): string {
   return fields([
@@ -37,6 +43,7 @@ function describeProject(p: ProjectDetailView, current: boolean): string {
     ['tags', p.tags.join(', ')],
     ['active', yesNo(p.active)],
     ['weight', p.weight],
+    ['max queued', p.maxQueued ?? "the queue's default"],
     ['your role', p.role],
     ['members', p.members.map((m) => `${m.user} (${m.role})`)],
     ['privileges', p.privileges],
@@ -56,7 +63,8 @@ export function registerProjectCommands(program: Command): void {
       .option('--description <text>', 'what the project is for')
       .option('--tag <tag>', 'a tag (repeat, or separate with commas)', repeatable)
       .option('--inactive', 'create it inactive: it accepts no jobs until activated')
-      .option('--weight <w>', 'fair-share weight in its queue (default 1)', positiveNumber),
+      .option('--weight <w>', 'fair-share weight in its queue (default 1)', positiveNumber)
+      .option(MAX_QUEUED_FLAG, MAX_QUEUED_HELP, limitOrNone),
     ['berth project create ml --queue default --tag gpu --description "model training"'],
   ).action(async (name: string, f: CreateFlags) => {
     const s = openSession(f);
@@ -67,6 +75,7 @@ export function registerProjectCommands(program: Command): void {
       ...(f.tag ? { tags: f.tag } : {}),
       ...(f.inactive ? { active: false } : {}),
       ...(f.weight !== undefined ? { weight: f.weight } : {}),
+      ...(f.maxQueued !== undefined ? { maxQueued: limitValue(f.maxQueued) } : {}),
     };
     const created = await s.client.post<ProjectDetail>('/projects', body);
     s.show(created, () => `project ${created.name} created on cluster queue ${created.clusterQueue}`);
@@ -134,11 +143,13 @@ export function registerProjectCommands(program: Command): void {
         '--weight <w>',
         'fair-share weight in its queue: 2 gets twice the share of 1 (admin)',
         positiveNumber,
-      ),
+      )
+      .option(MAX_QUEUED_FLAG, MAX_QUEUED_HELP, limitOrNone),
     [
       'berth project update ml --tag gpu --tag a100',
       'berth project update ml --inactive',
       'berth project update ml --weight 2',
+      'berth project update ml --max-queued 10000',
     ],
   ).action(async (name: string, f: UpdateFlags & { inactive?: boolean }) => {
     if (f.tag && f.clearTags) throw new UsageError('--tag and --clear-tags cannot be used together');
@@ -148,10 +159,11 @@ export function registerProjectCommands(program: Command): void {
       ...(f.queue !== undefined ? { clusterQueue: f.queue } : {}),
       ...(f.active ? { active: true } : f.inactive ? { active: false } : {}),
       ...(f.weight !== undefined ? { weight: f.weight } : {}),
+      ...(f.maxQueued !== undefined ? { maxQueued: limitValue(f.maxQueued) } : {}),
     };
     if (Object.keys(body).length === 0) {
       throw new UsageError(
-        'nothing to update: give --description, --tag, --clear-tags, --queue, --active, --inactive or --weight',
+        'nothing to update: give --description, --tag, --clear-tags, --queue, --active, --inactive, --weight or --max-queued',
       );
     }
     const s = openSession(f);

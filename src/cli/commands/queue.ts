@@ -1,10 +1,13 @@
 /** `berth queue …`: cluster queues, the pools of quota projects draw on (admin). */
 import { Option, type Command } from 'commander';
 import {
+  BORROW_WITHIN_COHORT,
   QUEUEING_STRATEGIES,
   RECLAIM_WITHIN_COHORT,
   STOP_POLICIES,
   WITHIN_CLUSTER_QUEUE,
+  type BorrowWithinCohort,
+  type BorrowWithinCohortPolicy,
   type Preemption,
   type QueueingStrategy,
   type StopPolicy,
@@ -12,7 +15,7 @@ import {
 import type { ClusterQueueView } from '../api-types.js';
 import { apiPath } from '../client.js';
 import { UsageError } from '../errors.js';
-import { quantityList } from '../flags.js';
+import { integerOrNone, limitOrNone, limitValue, quantityList } from '../flags.js';
 import { fields, quantities, table } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
 import { registerQueueControlCommands } from './queue-control.js';
@@ -26,7 +29,10 @@ interface QueueFlags extends CommonFlags {
   strategy?: QueueingStrategy;
   withinQueuePreemption?: Preemption['withinClusterQueue'];
   reclaimWithinCohort?: Preemption['reclaimWithinCohort'];
+  borrowWithinCohort?: BorrowWithinCohortPolicy;
+  maxPriorityThreshold?: number | 'none';
   stopPolicy?: StopPolicy;
+  maxQueuedPerProject?: number | 'none';
 }
 
 const QUANTITIES_HELP = 'RESOURCE=QUANTITY,… e.g. cpu=8,memory=32Gi,jobs=10';
@@ -60,15 +66,38 @@ function queueOptions(cmd: Command, quotaRequired: boolean): Command {
       ),
     )
     .addOption(
+      new Option(
+        '--borrow-within-cohort <policy>',
+        'a job that must borrow may preempt lower-priority jobs of other queues that borrow (needs --reclaim-within-cohort)',
+      ).choices(BORROW_WITHIN_COHORT),
+    )
+    .option(
+      '--max-priority-threshold <n|none>',
+      'with --borrow-within-cohort: only jobs of at most this priority are preempted',
+      integerOrNone,
+    )
+    .addOption(
       new Option('--stop-policy <policy>', 'stop admitting (Hold) or also drain').choices(STOP_POLICIES),
+    )
+    .option(
+      '--max-queued-per-project <n|none>',
+      'the most jobs each project may have queued at once, unless it sets its own maxQueued',
+      limitOrNone,
     );
 }
 
 /** The request body: only what was given, so an update changes only those fields. */
 function queueBody(f: QueueFlags): Record<string, unknown> {
+  const borrow = {
+    ...(f.borrowWithinCohort ? { policy: f.borrowWithinCohort } : {}),
+    ...(f.maxPriorityThreshold !== undefined
+      ? { maxPriorityThreshold: f.maxPriorityThreshold === 'none' ? null : f.maxPriorityThreshold }
+      : {}),
+  };
   const preemption = {
     ...(f.withinQueuePreemption ? { withinClusterQueue: f.withinQueuePreemption } : {}),
     ...(f.reclaimWithinCohort ? { reclaimWithinCohort: f.reclaimWithinCohort } : {}),
+    ...(Object.keys(borrow).length > 0 ? { borrowWithinCohort: borrow } : {}),
   };
   return {
     ...(f.quota ? { quota: f.quota } : {}),
@@ -78,7 +107,17 @@ function queueBody(f: QueueFlags): Record<string, unknown> {
     ...(f.strategy ? { queueingStrategy: f.strategy } : {}),
     ...(Object.keys(preemption).length > 0 ? { preemption } : {}),
     ...(f.stopPolicy ? { stopPolicy: f.stopPolicy } : {}),
+    ...(f.maxQueuedPerProject !== undefined
+      ? { maxQueuedPerProject: limitValue(f.maxQueuedPerProject) }
+      : {}),
   };
+}
+
+/** ", borrow within cohort LowerPriority (priority ≤ 100)", or nothing for Never. */
+function borrowText(b: BorrowWithinCohort | undefined): string {
+  if (!b || b.policy === 'Never') return '';
+  const max = b.maxPriorityThreshold === null ? '' : ` (priority ≤ ${b.maxPriorityThreshold})`;
+  return `, borrow within cohort ${b.policy}${max}`;
 }
 
 function describeQueue(q: ClusterQueueView): string {
@@ -91,9 +130,10 @@ function describeQueue(q: ClusterQueueView): string {
     ['strategy', q.queueingStrategy],
     [
       'preemption',
-      `within queue ${q.preemption.withinClusterQueue}, reclaim within cohort ${q.preemption.reclaimWithinCohort}`,
+      `within queue ${q.preemption.withinClusterQueue}, reclaim within cohort ${q.preemption.reclaimWithinCohort}${borrowText(q.preemption.borrowWithinCohort)}`,
     ],
     ['stop policy', q.stopPolicy],
+    ['max queued per project', q.maxQueuedPerProject ?? null],
     ['usage', quantities(q.usage)],
     ['borrowed', quantities(q.borrowed)],
     ['pending', q.pending],

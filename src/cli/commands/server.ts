@@ -1,6 +1,16 @@
 /** `berth server`: run the API, scheduler and dashboard in this process. */
 import type { Command } from 'commander';
 
+interface ServerFlags {
+  config?: string;
+  dataDir?: string;
+  listen?: string;
+  database?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureHttp?: true;
+}
+
 export function registerServerCommand(program: Command): void {
   program
     .command('server')
@@ -12,10 +22,24 @@ export function registerServerCommand(program: Command): void {
       '--database <url>',
       'sqlite (the default: DATA/berth.db) or postgres://USER@HOST:PORT/DB; $BERTH_DATABASE keeps a password off the command line',
     )
-    .action(async (o: { config?: string; dataDir?: string; listen?: string; database?: string }) => {
+    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM, with its chain); with --tls-key')
+    .option('--tls-key <file>', "the certificate's private key (PEM, unencrypted)")
+    .option(
+      '--insecure-http',
+      'allow plain HTTP on a non-loopback address (tokens cross the network unencrypted)',
+    )
+    .action(async (o: ServerFlags) => {
       // Loaded here so that client commands do not pay for the server's modules.
       const { runServer } = await import('../../server/run.js');
       const database = o.database ?? process.env.BERTH_DATABASE;
-      await runServer({ configFile: o.config, dataDir: o.dataDir, listen: o.listen, database });
+      await runServer({
+        configFile: o.config,
+        dataDir: o.dataDir,
+        listen: o.listen,
+        database,
+        tlsCert: o.tlsCert,
+        tlsKey: o.tlsKey,
+        insecureHttp: o.insecureHttp,
+      });
     });
 }

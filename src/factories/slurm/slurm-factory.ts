@@ -45,6 +45,11 @@ export interface SlurmFactoryOptions {
   pollSeconds?: number;
   /** How long a submitted job may be missing from squeue before its worker is lost (30 s). */
   missingGraceSeconds?: number;
+  /**
+   * A PEM file the agents trust for the server's certificate (`berth agent --ca`), at this path on
+   * the nodes: the factory's `ca`, else the server's tls.cert.
+   */
+  ca?: string;
 }
 
 /** What a job gets of the server's environment (jobs run with PATH, HOME, their locale). */
@@ -161,6 +166,7 @@ export class SlurmFactory implements Factory {
       '--worker',
       String(req.workerId),
       ...(this.o.workRoot ? ['--work-root', this.o.workRoot] : []),
+      ...(this.o.ca ? ['--ca', this.o.ca] : []),
     ];
     // A gang: one allocation of `members` nodes, and an agent on each through srun, which tells
     // each its rank (SLURM_PROCID). Slurm gives all the nodes at once, or none.

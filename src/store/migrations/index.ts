@@ -15,6 +15,9 @@ import { projectMoves } from './0007_project_moves.js';
 import { tokenAccess } from './0008_token_access.js';
 import { workerRegistration } from './0009_worker_registration.js';
 import { gangRegistration } from './0010_gang_registration.js';
+import { tokenLife } from './0011_token_life.js';
+import { auditLog } from './0012_audit_log.js';
+import { projectLimits } from './0013_project_limits.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -27,6 +30,9 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0008_token_access', tokenAccess],
   ['0009_worker_registration', workerRegistration],
   ['0010_gang_registration', gangRegistration],
+  ['0011_token_life', tokenLife],
+  ['0012_audit_log', auditLog],
+  ['0013_project_limits', projectLimits],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

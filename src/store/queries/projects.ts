@@ -11,13 +11,14 @@ const toProject = (r: ProjectRow): Project => ({
   clusterQueue: r.cluster_queue,
   active: r.active === 1,
   weight: Number(r.weight),
+  maxQueued: r.max_queued === null ? null : Number(r.max_queued),
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at),
 });
 
 export type ProjectFields = Pick<
   Project,
-  'name' | 'description' | 'tags' | 'clusterQueue' | 'active' | 'weight'
+  'name' | 'description' | 'tags' | 'clusterQueue' | 'active' | 'weight' | 'maxQueued'
 >;
 
 export async function insertProject(db: Db, p: ProjectFields, now: number): Promise<void> {
@@ -30,6 +31,7 @@ export async function insertProject(db: Db, p: ProjectFields, now: number): Prom
       cluster_queue: p.clusterQueue,
       active: p.active ? 1 : 0,
       weight: p.weight,
+      max_queued: p.maxQueued,
       created_at: now,
       updated_at: now,
     })
@@ -45,6 +47,7 @@ export async function updateProject(db: Db, p: ProjectFields, now: number): Prom
       cluster_queue: p.clusterQueue,
       active: p.active ? 1 : 0,
       weight: p.weight,
+      max_queued: p.maxQueued,
       updated_at: now,
     })
     .where('name', '=', p.name)

@@ -1,7 +1,8 @@
 import type { ProjectTokenAccess } from '../../domain/project-token-access.js';
+import { tokenId, type TokenView } from '../../domain/tokens.js';
 import type { User } from '../../domain/user.js';
 import type { Db } from '../store.js';
-import { iso } from './time.js';
+import { iso, isoOrNull } from './time.js';
 
 export interface TokenRecord {
   hash: string;
@@ -69,6 +70,78 @@ export async function deleteJobTokens(db: Db, jobId: number): Promise<void> {
   await db.deleteFrom('api_tokens').where('job_id', '=', jobId).where('scope', 'is', null).execute();
 }
 
+/** Deletes the `token` well's tokens of one instance (never a user's, whatever its label). */
 export async function deleteTokensLabelled(db: Db, label: string): Promise<void> {
-  await db.deleteFrom('api_tokens').where('label', '=', label).execute();
+  await db.deleteFrom('api_tokens').where('label', '=', label).where('user_id', 'is', null).execute();
+}
+
+/** A user's token as listed, with its hash (which stays in the server) and its owner. */
+export interface UserToken extends TokenView {
+  hash: string;
+  userId: number;
+  userName: string;
+}
+
+const userTokens = (db: Db) =>
+  db
+    .selectFrom('api_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select(['t.hash', 't.label', 't.created_at', 't.last_used_at', 't.expires_at', 'u.id', 'u.name']);
+
+const toUserToken = (r: {
+  hash: string;
+  label: string;
+  created_at: number | string;
+  last_used_at: number | string | null;
+  expires_at: number | string | null;
+  id: number;
+  name: string;
+}): UserToken => ({
+  id: tokenId(r.hash),
+  hash: r.hash,
+  userId: r.id,
+  userName: r.name,
+  label: r.label,
+  createdAt: iso(r.created_at),
+  lastUsedAt: isoOrNull(r.last_used_at),
+  expiresAt: isoOrNull(r.expires_at),
+});
+
+/** A user's tokens, oldest first. */
+export async function listUserTokens(db: Db, userId: number): Promise<UserToken[]> {
+  const rows = await userTokens(db)
+    .where('t.user_id', '=', userId)
+    .orderBy('t.created_at')
+    .orderBy('t.hash')
+    .execute();
+  return rows.map(toUserToken);
+}
+
+/**
+ * The user token with public id `id` (a prefix of its hash: domain/tokens.ts), of `userId` when
+ * given. A range on the hash, so that the primary key's index finds it among every token.
+ */
+export async function findUserToken(db: Db, id: string, userId?: number): Promise<UserToken | undefined> {
+  let q = userTokens(db)
+    // Hex digits sort below "g" in every collation.
+    .where('t.hash', '>=', id)
+    .where('t.hash', '<', `${id}g`);
+  if (userId !== undefined) q = q.where('t.user_id', '=', userId);
+  const rows = await q.limit(2).execute();
+  const found = rows.filter((r) => tokenId(r.hash) === id);
+  return found.length === 1 ? toUserToken(found[0]!) : undefined;
+}
+
+export async function deleteToken(db: Db, hash: string): Promise<void> {
+  await db.deleteFrom('api_tokens').where('hash', '=', hash).execute();
+}
+
+/** Records that the token was used at `at` (never moving it back). */
+export async function touchToken(db: Db, hash: string, at: number): Promise<void> {
+  await db
+    .updateTable('api_tokens')
+    .set({ last_used_at: at })
+    .where('hash', '=', hash)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+    .execute();
 }

@@ -1,0 +1,65 @@
+/**
+ * A project's `maxQueued` (or its cluster queue's `maxQueuedPerProject`): the most of its jobs
+ * that may wait for admission at once, as Slurm's MaxSubmitJobs bounds an account, so that one
+ * project's runaway script cannot queue millions of jobs ahead of everyone. A submission past it
+ * gets 429 with Retry-After.
+ *
+ * The count comes from the leader's in-memory model (a follower reads the store's exact per-state
+ * counts), plus the submissions this replica has let through and not yet seen committed, so that
+ * a burst of concurrent submissions cannot overshoot the limit on one replica.
+ */
+import { TooManyRequestsError } from '../domain/errors.js';
+import type { Project } from '../domain/project.js';
+import type { QueueModel } from '../controller/port.js';
+import { countJobs } from '../store/queries/job-counts.js';
+import type { JobRuntime, ServiceContext } from './context.js';
+
+/** What a refused client is told to wait before it tries again. */
+export const QUEUED_RETRY_AFTER_SECONDS = 10;
+
+/** Submissions let through and not yet committed, per context and project. */
+const inFlight = new WeakMap<ServiceContext, Map<string, number>>();
+
+/** The limit that applies to the project's jobs, or null. */
+export function queuedLimit(project: Project, queue: QueueModel | undefined): number | null {
+  return project.maxQueued ?? queue?.maxQueuedPerProject ?? null;
+}
+
+/**
+ * Reserves a place for one more queued job of the project, or throws TooManyRequestsError naming
+ * the limit. The caller must call the returned release once the submission is committed (or has
+ * failed): from then on the job counts among the queued ones itself.
+ */
+export async function reserveQueued(
+  ctx: ServiceContext,
+  rt: JobRuntime,
+  project: Project,
+  queue: QueueModel | undefined,
+): Promise<() => void> {
+  const limit = queuedLimit(project, queue);
+  if (limit === null) return () => {};
+  let pending = inFlight.get(ctx);
+  if (!pending) inFlight.set(ctx, (pending = new Map<string, number>()));
+  const queued =
+    rt.controller.queuedJobs(project.name) ?? (await countJobs(ctx.store.db, project.name, ['queued']));
+  const reserved = pending.get(project.name) ?? 0;
+  if (queued + reserved >= limit) {
+    const whose =
+      project.maxQueued === null
+        ? `cluster queue "${project.clusterQueue}"'s maxQueuedPerProject`
+        : 'its maxQueued';
+    throw new TooManyRequestsError(
+      `project "${project.name}" has ${queued} jobs queued, ${whose} is ${limit}: submit again once some are admitted`,
+      QUEUED_RETRY_AFTER_SECONDS,
+    );
+  }
+  pending.set(project.name, reserved + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const n = (pending.get(project.name) ?? 1) - 1;
+    if (n > 0) pending.set(project.name, n);
+    else pending.delete(project.name);
+  };
+}
