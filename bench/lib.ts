@@ -37,7 +37,10 @@ export async function startBenchServer(config: string, store: BenchStore = 'sqli
     /^rateLimit:/m.test(config) ? config : `${config}\nrateLimit: { requestsPerSecond: 0 }\n`,
   );
   const database = store === 'postgres' ? await createTestDatabase() : undefined;
-  const server = await spawnServer(join(dir, 'data'), configFile, { database: database?.url ?? 'sqlite' });
+  const server = await spawnServer(join(dir, 'data'), configFile, {
+    database: database?.url ?? 'sqlite',
+    rateLimited: true,
+  });
   return {
     api: server.api,
     token: server.token,

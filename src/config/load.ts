@@ -100,6 +100,8 @@ export interface ConfigOverrides {
   tlsKey?: string;
   /** --insecure-http */
   insecureHttp?: boolean;
+  /** --rate-limit: API requests per second per token (0: none). */
+  requestsPerSecond?: number;
 }
 
 /** Fills defaults and checks the references between sections. */
@@ -193,7 +195,10 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     logLevel: raw.logLevel ?? 'warn',
     heartbeatSeconds: raw.heartbeatSeconds ?? 30,
     graceSeconds: raw.graceSeconds ?? 10,
-    rateLimit: { requestsPerSecond: raw.rateLimit?.requestsPerSecond ?? DEFAULT_REQUESTS_PER_SECOND },
+    rateLimit: {
+      requestsPerSecond:
+        overrides.requestsPerSecond ?? raw.rateLimit?.requestsPerSecond ?? DEFAULT_REQUESTS_PER_SECOND,
+    },
     leaseSeconds,
     renewSeconds,
     factories,

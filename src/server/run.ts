@@ -46,6 +46,8 @@ export interface ServerOptions {
   tlsKey?: string;
   /** Allows plain HTTP on a non-loopback address (the config file's `insecureHttp`). */
   insecureHttp?: boolean;
+  /** API requests per second per token; overrides the config file's `rateLimit` (0: none). */
+  requestsPerSecond?: number;
   /** Where human-readable lines go: start-up, and a replica's changes of role (stdout by default). */
   print?: (line: string) => void;
 }
@@ -109,6 +111,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     tlsCert: opts.tlsCert,
     tlsKey: opts.tlsKey,
     insecureHttp: opts.insecureHttp,
+    requestsPerSecond: opts.requestsPerSecond,
   };
   const config = resolveConfig(raw, overrides, file);
   // Before anything starts: a bad certificate or key stops the server, naming its setting.

@@ -106,6 +106,7 @@ describe("a project's maxQueued", () => {
 describe("a token's rate limit", () => {
   const server = useTestServer({
     config: `${localFactoryConfig(4)}\nrateLimit: { requestsPerSecond: 20 }`,
+    rateLimited: true,
   });
 
   it("answers one token's flood with 429s while another token and the jobs' agents are served", async () => {

@@ -57,8 +57,13 @@ void test('a queue answers with its spec, defaults filled, and its live figures'
     borrowingLimit: {},
     lendingLimit: {},
     queueingStrategy: 'BestEffortFIFO',
-    preemption: { withinClusterQueue: 'Never', reclaimWithinCohort: 'Never' },
+    preemption: {
+      withinClusterQueue: 'Never',
+      reclaimWithinCohort: 'Never',
+      borrowWithinCohort: { policy: 'Never', maxPriorityThreshold: null },
+    },
     stopPolicy: 'None',
+    maxQueuedPerProject: null,
   });
   assert.equal(createdAt, updatedAt);
   assert.ok(!Number.isNaN(Date.parse(createdAt)));
@@ -87,7 +92,11 @@ void test('a queue patch replaces the given fields and keeps the rest', async ()
   assert.deepEqual(res.body.quota, { cpu: '2' });
   assert.equal(res.body.cohort, 'pool');
   assert.equal(res.body.stopPolicy, 'Hold');
-  assert.deepEqual(res.body.preemption, { withinClusterQueue: 'Never', reclaimWithinCohort: 'Any' });
+  assert.deepEqual(res.body.preemption, {
+    withinClusterQueue: 'Never',
+    reclaimWithinCohort: 'Any',
+    borrowWithinCohort: { policy: 'Never', maxPriorityThreshold: null },
+  });
   const again = await api<QueueBody>(ctx.admin, 'GET', '/cluster-queues/patched');
   assert.deepEqual(again.body, res.body);
 });

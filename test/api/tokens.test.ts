@@ -15,18 +15,9 @@ import { call, useTestServer, type TestServer } from '../helpers/server.js';
 import { createTestDatabase, TEST_STORE, type TestDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
 import { replicaConfig } from '../replicas/support.js';
+import type { NewTokenView, TokenView } from '../../src/domain/tokens.js';
 
-interface TokenView {
-  id: string;
-  label: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-}
-interface NewToken extends TokenView {
-  name: string;
-  token: string;
-}
+type NewToken = NewTokenView;
 
 const whoami = (s: Pick<TestServer, 'api'>, token: string) => call(s.api, token, 'GET', '/whoami');
 

@@ -2,17 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fails, keyValues, ok, parseJson, row, rows, useCliServer } from './cli.js';
+import type { TokenView } from '../../src/domain/tokens.js';
 
 const ctx = useCliServer();
 const { as, admin } = ctx;
-
-interface TokenView {
-  id: string;
-  label: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-}
 
 describe('berth token', () => {
   let erin = '';

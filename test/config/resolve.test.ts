@@ -61,3 +61,23 @@ describe('configuration: publicUrl', () => {
     }
   });
 });
+
+describe('configuration: the rate limit per token', () => {
+  it('is 1000 requests per second by default; the file and then --rate-limit change it', () => {
+    assert.equal(resolve({}).rateLimit.requestsPerSecond, 1000);
+    assert.equal(resolve({ rateLimit: { requestsPerSecond: 50 } }).rateLimit.requestsPerSecond, 50);
+    const overridden = resolveConfig(
+      validateConfig({ rateLimit: { requestsPerSecond: 50 } }, 'berth.yaml'),
+      { requestsPerSecond: 0 },
+      'berth.yaml',
+    );
+    assert.equal(overridden.rateLimit.requestsPerSecond, 0);
+  });
+
+  it('names the bad key', () => {
+    assert.throws(
+      () => validateConfig({ rateLimit: { requestsPerSecond: -1 } }, 'berth.yaml'),
+      /rateLimit\.requestsPerSecond/,
+    );
+  });
+});

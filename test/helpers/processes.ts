@@ -14,3 +14,13 @@ export function processesWithEnv(match: (variable: string) => boolean): number[]
   }
   return pids;
 }
+
+/** Whether process `pid` still exists (signal 0 tests without signalling). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

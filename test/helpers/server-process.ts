@@ -22,6 +22,8 @@ export interface SpawnOptions {
   token?: string;
   /** host:port to listen on (default: a free port); a restart on the same port keeps agents' URL. */
   listen?: string;
+  /** Keep the rate limit per token (the config's, else the default); off otherwise, as in-process. */
+  rateLimited?: boolean;
 }
 
 export async function spawnServer(
@@ -44,6 +46,7 @@ export async function spawnServer(
       '--config',
       configFile,
       ...(database ? ['--database', database.url] : []),
+      ...(opts.rateLimited ? [] : ['--rate-limit', '0']),
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],

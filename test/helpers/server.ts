@@ -42,6 +42,11 @@ export interface StartOptions {
   configFile?: string;
   /** The text of a config file, written to a temporary file that `close()` removes. */
   config?: string;
+  /**
+   * Keep the API's rate limit per token (from the config, else the default). Off otherwise: tests
+   * fire requests in bursts from one token, and a 429 there would be noise, not a finding.
+   */
+  rateLimited?: boolean;
 }
 
 /** A server with no config (/dev/null) unless `opts` gives one. */
@@ -66,6 +71,7 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
       configFile,
       database: database?.url,
       print: () => {},
+      ...(opts.rateLimited ? {} : { requestsPerSecond: 0 }),
     });
   } catch (e) {
     remove();

@@ -19,6 +19,7 @@ import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { alive } from '../helpers/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'berth-crash-'));
 const dataDir = join(dir, 'data');
@@ -29,15 +30,6 @@ after(async () => {
   if (server) await killHard(server);
   rmSync(dir, { recursive: true, force: true });
 });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 it('survives kill -9 with jobs queued and running', async () => {
   appendFileSync(marks, '');

@@ -12,18 +12,10 @@ import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { alive } from '../helpers/processes.js';
 
 let s: TestServer;
 let scratch: string;
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const logsOf = async (id: number): Promise<string> =>
   (await call(s.api, s.adminToken, 'GET', `/jobs/${id}/logs`)).text;

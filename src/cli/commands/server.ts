@@ -1,5 +1,6 @@
 /** `berth server`: run the API, scheduler and dashboard in this process. */
 import type { Command } from 'commander';
+import { nonNegativeInteger } from '../flags.js';
 
 interface ServerFlags {
   config?: string;
@@ -9,6 +10,7 @@ interface ServerFlags {
   tlsCert?: string;
   tlsKey?: string;
   insecureHttp?: true;
+  rateLimit?: number;
 }
 
 export function registerServerCommand(program: Command): void {
@@ -28,6 +30,11 @@ export function registerServerCommand(program: Command): void {
       '--insecure-http',
       'allow plain HTTP on a non-loopback address (tokens cross the network unencrypted)',
     )
+    .option(
+      '--rate-limit <n>',
+      "API requests per second one token may make, then 429 (default: the config's rateLimit, else 1000; 0: no limit)",
+      nonNegativeInteger,
+    )
     .action(async (o: ServerFlags) => {
       // Loaded here so that client commands do not pay for the server's modules.
       const { runServer } = await import('../../server/run.js');
@@ -40,6 +47,7 @@ export function registerServerCommand(program: Command): void {
         tlsCert: o.tlsCert,
         tlsKey: o.tlsKey,
         insecureHttp: o.insecureHttp,
+        requestsPerSecond: o.rateLimit,
       });
     });
 }
