@@ -9,6 +9,12 @@ import { Quantity } from './schemas.js';
 const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
   Type.Object(props, { additionalProperties: false });
 
+const JobIds = (description: string) =>
+  Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]+$' })]), {
+    maxItems: 256,
+    description,
+  });
+
 export const SubmitBody = strict({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
   command: Type.Optional(
@@ -26,10 +32,10 @@ export const SubmitBody = strict({
   ),
   env: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 65536 }))),
   timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
-  dependsOn: Type.Optional(
-    Type.Array(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]+$' })]), {
-      maxItems: 256,
-    }),
+  dependsOn: Type.Optional(JobIds('run only after each of these jobs has succeeded (afterok)')),
+  dependsOnAny: Type.Optional(JobIds('run only after each of these jobs has ended, however (afterany)')),
+  dependsOnFailed: Type.Optional(
+    JobIds('run only after each of these jobs has failed or been cancelled (afternotok)'),
   ),
   idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   workers: Type.Optional(

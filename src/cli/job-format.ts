@@ -111,7 +111,14 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],
     ['worker', job.worker && `#${job.worker.id} (${job.worker.state})`],
     ['command', shellWords(job.command)],
-    ['depends on', job.dependsOn.join(', ')],
+    [
+      'depends on',
+      [
+        ...job.dependsOn.map(String),
+        ...job.dependsOnAny.map((d) => `${d} (any end)`),
+        ...job.dependsOnFailed.map((d) => `${d} (failure)`),
+      ].join(', '),
+    ],
     ['timeout', job.timeoutSeconds === null ? null : formatSpan(job.timeoutSeconds * 1000, 2)],
     ['created', when(job.createdAt, now)],
     ['admitted', when(job.admittedAt, now)],

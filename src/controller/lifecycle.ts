@@ -4,6 +4,7 @@
  * cleanup. Each transition is recorded with its event in one unit before the model moves on.
  */
 import type { FinishRequest } from '../agent/protocol.js';
+import { dependencyMet, unmetReason, type Dependency } from '../domain/dependency.js';
 import { ConflictError } from '../domain/errors.js';
 import { isTerminal, type JobState } from '../domain/job.js';
 import { findJobState, updateJob, type JobUpdate } from '../store/queries/jobs.js';
@@ -28,19 +29,27 @@ export class Lifecycle implements ProvisioningOutcomes {
    */
   async enqueueWhenReady(job: TrackedJob): Promise<void> {
     const { jobs, o } = this.core;
-    const waiting: number[] = [];
-    for (const dep of job.dependsOn) {
-      const state = jobs.unfinished(dep)?.state ?? (await findJobState(o.store.db, dep));
-      if (state === 'succeeded') continue;
-      if (state === undefined || isTerminal(state)) {
-        await this.finish(job, 'cancelled', `dependency job ${dep} ${state ?? 'does not exist'}`, null);
+    const waiting: Dependency[] = [];
+    for (const dep of job.dependencies) {
+      const unfinished = jobs.unfinished(dep.job);
+      const state = unfinished ? undefined : await findJobState(o.store.db, dep.job);
+      if (unfinished && !isTerminal(unfinished.state)) {
+        waiting.push(dep);
+        continue;
+      }
+      const ended = unfinished?.state ?? state;
+      if (ended !== undefined && !isTerminal(ended)) {
+        waiting.push(dep); // unfinished in the store, not yet tracked here
+        continue;
+      }
+      if (ended === undefined || !dependencyMet(dep.on, ended)) {
+        await this.finish(job, 'cancelled', unmetReason(dep, ended), null);
         return;
       }
-      waiting.push(dep);
     }
     job.waitingFor = waiting;
     if (waiting.length > 0) {
-      for (const dep of waiting) jobs.addDependent(dep, job.id);
+      for (const dep of waiting) jobs.addDependent(dep.job, job.id);
       return;
     }
     const lacking = this.gates.missing(job);
@@ -244,14 +253,15 @@ export class Lifecycle implements ProvisioningOutcomes {
   /** A job ended: the jobs waiting for it go on to the scheduler, or are cancelled. */
   private async settleDependents(id: number, state: JobState): Promise<void> {
     for (const depId of this.core.jobs.takeDependents(id)) {
-      const dep = this.core.jobs.unfinished(depId);
-      if (!dep) continue;
-      if (state !== 'succeeded') {
-        await this.finish(dep, 'cancelled', `dependency job ${id} ${state}`, null);
+      const dependent = this.core.jobs.unfinished(depId);
+      if (!dependent) continue;
+      const unmet = dependent.waitingFor.find((d) => d.job === id && !dependencyMet(d.on, state));
+      if (unmet) {
+        await this.finish(dependent, 'cancelled', unmetReason(unmet, state), null);
         continue;
       }
-      dep.waitingFor = dep.waitingFor.filter((d) => d !== id);
-      if (dep.waitingFor.length === 0) await this.enqueueWhenReady(dep);
+      dependent.waitingFor = dependent.waitingFor.filter((d) => d.job !== id);
+      if (dependent.waitingFor.length === 0) await this.enqueueWhenReady(dependent);
     }
   }
 }

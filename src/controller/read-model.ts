@@ -7,6 +7,7 @@ import type { ControllerCore } from './core.js';
 import { ProjectGates } from './project-gates.js';
 import type { LiveQueueFigures, LiveStatus } from './port.js';
 import type { QueueModels } from './queue-models.js';
+import { awaited, type Dependency } from '../domain/dependency.js';
 
 export class ReadModel {
   constructor(
@@ -20,10 +21,7 @@ export class ReadModel {
     const job = this.core.jobs.unfinished(id);
     if (!job) return undefined;
     if (job.state === 'queued') {
-      if (job.waitingFor.length > 0) {
-        const s = job.waitingFor.length > 1 ? 's' : '';
-        return { reason: `waiting for job${s} ${job.waitingFor.join(', ')} to succeed`, position: null };
-      }
+      if (job.waitingFor.length > 0) return { reason: waitingReason(job.waitingFor), position: null };
       if (job.parkedFor !== null) {
         const reason = ProjectGates.reason(job, job.parkedFor);
         return { reason, position: null, blockers: [ProjectGates.blocker(job, job.parkedFor)] };
@@ -61,4 +59,13 @@ export class ReadModel {
       if (f) yield { name, ...f };
     }
   }
+}
+
+/** "waiting for jobs 3, 4 to succeed and job 5 to end" */
+function waitingReason(deps: Dependency[]): string {
+  const parts = (['success', 'end', 'failure'] as const).flatMap((on) => {
+    const ids = deps.filter((d) => d.on === on).map((d) => d.job);
+    return ids.length === 0 ? [] : [`job${ids.length > 1 ? 's' : ''} ${ids.join(', ')} ${awaited(on)}`];
+  });
+  return `waiting for ${parts.join(' and ')}`;
 }

@@ -6,6 +6,7 @@ import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import type { ActiveJob, JobRecord, JobSpec, JobState } from '../domain/job.js';
 import { parseAmounts, type Amounts } from '../domain/quantity.js';
 import type { Workload } from '../scheduler/types.js';
+import { dependenciesOf, type Dependency } from '../domain/dependency.js';
 import { Gang } from './gang.js';
 import type { Pool } from './pool.js';
 
@@ -27,8 +28,10 @@ export interface TrackedJob extends ActiveJob {
   stopping: StopKind | null;
   stopReason: string;
   stopRequestedAt: number;
-  /** Set while the job waits for its dependencies. */
-  waitingFor: number[];
+  /** What it must wait for before it may be queued (its dependencies, every kind). */
+  dependencies: Dependency[];
+  /** Set while the job waits for its dependencies: those not yet ended. */
+  waitingFor: Dependency[];
   /** Resource types it needs, in acquisition (lexicographic) order. */
   resources: string[];
   /** How many of `resources` it holds. */
@@ -133,6 +136,7 @@ export class TrackedJobs {
       stopping: null,
       stopReason: '',
       stopRequestedAt: 0,
+      dependencies: dependenciesOf(r.spec),
       waitingFor: [],
       resources: [...r.spec.resources].sort(),
       acquired: 0,

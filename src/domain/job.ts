@@ -22,7 +22,12 @@ export interface JobSpec {
   timeoutSeconds: number | null;
   requests: Record<string, string>;
   resources: string[];
+  /** Jobs that must succeed first (Slurm's afterok). */
   dependsOn: number[];
+  /** Jobs that must end first, however they end (afterany); absent: none. */
+  dependsOnAny?: number[];
+  /** Jobs that must fail or be cancelled first (afternotok); absent: none. */
+  dependsOnFailed?: number[];
   /** The priority class the submitter named, if any (its value is the job's priority). */
   priorityClass?: string;
   /**
@@ -101,6 +106,8 @@ export interface Job {
   env: Record<string, string>;
   timeoutSeconds: number | null;
   dependsOn: number[];
+  dependsOnAny: number[];
+  dependsOnFailed: number[];
   createdBy: string;
   attempts: number;
   cancelRequested: boolean;

@@ -34,6 +34,8 @@ export function toJobView(r: JobRecord, live: Live): Job {
     env: r.spec.env,
     timeoutSeconds: r.spec.timeoutSeconds,
     dependsOn: r.spec.dependsOn,
+    dependsOnAny: r.spec.dependsOnAny ?? [],
+    dependsOnFailed: r.spec.dependsOnFailed ?? [],
     createdBy: r.createdBy,
     attempts: r.attempts,
     cancelRequested: r.cancelRequested,

@@ -11,6 +11,7 @@ import {
   type JobSpec,
   type JobState,
 } from '../domain/job.js';
+import { dependenciesOf, type DependencyCondition } from '../domain/dependency.js';
 import { decodeCursor, encodeCursor, jobKey, type JobSort } from '../domain/job-order.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
@@ -47,12 +48,21 @@ export interface SubmitInput {
   env?: Record<string, string>;
   timeoutSeconds?: number;
   dependsOn?: (number | string)[];
+  dependsOnAny?: (number | string)[];
+  dependsOnFailed?: (number | string)[];
   idempotencyKey?: string;
   /** A gang job's number of workers (1 by default). */
   workers?: number;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The submission field that gives each kind of dependency. */
+const FIELD_OF: Record<DependencyCondition, string> = {
+  success: 'dependsOn',
+  end: 'dependsOnAny',
+  failure: 'dependsOnFailed',
+};
 
 function buildSpec(input: SubmitInput): JobSpec {
   if (input.command && input.script !== undefined)
@@ -74,12 +84,19 @@ function buildSpec(input: SubmitInput): JobSpec {
     if (k.startsWith('BERTH_'))
       throw new BadRequestError(`env: ${k}: variables starting with BERTH_ are set by berth`);
   }
-  const dependsOn = (input.dependsOn ?? []).map((d) => {
-    const n = typeof d === 'number' ? d : Number(d);
-    if (!Number.isSafeInteger(n) || n <= 0)
-      throw new BadRequestError(`dependsOn: ${JSON.stringify(d)} is not a job id`);
-    return n;
-  });
+  const ids = (field: string, list: (number | string)[] | undefined): number[] => [
+    ...new Set(
+      (list ?? []).map((d) => {
+        const n = typeof d === 'number' ? d : Number(d);
+        if (!Number.isSafeInteger(n) || n <= 0)
+          throw new BadRequestError(`${field}: ${JSON.stringify(d)} is not a job id`);
+        return n;
+      }),
+    ),
+  ];
+  const dependsOn = ids('dependsOn', input.dependsOn);
+  const dependsOnAny = ids('dependsOnAny', input.dependsOnAny);
+  const dependsOnFailed = ids('dependsOnFailed', input.dependsOnFailed);
   const workers = input.workers ?? 1;
   if (!Number.isSafeInteger(workers) || workers < 1 || workers > MAX_GANG_WORKERS)
     throw new BadRequestError(`workers: ${workers} is not a whole number from 1 to ${MAX_GANG_WORKERS}`);
@@ -89,7 +106,10 @@ function buildSpec(input: SubmitInput): JobSpec {
     timeoutSeconds: input.timeoutSeconds ?? null,
     requests,
     resources: [...new Set(input.resources ?? [])].sort(),
-    dependsOn: [...new Set(dependsOn)],
+    dependsOn,
+    // Kept only when given, so that a spec without them stays as it always was.
+    ...(dependsOnAny.length > 0 ? { dependsOnAny } : {}),
+    ...(dependsOnFailed.length > 0 ? { dependsOnFailed } : {}),
     // Kept only for a gang, so a one-worker job's spec stays as it always was.
     ...(workers > 1 ? { workers } : {}),
   };
@@ -191,10 +211,14 @@ export async function submitJob(
   if (!project.active)
     throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
   const queue = await checkRunnable(db, rt, project.name, project.clusterQueue, target, spec);
-  const known = await existingJobIds(db, project.name, spec.dependsOn);
-  const missing = spec.dependsOn.filter((d) => !known.has(d));
-  if (missing.length > 0)
-    throw new UnprocessableError(`dependsOn: no job ${missing.join(', ')} in project "${project.name}"`);
+  const deps = dependenciesOf(spec);
+  const known = await existingJobIds(db, project.name, [...new Set(deps.map((d) => d.job))]);
+  const unknown = deps.find((d) => !known.has(d.job));
+  if (unknown) {
+    const field = FIELD_OF[unknown.on];
+    const missing = deps.filter((d) => d.on === unknown.on && !known.has(d.job)).map((d) => d.job);
+    throw new UnprocessableError(`${field}: no job ${missing.join(', ')} in project "${project.name}"`);
+  }
   const priority = await resolvePriority(db, input.priority);
   // Its place under the project's maxQueued, held until the job counts among the queued itself.
   const release = await reserveQueued(ctx, rt, project, queue);

@@ -254,6 +254,24 @@ describe('berth submit', { timeout: SUITE_TIMEOUT_MS }, () => {
     fails(await cli(['submit', '--workers', '0', '--', 'true']), 2, /--workers.*at least 1/);
   });
 
+  it('--after-any and --after-failed wait for the end, and for a failure', async () => {
+    const gate = gated();
+    const first = submittedId(ok(await cli(['submit', '--script', `${gate.script}; exit 2`])));
+    const any = submittedId(ok(await cli(['submit', '--after-any', String(first), '--', 'echo', 'any'])));
+    const failed = submittedId(
+      ok(await cli(['submit', '--after-failed', String(first), '--', 'echo', 'failed'])),
+    );
+    const waiting = keyValues(ok(await cli(['status', String(failed)])));
+    assert.deepEqual(
+      [waiting.reason, waiting['depends on']],
+      [`waiting for job ${first} to fail`, `${first} (failure)`],
+    );
+    assert.equal(keyValues(ok(await cli(['status', String(any)])))['depends on'], `${first} (any end)`);
+    gate.open();
+    assert.equal(ok(await cli(['logs', '-f', String(any)])), 'any\n');
+    assert.equal(ok(await cli(['logs', '-f', String(failed)])), 'failed\n');
+  });
+
   it('--after makes a job wait for its dependency and run after it', async () => {
     const gate = gated();
     const first = submittedId(ok(await cli(['submit', '--script', gate.script])));

@@ -133,6 +133,58 @@ describe('a job', () => {
     assert.equal(d.state, 'cancelled');
     assert.match(d.reason, new RegExp(`dependency job ${failing.id} failed`));
   });
+
+  it('runs after any end (dependsOnAny), or only after a failure (dependsOnFailed)', async () => {
+    const gate = join(scratch, 'gate-dep-kinds');
+    const failing = await submit(s.api, s.adminToken, 'default', {
+      script: `while [ ! -e ${gate} ]; do sleep 0.05; done; exit 4`,
+    });
+    const passing = await submit(s.api, s.adminToken, 'default', { command: ['true'] });
+    await waitDone(s.api, s.adminToken, passing.id);
+    const afterAny = await submit(s.api, s.adminToken, 'default', {
+      command: ['true'],
+      dependsOnAny: [failing.id],
+    });
+    const afterFailure = await submit(s.api, s.adminToken, 'default', {
+      command: ['true'],
+      dependsOnFailed: [failing.id],
+    });
+    const both = await submit(s.api, s.adminToken, 'default', {
+      command: ['true'],
+      dependsOn: [passing.id],
+      dependsOnAny: [failing.id],
+    });
+    assert.equal(
+      (await getJob(s.api, s.adminToken, afterFailure.id)).reason,
+      `waiting for job ${failing.id} to fail`,
+    );
+    assert.equal(
+      (await getJob(s.api, s.adminToken, both.id)).reason,
+      `waiting for job ${failing.id} to end`,
+      'the dependency that succeeded no longer holds it',
+    );
+    writeFileSync(gate, '');
+    for (const j of [afterAny, afterFailure, both])
+      assert.equal((await waitDone(s.api, s.adminToken, j.id)).state, 'succeeded');
+    // After a success, a job that was to run only on failure is cancelled, naming the job.
+    const onFailure = await submit(s.api, s.adminToken, 'default', {
+      command: ['true'],
+      dependsOnFailed: [passing.id],
+    });
+    const c = await waitDone(s.api, s.adminToken, onFailure.id);
+    assert.equal(c.state, 'cancelled');
+    assert.equal(
+      c.reason,
+      `dependency job ${passing.id} succeeded, and this job was to run only if it failed`,
+    );
+    const view = await call<{ dependsOnAny: number[]; dependsOnFailed: number[] }>(
+      s.api,
+      s.adminToken,
+      'GET',
+      `/jobs/${both.id}`,
+    );
+    assert.deepEqual([view.body.dependsOnAny, view.body.dependsOnFailed], [[failing.id], []]);
+  });
 });
 
 describe('stopping a job', () => {
@@ -277,6 +329,13 @@ describe('submission is refused', () => {
       /implicitly requests jobs: 1/,
     ],
     ['unknown dependency', 'default', { command: ['true'], dependsOn: [999999] }, 422, /no job 999999/],
+    [
+      'unknown dependency of another kind',
+      'default',
+      { command: ['true'], dependsOnFailed: [999998] },
+      422,
+      /dependsOnFailed: no job 999998/,
+    ],
     ['reserved variable', 'default', { command: ['true'], env: { BERTH_TOKEN: 'x' } }, 400, /set by berth/],
     ['unknown field', 'default', { command: ['true'], colour: 'red' }, 400, /unknown field "colour"/],
   ];

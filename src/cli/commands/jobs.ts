@@ -30,6 +30,8 @@ interface SubmitFlags extends CommonFlags {
   timeout?: number;
   workers?: number;
   after?: number[];
+  afterAny?: number[];
+  afterFailed?: number[];
   idempotencyKey?: string;
   script?: string;
   wait?: boolean;
@@ -65,6 +67,8 @@ function submitBody(command: string[], f: SubmitFlags): Record<string, unknown> 
     timeoutSeconds: f.timeout,
     workers: f.workers,
     dependsOn: f.after,
+    dependsOnAny: f.afterAny,
+    dependsOnFailed: f.afterFailed,
     idempotencyKey: f.idempotencyKey,
   };
   return Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
@@ -130,6 +134,12 @@ function registerSubmit(program: Command): void {
       positiveInteger,
     )
     .option('--after <job>', 'run only after this job has succeeded (repeatable)', jobIds)
+    .option('--after-any <job>', 'run only after this job has ended, however it ended (repeatable)', jobIds)
+    .option(
+      '--after-failed <job>',
+      'run only after this job has failed or been cancelled (repeatable); cancelled if it succeeds',
+      jobIds,
+    )
     .option('--idempotency-key <key>', 'submitting again with the same key returns the same job')
     .option('--script <code>', 'run this shell code with /bin/sh -c instead of a command')
     .addOption(

@@ -240,15 +240,24 @@ function Spec({ job }: { job: Job }) {
     ],
     [
       'Depends on',
-      job.dependsOn.length === 0 ? (
+      job.dependsOn.length + job.dependsOnAny.length + job.dependsOnFailed.length === 0 ? (
         <span className="muted">nothing</span>
       ) : (
         <span className="list">
-          {job.dependsOn.map((d) => (
-            <Link key={d} to={paths.job(d)}>
-              {d}
-            </Link>
-          ))}
+          {(
+            [
+              [job.dependsOn, ''],
+              [job.dependsOnAny, ' (any end)'],
+              [job.dependsOnFailed, ' (failure)'],
+            ] as const
+          ).flatMap(([ids, on]) =>
+            ids.map((d) => (
+              <span key={`${d}${on}`}>
+                <Link to={paths.job(d)}>{d}</Link>
+                {on && <span className="muted">{on}</span>}
+              </span>
+            )),
+          )}
         </span>
       ),
     ],
