@@ -96,8 +96,11 @@ export function JobPage({ id }: { id: number }) {
     setJob((j) => j && { ...j, state: n.state, reason: n.reason });
     reload();
   });
-  useStreamEvent('open', ({ resync }) => {
-    if (resync) reload();
+  // A connection that follows this job opened after the page's first load: the stream switched
+  // connections to carry its log, and a change between the two (a short job's end) came on
+  // neither. So the page reads the job again once it follows it.
+  useStreamEvent('open', ({ resync, job: following }) => {
+    if (resync || following === id) reload();
   });
 
   if (error && !job) {
