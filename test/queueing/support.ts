@@ -318,11 +318,4 @@ export const inQueue =
   (h: Holding): boolean =>
     queues.includes(h.job.clusterQueue);
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { alive } from '../helpers/processes.js';
