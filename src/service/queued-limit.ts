@@ -49,7 +49,7 @@ export async function reserveQueued(
         ? `cluster queue "${project.clusterQueue}"'s maxQueuedPerProject`
         : 'its maxQueued';
     throw new TooManyRequestsError(
-      `project "${project.name}" has ${queued} jobs queued, ${whose} is ${limit}: submit again once some are admitted`,
+      `project "${project.name}" has ${queued} job${queued === 1 ? '' : 's'} queued, ${whose} is ${limit}: submit again once some are admitted`,
       QUEUED_RETRY_AFTER_SECONDS,
     );
   }
