@@ -31,19 +31,13 @@ export class Lifecycle implements ProvisioningOutcomes {
     const { jobs, o } = this.core;
     const waiting: Dependency[] = [];
     for (const dep of job.dependencies) {
-      const unfinished = jobs.unfinished(dep.job);
-      const state = unfinished ? undefined : await findJobState(o.store.db, dep.job);
-      if (unfinished && !isTerminal(unfinished.state)) {
+      const state = jobs.unfinished(dep.job)?.state ?? (await findJobState(o.store.db, dep.job));
+      if (state !== undefined && !isTerminal(state)) {
         waiting.push(dep);
         continue;
       }
-      const ended = unfinished?.state ?? state;
-      if (ended !== undefined && !isTerminal(ended)) {
-        waiting.push(dep); // unfinished in the store, not yet tracked here
-        continue;
-      }
-      if (ended === undefined || !dependencyMet(dep.on, ended)) {
-        await this.finish(job, 'cancelled', unmetReason(dep, ended), null);
+      if (state === undefined || !dependencyMet(dep.on, state)) {
+        await this.finish(job, 'cancelled', unmetReason(dep, state), null);
         return;
       }
     }
