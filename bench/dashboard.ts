@@ -22,7 +22,10 @@ import { fmt, post } from './lib.js';
 
 export const PROJECT = 'p';
 
-type SeedRow = Omit<JobsTable, 'id'>;
+type SeedRow = Omit<
+  JobsTable,
+  'id' | 'retried' | 'infra_retried' | 'retry_at' | 'array_id' | 'array_index' | 'queued_at'
+>;
 
 /** A small deterministic generator, so every run seeds the same jobs. */
 function random(seed: number): () => number {

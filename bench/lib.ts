@@ -9,6 +9,8 @@ import { createTestDatabase } from '../test/helpers/store.js';
 export interface BenchServer {
   api: string;
   token: string;
+  /** Its data directory (berth.db there on SQLite). */
+  dataDir: string;
   /** CPU seconds the server process has used so far (user + system). */
   cpuSeconds(): number;
   stop(): Promise<void>;
@@ -44,6 +46,7 @@ export async function startBenchServer(config: string, store: BenchStore = 'sqli
   return {
     api: server.api,
     token: server.token,
+    dataDir: join(dir, 'data'),
     cpuSeconds: () => processCpuSeconds(server.child.pid!),
     async stop() {
       const exited = new Promise((r) => server.child.once('exit', r));
@@ -105,6 +108,18 @@ export async function pool(
       while (next < n) await task(next++);
     }),
   );
+}
+
+/** Deterministic PRNG (mulberry32), so that every run seeds the same workload. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 export const fmt = (n: number, digits = 0): string =>

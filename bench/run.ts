@@ -12,9 +12,12 @@
  * stores (submissions and Kueue's baseline on SQLite and on PostgreSQL, side by side), slurm
  * (no-op jobs through the slurm factory, one Slurm job each and pilots, against plain sbatch),
  * flood (another client's submit → running while one token floods the API, with and without the
- * rate limit).
+ * rate limit), arrays (one array of 100,000 tasks: time to accept it and bytes per task, beside
+ * jobs submitted one by one), usage (GET /usage over the rollups of 1,000,000 allocations),
+ * estimates (start-time estimates against the admissions they foretold, Kueue's baseline).
  */
 import { runApiBench } from './api.js';
+import { printArraysBench, runArraysBench } from './arrays.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
 import { printFloodBench, runFloodBench } from './flood.js';
 import { runE2eBench } from './e2e.js';
@@ -24,6 +27,8 @@ import { printPipeline, runPipelineBench } from './pipeline.js';
 import { runSchedulerBench } from './scheduler.js';
 import { printSlurmBench, runSlurmBench } from './slurm.js';
 import { printStoresBench, runStoresBench } from './stores.js';
+import { printUsageBench, runUsageBench } from './usage.js';
+import { printEstimatesBench, runEstimatesBench } from './estimates.js';
 
 const only = process.argv.slice(2);
 const want = (name: string) => only.length === 0 || only.includes(name);
@@ -85,4 +90,16 @@ if (only.includes('slurm')) {
 if (only.includes('flood')) {
   console.log("== flood: another client's submit → running while one token floods the API");
   printFloodBench(await runFloodBench());
+}
+if (only.includes('arrays')) {
+  console.log('== arrays: one job array of 100,000 tasks in one request');
+  printArraysBench(await runArraysBench());
+}
+if (only.includes('estimates')) {
+  console.log("== estimates: start-time estimates against the real admissions, Kueue's baseline (simulated)");
+  printEstimatesBench(runEstimatesBench());
+}
+if (only.includes('usage')) {
+  console.log('== usage: GET /usage over the hourly rollups of 1,000,000 allocations');
+  printUsageBench(await runUsageBench());
 }

@@ -20,6 +20,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pathToFileURL } from 'node:url';
 import { Scheduler, type QueueModel, type Workload } from '../src/scheduler/index.js';
+import { random } from './lib.js';
 
 type Figures = Record<string, number | string>;
 
@@ -35,18 +36,6 @@ function heapUsed(): number {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
-}
-
-/** Deterministic PRNG (mulberry32), so that every run schedules the same workloads. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const QUEUES = 50;

@@ -8,6 +8,8 @@
  *                                      call again (a long poll)
  *   POST /job/self/logs   (text body)  → 204             (appends output, in order)
  *   POST /job/self/heartbeat?wait=S&rank=R → HeartbeatResponse (long poll: returns early on cancel)
+ *   POST /job/self/artifacts?name=N (octet-stream) → 201  (keeps a file; 413 past the run's limit;
+ *                                      before finish, rank 0 only: agent/artifacts.ts)
  *   POST /job/self/finish?rank=R FinishRequest → 204
  *
  * `rank` (default 0) says which member of a gang job (`workers` > 1) the agent runs; `host` is
@@ -37,6 +39,12 @@ export interface StartResponse {
   worldSize: number;
   /** Every member's host, by rank (BERTH_HOSTS, comma-separated). */
   hosts: string[];
+  /**
+   * Glob patterns of the files to upload as artifacts once the command has ended (exited or timed
+   * out), relative to the working directory. Given to rank 0 only; absent: none (also from a
+   * server older than artifacts).
+   */
+  artifacts?: string[];
 }
 
 /** Which member of its job an agent runs, and the host its peers reach it by. */

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { constants, hostname } from 'node:os';
 import { joinArgv, outOfMemory, type JobCgroup } from './cgroups.js';
+import { uploadArtifacts } from './artifacts.js';
 import { AgentClient, AgentHttpError } from './client.js';
 import { commandError } from './find-command.js';
 import { LogUploader } from './log-uploader.js';
@@ -101,6 +102,19 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
       result.message = oom;
       logs.write(`berth: ${oom}\n`);
     }
+  }
+  // Artifacts of a run that ended by itself or by its timeout; a stopped one keeps none.
+  if (spec.artifacts?.length && (result.outcome === 'exited' || result.outcome === 'timeout')) {
+    await uploadArtifacts({
+      url: opts.url,
+      token: opts.token,
+      workdir: opts.workdir,
+      patterns: spec.artifacts,
+      client,
+      log: (line) => logs.write(line),
+      heartbeatSeconds: spec.heartbeatSeconds,
+      retryForMs: opts.retryForMs,
+    });
   }
   try {
     await logs.flush();

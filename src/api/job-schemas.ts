@@ -1,6 +1,9 @@
 /** Request schemas of the job, agent and infrastructure endpoints. */
 import { Type } from '@sinclair/typebox';
+import { MAX_ARTIFACT_PATTERN_LENGTH, MAX_ARTIFACT_PATTERNS } from '../domain/artifact.js';
 import { JOB_STATES, MAX_GANG_WORKERS } from '../domain/job.js';
+import { MAX_ARRAY_INDEX } from '../domain/job-array.js';
+import { DEFAULT_RETRY_BACKOFF_SECONDS, MAX_RETRIES, MAX_RETRY_DELAY_SECONDS } from '../domain/retry.js';
 import { JOB_SORTS, type JobSort } from '../domain/job-order.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { WORKER_STATES } from '../domain/worker.js';
@@ -38,12 +41,49 @@ export const SubmitBody = strict({
     JobIds('run only after each of these jobs has failed or been cancelled (afternotok)'),
   ),
   idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  retries: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_RETRIES,
+      description: "retries after the job's own failures (a non-zero exit, its timeout); default 0",
+    }),
+  ),
+  infraRetries: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_RETRIES,
+      description:
+        "retries after the infrastructure's failures (its worker lost, its node failed, its worker or a resource could not be made); default 0. Evictions are never charged",
+    }),
+  ),
+  retryBackoffSeconds: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: MAX_RETRY_DELAY_SECONDS,
+      description: `the first retry's delay, doubled for each later one up to ${MAX_RETRY_DELAY_SECONDS}s, with jitter (half fixed, half random); default ${DEFAULT_RETRY_BACKOFF_SECONDS}`,
+    }),
+  ),
   workers: Type.Optional(
     Type.Integer({
       minimum: 1,
       maximum: MAX_GANG_WORKERS,
       description:
         'a gang job: this many workers at once, all or nothing, each running the command with BERTH_RANK, BERTH_WORLD_SIZE and BERTH_HOSTS; requests are per worker',
+    }),
+  ),
+  array: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description:
+        "a job array, as Slurm's --array: one task per index, each a job with BERTH_ARRAY_ID and BERTH_ARRAY_INDEX; indices as N, N-M or N-M:S, comma-separated, and %K to run at most K tasks at once (0-999%50)",
+    }),
+  ),
+  artifacts: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: MAX_ARTIFACT_PATTERN_LENGTH }), {
+      maxItems: MAX_ARTIFACT_PATTERNS,
+      description:
+        "glob patterns (results/*.csv, out/**), relative to the job's working directory, of the files its agent uploads as artifacts when the job has run: no absolute paths, no '..'",
     }),
   ),
 });
@@ -67,9 +107,32 @@ export const JobListQuery = strict({
     Type.Integer({ minimum: 1, description: 'only jobs with a smaller id (older paging; prefer cursor)' }),
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  collapse: Type.Optional(
+    Type.Boolean({
+      description:
+        'each job array as one entry: its first task, whose `array` says how all its tasks stand (X-Total-Count still counts every task)',
+    }),
+  ),
+  array: Type.Optional(Type.Integer({ minimum: 1, description: "only this array's tasks (the array's id)" })),
 });
 
-export const LogsQuery = strict({ follow: Type.Optional(Type.Boolean()) });
+export const ArrayParams = strict({
+  id: Type.Integer({ minimum: 1, description: "array id (its first task's job id)" }),
+});
+export const ArrayTaskParams = strict({
+  id: Type.Integer({ minimum: 1, description: "array id (its first task's job id)" }),
+  index: Type.Integer({ minimum: 0, maximum: MAX_ARRAY_INDEX, description: 'task index' }),
+});
+
+export const LogsQuery = strict({
+  follow: Type.Optional(Type.Boolean()),
+  attempt: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: "only this attempt's output (1 is the first; see /jobs/{id}/attempts)",
+    }),
+  ),
+});
 export const HeartbeatQuery = strict({ wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })) });
 const Rank = Type.Integer({
   minimum: 0,

@@ -8,6 +8,7 @@ import { JOB_STATES, type JobState } from '../domain/job.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { checkPriorityClassName } from '../domain/priority-class.js';
 import { parseAmount } from '../domain/quantity.js';
+import { MAX_RETRIES, MAX_RETRY_DELAY_SECONDS } from '../domain/retry.js';
 import { parseDuration } from './duration.js';
 
 const rethrow = (err: unknown): never => {
@@ -122,6 +123,23 @@ export function jobId(value: string): number {
   return n;
 }
 
+/** A job by its id, or a task of an array as Slurm names it: `123_7` (task 7 of array 123). */
+export type JobRef = number | { arrayId: number; index: number };
+
+export function jobRef(value: string): JobRef {
+  const m = /^\s*(\d+)_(\d+)\s*$/.exec(value);
+  if (!m) return jobId(value);
+  const arrayId = Number(m[1]);
+  if (arrayId < 1) throw new InvalidArgumentError('an array id is a positive integer (see: berth jobs)');
+  return { arrayId, index: Number(m[2]) };
+}
+
+/** Repeatable job references (`berth cancel 12 123_7`). */
+export const jobRefs = (value: string, previous: JobRef[] | undefined): JobRef[] => [
+  ...(previous ?? []),
+  jobRef(value),
+];
+
 /** Repeatable job ids, each value possibly a comma-separated list (`--after 3 --after 4,5`). */
 export const jobIds = (value: string, previous: number[] | undefined): number[] =>
   repeatable(value, undefined).reduce((ids, v) => [...ids, jobId(v)], previous ?? []);
@@ -155,6 +173,22 @@ export function timeoutSeconds(value: string): number {
   return seconds;
 }
 
+/** A retry's backoff: a duration (`30s`, `2m`; 0 for none) → seconds, at most an hour. */
+export function backoffSeconds(value: string): number {
+  const seconds = parseDuration(value);
+  if (seconds === undefined)
+    throw new InvalidArgumentError('expected a duration such as 10 (seconds), 30s or 2m');
+  if (seconds > MAX_RETRY_DELAY_SECONDS) throw new InvalidArgumentError('must be at most 1h');
+  return seconds;
+}
+
+/** A whole number of retries, 0 to MAX_RETRIES. */
+export function retryCount(value: string): number {
+  const n = nonNegativeInteger(value);
+  if (n > MAX_RETRIES) throw new InvalidArgumentError(`must be at most ${MAX_RETRIES}`);
+  return n;
+}
+
 /** `--state running,queued`, repeatable → the states, each checked. */
 export function jobStates(value: string, previous: JobState[] | undefined): JobState[] {
   const states = repeatable(value, undefined).map((s) => {
@@ -164,4 +198,10 @@ export function jobStates(value: string, previous: JobState[] | undefined): JobS
     return s as JobState;
   });
   return [...(previous ?? []), ...states];
+}
+
+/** A repeatable flag taken whole, commas and all (`--artifact 'out/{a,b}.csv'`). */
+export function each(value: string, previous: string[] | undefined): string[] {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
+  return [...(previous ?? []), value];
 }

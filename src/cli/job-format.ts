@@ -1,4 +1,6 @@
 /** Jobs for people: the `berth jobs` table and the `berth status` block. */
+import type { ArraySummary } from '../domain/job-array.js';
+import { JOB_STATES } from '../domain/job.js';
 import { formatAmount } from '../domain/quantity.js';
 import type { Job, JobEvent } from './api-types.js';
 import { formatSpan, span } from './duration.js';
@@ -18,18 +20,39 @@ function runTime(job: Job, now: number): string | undefined {
   return ms === undefined ? undefined : formatSpan(ms, 2);
 }
 
+/** "1,000 tasks: 12 running, 50 queued, 938 succeeded": an array's tasks by state, none left out. */
+export function arrayCounts(a: ArraySummary): string {
+  const parts = JOB_STATES.filter((s) => a.counts[s] > 0).map(
+    (s) => `${a.counts[s].toLocaleString('en')} ${s}`,
+  );
+  return `${count(a.size, 'task')}: ${parts.join(', ')}`;
+}
+
 export function jobTable(jobs: Job[], now: number, width?: number): string {
   return table(
     ['ID', 'NAME', 'STATE', 'EXIT', 'AGE', 'DURATION', 'REASON'],
-    jobs.map((j) => [
-      j.id,
-      j.name,
-      j.state,
-      j.exitCode,
-      formatSpan(now - Date.parse(j.createdAt)),
-      runTime(j, now),
-      j.reason,
-    ]),
+    jobs.map((j) =>
+      j.array
+        ? [
+            // As squeue shows an array: its id and its indices.
+            `${j.id}_[${j.array.spec}]`,
+            j.name,
+            j.array.state,
+            null,
+            formatSpan(now - Date.parse(j.createdAt)),
+            null,
+            arrayCounts(j.array),
+          ]
+        : [
+            j.arrayId === null ? j.id : `${j.id} (${j.arrayId}_${j.arrayIndex})`,
+            j.name,
+            j.state,
+            j.exitCode,
+            formatSpan(now - Date.parse(j.createdAt)),
+            runTime(j, now),
+            j.reason,
+          ],
+    ),
     width,
   );
 }
@@ -76,15 +99,35 @@ export function describeBlocker(b: Blocker): string {
  * Its place among its project's jobs and what blocks it: while it waits in its queue, or —
  * admitted — while its worker waits to start (in Slurm's queue).
  */
-function queueLines(job: Job): [string, number | null | string[]][] {
+function queueLines(job: Job, now: number): [string, number | string | null | string[]][] {
   if (job.state === 'admitted' && (job.blockers ?? []).length > 0)
     return [['blocked by', (job.blockers ?? []).map(describeBlocker)]];
   if (job.state !== 'queued') return [];
   return [
     ['position in project', job.projectPosition ?? null],
+    // An older server sends no estimate.
+    [
+      'estimated start',
+      (job.estimate ?? null) === null ? null : (startsIn(job.estimatedStartAt, now) ?? 'none'),
+    ],
+    ['how estimated', job.estimate ?? null],
     // An older server sends no blockers.
     ['blocked by', (job.blockers ?? []).map(describeBlocker)],
   ];
+}
+
+/** "1 of 3 used (own failures), 0 of 2 (infrastructure); backoff 10s", or null without retries. */
+/** "in 12m 5s (at 2026-11-24T15:02:00.000Z)", "now", or null without an estimate. */
+export function startsIn(iso: string | null | undefined, now: number): string | null {
+  if (iso === null || iso === undefined) return null;
+  const ms = Date.parse(iso) - now;
+  return ms <= 0 ? 'now' : `in ${formatSpan(ms, 2)} (at ${iso})`;
+}
+
+function retryLine(job: Job): string | null {
+  if (job.retries === 0 && job.infraRetries === 0) return null;
+  const backoff = formatSpan(job.retryBackoffSeconds * 1000, 2);
+  return `${job.retried} of ${job.retries} used (own failures), ${job.infraRetried} of ${job.infraRetries} (infrastructure); backoff ${backoff}`;
 }
 
 export function describeJob(job: Job, timeline: JobEvent[], now: number): string {
@@ -96,7 +139,7 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['state', job.state],
     ['reason', job.reason],
     ['position', job.position],
-    ...queueLines(job),
+    ...queueLines(job, now),
     ['exit code', job.exitCode],
     ['cluster queue', job.clusterQueue],
     ['target', job.target],
@@ -106,6 +149,12 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
       job.workers > 1 && Object.keys(job.requests).length > 0
         ? `${quantities(job.requests)} per worker`
         : quantities(job.requests),
+    ],
+    [
+      'array',
+      job.arrayId === null
+        ? null
+        : `task ${job.arrayIndex} of array ${job.arrayId} (its tasks: berth jobs --array ${job.arrayId})`,
     ],
     ['workers', job.workers > 1 ? `${job.workers} (a gang: ranks 0–${job.workers - 1})` : null],
     ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],
@@ -120,6 +169,11 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
       ].join(', '),
     ],
     ['timeout', job.timeoutSeconds === null ? null : formatSpan(job.timeoutSeconds * 1000, 2)],
+    ['retries', retryLine(job)],
+    [
+      'attempt',
+      job.attempts === 0 ? null : `${job.attempts + 1} (each one's output: berth logs --attempt K ${job.id})`,
+    ],
     ['created', when(job.createdAt, now)],
     ['admitted', when(job.admittedAt, now)],
     ['started', when(job.startedAt, now)],

@@ -4,7 +4,9 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { isTerminal } from '../domain/job.js';
+import type { ArraySummary } from '../domain/job-array.js';
 import type { Job } from './api-types.js';
+import type { JobRef } from './flags.js';
 import { apiPath, ConnectionError, type ApiClient } from './client.js';
 
 /** Polling starts fast (short jobs) and slows down to once a second (long ones). */
@@ -37,6 +39,24 @@ export async function waitForJob(client: ApiClient, id: number): Promise<Job> {
   }
 }
 
+/** The job id a reference names: itself, or the task `123_7` names (asked of the server). */
+export async function resolveJob(client: ApiClient, ref: JobRef): Promise<number> {
+  if (typeof ref === 'number') return ref;
+  return (await client.get<Job>(apiPath`/arrays/${ref.arrayId}/tasks/${ref.index}`)).id;
+}
+
+/** An array as `GET /arrays/{id}` shows it. */
+export type ArrayStatus = ArraySummary & { job: Job };
+
+/** Polls until none of the array's tasks is unfinished; returns how it ended. */
+export async function waitForArray(client: ApiClient, id: number): Promise<ArrayStatus> {
+  for (let interval = FIRST_POLL_MS; ; interval = Math.min(2 * interval, MAX_POLL_MS)) {
+    const a = await client.get<ArrayStatus>(apiPath`/arrays/${id}`);
+    if (isTerminal(a.state)) return a;
+    await delay(interval);
+  }
+}
+
 /** Resolves once `out` can take more, or can take nothing any more. */
 function drained(out: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => {
@@ -57,11 +77,12 @@ export async function copyLog(
   id: number,
   follow: boolean,
   out: NodeJS.WritableStream,
+  attempt?: number,
 ): Promise<boolean> {
   let open = true;
   // Stays attached: later writes to a closed pipe must not end in an unhandled 'error' either.
   out.on('error', () => (open = false));
-  const query = follow ? { follow: true } : {};
+  const query = follow ? { follow: true } : attempt !== undefined ? { attempt } : {};
   for await (const chunk of client.chunks(`${jobPath(id)}/logs`, { query })) {
     if (!open) break;
     if (!out.write(chunk)) await drained(out);

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { baseProgram } from './base-program.js';
 import { registerAgentCommand } from './commands/agent.js';
+import { registerArtifactCommands } from './commands/artifacts.js';
 import { registerContextCommands } from './commands/context.js';
 import { registerJobCommands } from './commands/jobs.js';
 import { registerLoginCommands } from './commands/login.js';
@@ -15,6 +16,8 @@ import { registerStoreCommands } from './commands/store.js';
 import { registerUserCommands } from './commands/user.js';
 import { registerTokenCommands } from './commands/token.js';
 import { registerAuditCommand } from './commands/audit.js';
+import { registerUsageCommand } from './commands/usage.js';
+import { registerCompletionCommands } from './commands/completion.js';
 
 export function buildProgram(): Command {
   const program = baseProgram().addHelpText(
@@ -35,10 +38,13 @@ the context's (berth login --ca FILE), else a local server's own certificate.`,
   registerUserCommands(program);
   registerTokenCommands(program);
   registerAuditCommand(program);
+  registerUsageCommand(program);
   registerJobCommands(program);
+  registerArtifactCommands(program);
   registerResourceCommands(program);
   registerSimulateCommand(program);
   registerStoreCommands(program);
   registerAgentCommand(program);
+  registerCompletionCommands(program);
   return program;
 }

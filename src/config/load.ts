@@ -9,16 +9,19 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { parseDuration } from '../domain/duration.js';
+import { parseAmount } from '../domain/quantity.js';
 import { ConfigError } from '../domain/errors.js';
 import { DNS_LABEL, DNS_LABEL_HELP, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
 import {
   ConfigSchema,
+  MAX_HISTORY_SAMPLES,
   SIMULATED_CAPACITY,
   type Config,
   type FactoryConfig,
   type RawConfig,
   type TargetConfig,
   type TlsConfig,
+  type ArtifactsConfig,
 } from './schema.js';
 
 /**
@@ -204,6 +207,45 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     factories,
     targets,
     resources,
+    artifacts: resolveArtifacts(raw.artifacts, file),
+    queueHistory: resolveQueueHistory(raw.queueHistory, file),
+  };
+}
+
+/** `queueHistory` with its defaults: a sample every 10 s, kept 6 hours (2,160 per queue). */
+function resolveQueueHistory(raw: RawConfig['queueHistory'], file?: string): Config['queueHistory'] {
+  const sampleSeconds = raw?.sampleSeconds ?? 10;
+  const keepSeconds = durationSetting('queueHistory.keep', raw?.keep, file) ?? 6 * 3600;
+  const samples = Math.ceil(keepSeconds / sampleSeconds);
+  if (samples > MAX_HISTORY_SAMPLES)
+    throw new ConfigError(
+      raw?.keep === undefined ? 'queueHistory.sampleSeconds' : 'queueHistory.keep',
+      `keeping ${raw?.keep ?? '6h'} at one sample every ${sampleSeconds} s is ${samples} samples per queue; at most ${MAX_HISTORY_SAMPLES} are kept (sample less often or keep less)`,
+      file,
+    );
+  if (keepSeconds < sampleSeconds)
+    throw new ConfigError('queueHistory.keep', `must be at least sampleSeconds (${sampleSeconds} s)`, file);
+  return { sampleSeconds, keepSeconds };
+}
+
+/** `artifacts` with its defaults: DATA_DIR/artifacts (dir null), 100Mi per run, kept 30 days. */
+function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): ArtifactsConfig {
+  let maxBytesPerJob = 100 * 2 ** 20;
+  if (raw?.maxBytesPerJob !== undefined) {
+    try {
+      maxBytesPerJob = parseAmount('bytes', raw.maxBytesPerJob);
+    } catch {
+      throw new ConfigError(
+        'artifacts.maxBytesPerJob',
+        `"${raw.maxBytesPerJob}" is not a size in bytes (100Mi, 1G, or a number)`,
+        file,
+      );
+    }
+  }
+  return {
+    dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
+    maxBytesPerJob,
+    retentionSeconds: durationSetting('artifacts.retention', raw?.retention, file) ?? 30 * 86_400,
   };
 }
 

@@ -71,6 +71,27 @@ const ResourceSchema = strict({
   access: Type.Optional(Type.Union(PROJECT_TOKEN_ACCESS.map((a) => Type.Literal(a)))),
 });
 
+/** Jobs' artifacts: where their files live, how much one run may keep, and for how long. */
+const ArtifactsSchema = strict({
+  /** Default DATA_DIR/artifacts; shared by every replica on PostgreSQL. */
+  dir: Type.Optional(Type.String({ minLength: 1 })),
+  /** Bytes one run of a job may keep: a quantity (`100Mi`, `1G`) or a number (default 100Mi). */
+  maxBytesPerJob: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })])),
+  /** How long after its job ended an artifact is kept: `30d`, `12h`, or seconds (default 30d). */
+  retention: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+});
+
+/** The most samples the queue history keeps per cluster queue, whatever `queueHistory` asks for. */
+export const MAX_HISTORY_SAMPLES = 100_000;
+
+/** The cluster queues' figures over time (service/queue-history.ts): how often sampled, how long kept. */
+const QueueHistorySchema = strict({
+  /** Seconds between samples (default 10; fractions allowed, for tests). */
+  sampleSeconds: Type.Optional(Type.Number({ minimum: 0.05, maximum: 3600 })),
+  /** How far back samples are kept: `6h`, `1d`, or seconds (default 6h). */
+  keep: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+});
+
 /** HTTPS: the server's certificate (PEM, with its chain) and private key (PEM), as file paths. */
 const TlsSchema = strict({
   cert: Type.String({ minLength: 1 }),
@@ -105,6 +126,8 @@ export const ConfigSchema = strict({
   factories: Type.Optional(Type.Record(Type.String(), FactorySchema)),
   targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
   resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
+  artifacts: Type.Optional(ArtifactsSchema),
+  queueHistory: Type.Optional(QueueHistorySchema),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
@@ -153,4 +176,17 @@ export interface Config {
   factories: Record<string, FactoryConfig>;
   targets: Record<string, TargetConfig>;
   resources: Record<string, ResourceConfig>;
+  artifacts: ArtifactsConfig;
+  /** The queues' figures over time: a sample every `sampleSeconds`, kept for `keepSeconds`. */
+  queueHistory: { sampleSeconds: number; keepSeconds: number };
+}
+
+/** `artifacts` with its defaults filled in. */
+export interface ArtifactsConfig {
+  /** An absolute path; null: DATA_DIR/artifacts. */
+  dir: string | null;
+  /** The most bytes of artifacts one run of a job may keep. */
+  maxBytesPerJob: number;
+  /** Artifacts of jobs that ended longer ago than this are removed. */
+  retentionSeconds: number;
 }

@@ -10,7 +10,7 @@ import {
   type Member,
   type StartResponse,
 } from '../agent/protocol.js';
-import { BadRequestError, ConflictError, UnauthorizedError } from '../domain/errors.js';
+import { BadRequestError, ConflictError, UnauthorizedError, UnavailableError } from '../domain/errors.js';
 import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
@@ -22,6 +22,12 @@ import type { TrackedJob } from './tracked-jobs.js';
 export class AgentDesk implements AgentProtocol {
   /** Set when the server stops: long polls end at once. */
   private closed = false;
+  /**
+   * Set once the model is rebuilt on start. The server listens before that, and an agent that
+   * outlived the previous server may ask meanwhile: it is told to ask again (503, which agents
+   * retry), not that its job is unknown — which would end its job.
+   */
+  private restored = false;
 
   constructor(
     private readonly core: ControllerCore,
@@ -30,6 +36,17 @@ export class AgentDesk implements AgentProtocol {
     private readonly pilots: Pilots,
   ) {}
 
+  /** The model is rebuilt: agents are served from now on. */
+  open(): void {
+    this.restored = true;
+  }
+
+  /** Refuses, for now, an agent's request that comes before the model is rebuilt. */
+  private whenRestored(): void {
+    if (!this.restored)
+      throw new UnavailableError('the server is restoring its jobs after a restart: ask again', 1);
+  }
+
   close(): void {
     this.closed = true;
     this.core.signals.notifyAll();
@@ -37,6 +54,7 @@ export class AgentDesk implements AgentProtocol {
   }
 
   private jobForAgent(jobId: number): TrackedJob {
+    this.whenRestored();
     const job = this.core.jobs.unfinished(jobId);
     if (!job || job.workerId === null) throw new UnauthorizedError('this job is not running');
     return job;
@@ -69,7 +87,10 @@ export class AgentDesk implements AgentProtocol {
       jobId,
       project: job.project,
       command: job.command,
-      env: job.env,
+      env:
+        job.arrayId === null
+          ? job.env
+          : { ...job.env, BERTH_ARRAY_ID: String(job.arrayId), BERTH_ARRAY_INDEX: String(job.arrayIndex) },
       resources: this.holdings.metadataOf(job),
       timeoutSeconds: job.timeoutSeconds,
       graceSeconds: o.graceSeconds,
@@ -77,6 +98,8 @@ export class AgentDesk implements AgentProtocol {
       rank: member.rank,
       worldSize: job.workers,
       hosts: gang ? gang.hosts.map((h) => h ?? '') : [member.host],
+      // Rank 0 alone keeps a job's artifacts (agent/artifacts.ts): the others are not told.
+      ...(member.rank === 0 && job.artifacts.length > 0 ? { artifacts: job.artifacts } : {}),
     };
   }
 
@@ -149,8 +172,17 @@ export class AgentDesk implements AgentProtocol {
       await this.lifecycle.requestStop(job, 'rank-failed', report.reason);
   }
 
+  /** An artifact's upload: the run it belongs to. Rank 0 uploads a gang's (agent/artifacts.ts). */
+  artifactAttempt(jobId: number): number {
+    const job = this.jobForAgent(jobId);
+    if (job.state !== 'running') throw new UnauthorizedError('this job is not running');
+    this.heard(job, 0);
+    return job.attempts + 1;
+  }
+
   /** A pilot's agent asks for its next job (long poll). */
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext> {
+    this.whenRestored();
     return this.pilots.next(workerId, waitMs);
   }
 }

@@ -12,6 +12,10 @@
  *   read-model    reasons, positions and figures              resync        what no event reports
  *   pilots        workers kept for the next job (reuse: true)
  */
+import type { ForecastInput } from '../scheduler/forecast.js';
+import { recentRuns } from '../store/queries/usage.js';
+import { RuntimeHistory } from '../domain/runtime-history.js';
+import { RecentArrivals } from '../scheduler/recent-arrivals.js';
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { JobRecord } from '../domain/job.js';
@@ -22,6 +26,7 @@ import type { Factory, FactoryListener, WorkerHandle } from '../factories/factor
 import type { QueueFigures, QueueModel } from '../scheduler/types.js';
 import { updateWorker } from '../store/queries/workers.js';
 import { AgentDesk } from './agent-desk.js';
+import { ArrayThrottles } from './array-throttles.js';
 import type { ControllerCore, ControllerOptions } from './core.js';
 import { Holdings } from './holdings.js';
 import { Journal } from './journal.js';
@@ -34,12 +39,16 @@ import type { ControllerPort, LiveQueueFigures, LiveStatus } from './port.js';
 import { Provisioning } from './provisioning.js';
 import { QueueModels } from './queue-models.js';
 import { ReadModel } from './read-model.js';
+import { StartEstimates } from './start-estimates.js';
 import { Restore } from './restore.js';
 import { resync } from './resync.js';
 import { StopSignals } from './stop-signals.js';
 import { TrackedJobs, type TrackedJob } from './tracked-jobs.js';
 
 export type { ControllerOptions } from './core.js';
+
+/** Past runs read back on start into the runtime history (a few hundred KiB at most). */
+const RUNS_REMEMBERED = 5_000;
 
 export class Controller implements ControllerPort, FactoryListener {
   private readonly core: ControllerCore;
@@ -50,6 +59,7 @@ export class Controller implements ControllerPort, FactoryListener {
   private readonly loop: ReconcileLoop;
   private readonly desk: AgentDesk;
   private readonly read: ReadModel;
+  private readonly estimates: StartEstimates;
   private readonly gates: ProjectGates;
   private readonly pilots: Pilots;
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -64,6 +74,9 @@ export class Controller implements ControllerPort, FactoryListener {
       journal: new Journal(o),
       pools,
       signals: new StopSignals(),
+      throttles: new ArrayThrottles(),
+      runtimes: new RuntimeHistory(),
+      arrivals: new RecentArrivals(),
       wake: () => this.loop.wake(),
       report: (err, what) => o.onError?.(err, what),
     };
@@ -75,7 +88,8 @@ export class Controller implements ControllerPort, FactoryListener {
     this.lifecycle = new Lifecycle(this.core, this.holdings, this.provisioning, this.gates);
     this.loop = new ReconcileLoop(this.core, this.lifecycle, this.provisioning);
     this.desk = new AgentDesk(this.core, this.holdings, this.lifecycle, this.pilots);
-    this.read = new ReadModel(this.core, this.queues);
+    this.estimates = new StartEstimates(this.core, this.queues);
+    this.read = new ReadModel(this.core, this.queues, this.estimates);
   }
 
   /** The factories this controller drives, by name. */
@@ -94,8 +108,12 @@ export class Controller implements ControllerPort, FactoryListener {
       this.gates,
       this.pilots,
     );
+    // What jobs took before the restart, for start-time estimates.
+    for (const run of await recentRuns(this.o.store.db, RUNS_REMEMBERED))
+      this.core.runtimes.record(run, run.ms);
     const leftovers = await restore.run();
     this.core.journal.started();
+    this.desk.open();
     for (const h of leftovers) void this.holdings.destroy(h);
     this.resyncTimer = setInterval(
       () => resync(this.core, this.lifecycle, this.holdings, this.pilots),
@@ -167,6 +185,10 @@ export class Controller implements ControllerPort, FactoryListener {
     return this.desk.agentFinish(jobId, result, rank);
   }
 
+  artifactAttempt(jobId: number): number {
+    return this.desk.artifactAttempt(jobId);
+  }
+
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext> {
     return this.desk.pilotNext(workerId, waitMs);
   }
@@ -195,8 +217,8 @@ export class Controller implements ControllerPort, FactoryListener {
 
   // ---- the read side
 
-  explain(id: number): LiveStatus | undefined {
-    return this.read.explain(id);
+  explain(id: number, withEstimate = true): LiveStatus | undefined {
+    return this.read.explain(id, withEstimate);
   }
 
   isActive(id: number): boolean {
@@ -213,6 +235,10 @@ export class Controller implements ControllerPort, FactoryListener {
 
   queueFiguresAll(): Iterable<QueueFigures & { name: string }> {
     return this.read.queueFiguresAll();
+  }
+
+  forecastInput(): ForecastInput {
+    return this.estimates.forecastInput();
   }
 
   pendingIds(queue: string, offset: number, limit: number): number[] {

@@ -5,13 +5,16 @@
  */
 import type { TargetConfig } from '../config/schema.js';
 import type { JobState } from '../domain/job.js';
+import type { RuntimeHistory } from '../domain/runtime-history.js';
 import type { Factory } from '../factories/factory.js';
+import type { RecentArrivals } from '../scheduler/recent-arrivals.js';
 import type { ControllerMetrics } from '../metrics/metrics.js';
 import type { SchedulerApi } from '../scheduler/types.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { LogStore } from '../store/log-store.js';
 import type { Db, Store } from '../store/store.js';
 import type { Well } from '../wells/well.js';
+import type { ArrayThrottles } from './array-throttles.js';
 import type { Journal } from './journal.js';
 import type { Pools } from './pool.js';
 import type { StopSignals } from './stop-signals.js';
@@ -60,6 +63,12 @@ export interface ControllerCore {
   readonly journal: Journal;
   readonly pools: Pools<TrackedJob>;
   readonly signals: StopSignals;
+  /** Arrays' throttles: how many of a throttled array's tasks are in play. */
+  readonly throttles: ArrayThrottles;
+  /** Runtimes observed per kind of job, for start-time estimates (start-estimates.ts). */
+  readonly runtimes: RuntimeHistory;
+  /** Jobs handed to the scheduler of late, taken to repeat in start-time estimates' forecasts. */
+  readonly arrivals: RecentArrivals<TrackedJob>;
   /** Asks the loop for a pass soon (coalesced; none while the model is rebuilt on start). */
   wake(): void;
   /** Logs a failure of background work that has no caller to report to. */

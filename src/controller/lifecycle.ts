@@ -1,15 +1,28 @@
 /**
  * A job's transitions after submission: into the scheduler (once its dependencies have
- * succeeded), cancel, eviction and requeue, the end of a run, and the terminal state with its
- * cleanup. Each transition is recorded with its event in one unit before the model moves on.
+ * succeeded), cancel, eviction and requeue, the end of a run, a retry after a failure (while its
+ * budget lasts: domain/retry.ts), and the terminal state with its cleanup. Each transition is
+ * recorded with its event in one unit before the model moves on.
  */
 import type { FinishRequest } from '../agent/protocol.js';
 import { dependencyMet, unmetReason, type Dependency } from '../domain/dependency.js';
 import { ConflictError } from '../domain/errors.js';
 import { isTerminal, type JobState } from '../domain/job.js';
+import {
+  describeRetry,
+  retryingReason,
+  mayRetry,
+  retryDelayMs,
+  type AttemptCharge,
+  type FailureKind,
+} from '../domain/retry.js';
+import type { Allocation, AllocationOutcome } from '../domain/usage.js';
+import { insertAttempt } from '../store/queries/attempts.js';
 import { findJobState, updateJob, type JobUpdate } from '../store/queries/jobs.js';
 import { deleteJobTokens } from '../store/queries/tokens.js';
+import { recordAllocation } from '../store/queries/usage.js';
 import type { ControllerCore } from './core.js';
+import { runtimeSubject } from './start-estimates.js';
 import type { Holdings } from './holdings.js';
 import type { ProjectGates } from './project-gates.js';
 import type { Provisioning, ProvisioningOutcomes } from './provisioning.js';
@@ -29,6 +42,9 @@ export class Lifecycle implements ProvisioningOutcomes {
    */
   async enqueueWhenReady(job: TrackedJob): Promise<void> {
     const { jobs, o } = this.core;
+    // Waiting out its backoff before a retry: it comes back when the timer goes off.
+    if (job.retryAt !== null && job.retryAt > o.now()) return this.retryLater(job, job.retryAt);
+    job.retryAt = null;
     const waiting: Dependency[] = [];
     for (const dep of job.dependencies) {
       const state = jobs.unfinished(dep.job)?.state ?? (await findJobState(o.store.db, dep.job));
@@ -46,10 +62,18 @@ export class Lifecycle implements ProvisioningOutcomes {
       for (const dep of waiting) jobs.addDependent(dep.job, job.id);
       return;
     }
+    // A task of a throttled array waits here for its turn (a finished task lets it go: end()).
+    if (!this.core.throttles.admit(job)) return;
+    return this.toScheduler(job);
+  }
+
+  /** The job goes on to the scheduler, or is parked while its project lacks a privilege it needs. */
+  private toScheduler(job: TrackedJob): Promise<void> | void {
     const lacking = this.gates.missing(job);
     if (lacking) return this.gates.park(job, lacking);
-    jobs.inScheduler++;
-    o.scheduler.enqueue(workloadOf(job));
+    this.core.jobs.inScheduler++;
+    this.core.o.scheduler.enqueue(workloadOf(job));
+    this.core.arrivals.add(this.core.o.now(), job);
   }
 
   /**
@@ -67,6 +91,7 @@ export class Lifecycle implements ProvisioningOutcomes {
     job.cancelRequested = true;
     if (job.state === 'queued') {
       if (o.scheduler.withdraw(id)) jobs.inScheduler--;
+      this.stopRetryTimer(job);
       await this.finish(job, 'cancelled', reason, null);
     } else if (job.workerId === null) {
       this.provisioning.leaveWaitlist(job);
@@ -112,19 +137,23 @@ export class Lifecycle implements ProvisioningOutcomes {
     const job = w && this.core.jobs.unfinished(w.jobId);
     if (!job || job.workerId !== workerId) return;
     // A gang whose rank failed ended with that failure, however its other ranks went.
-    void this.endRun(
-      job,
-      job.gang?.failure() ?? {
-        outcome: 'start-failed',
-        exitCode: null,
-        signal: null,
-        message: `worker lost: ${message}`,
-      },
-    ).catch((e: unknown) => this.core.report(e, `job ${job.id}`));
+    const failure = job.gang?.failure();
+    const run = failure
+      ? this.endRun(job, failure)
+      : this.endRun(
+          job,
+          { outcome: 'start-failed', exitCode: null, signal: null, message: `worker lost: ${message}` },
+          'infrastructure',
+        );
+    void run.catch((e: unknown) => this.core.report(e, `job ${job.id}`));
   }
 
-  /** A run ended (agent report, lost worker, failed start): decide what becomes of the job. */
-  async endRun(job: TrackedJob, r: FinishRequest): Promise<void> {
+  /**
+   * A run ended (agent report, lost worker, failed start): decide what becomes of the job.
+   * `charge`: whose fault a failure is — the job's own, or the infrastructure's (its worker was
+   * lost or could not be made) — which says which retry budget it draws on.
+   */
+  async endRun(job: TrackedJob, r: FinishRequest, charge: FailureKind = 'job'): Promise<void> {
     if (this.core.jobs.isFinished(job.id) || job.ending !== null) return;
     this.core.signals.notify(job.id);
     const evicted = job.stopping === 'preempt' || job.stopping === 'drain';
@@ -137,12 +166,34 @@ export class Lifecycle implements ProvisioningOutcomes {
       return;
     }
     if (evicted) job.stopping = null;
+    // A run that ended on its own (or by its timeout) says how long such jobs take.
+    if (
+      (r.outcome === 'exited' || r.outcome === 'timeout') &&
+      job.startedAt !== null &&
+      job.stopping === null
+    )
+      this.core.runtimes.record(runtimeSubject(job), this.core.o.now() - job.startedAt);
     const [state, reason] = this.outcomeOf(job, r);
     this.core.o.scheduler.release(job.id);
-    await this.finish(job, state, reason, r.exitCode);
+    if (state === 'failed') await this.fail(job, reason, r.exitCode, charge);
+    else await this.finish(job, state, reason, r.exitCode);
+  }
+
+  /**
+   * The job failed (its quota released): it is retried while the budget `kind` draws on lasts,
+   * else it ends failed.
+   */
+  async fail(job: TrackedJob, reason: string, exitCode: number | null, kind: FailureKind): Promise<void> {
+    if (job.cancelRequested || !mayRetry(job.retryPolicy, job.retriesUsed, kind)) {
+      const ran = job.attempts > 0 ? ` (attempt ${job.attempts + 1})` : '';
+      return this.finish(job, 'failed', `${reason}${ran}`, exitCode);
+    }
+    await this.retry(job, reason, exitCode, kind);
   }
 
   private outcomeOf(job: TrackedJob, r: FinishRequest): [JobState, string] {
+    // Its agent did not enforce its timeout, so the server stopped it: a failure, as a timeout is.
+    if (job.stopping === 'timeout') return ['failed', job.stopReason];
     if (job.stopping === 'cancel' || r.outcome === 'cancelled')
       return ['cancelled', job.stopReason || r.message || 'cancelled'];
     if (r.outcome === 'timeout') return ['failed', r.message ?? `timed out after ${job.timeoutSeconds}s`];
@@ -156,47 +207,135 @@ export class Lifecycle implements ProvisioningOutcomes {
     ];
   }
 
-  /** An admitted job cannot get what it needs: its quota is released and it fails. */
+  /**
+   * An admitted job cannot get what it needs (a resource its well keeps failing to make): its
+   * quota is released, and it is retried or fails, charged to the infrastructure.
+   */
   async failAdmitted(job: TrackedJob, reason: string): Promise<void> {
     this.core.o.scheduler.release(job.id);
-    await this.finish(job, 'failed', reason, null);
+    await this.fail(job, reason, null, 'infrastructure');
   }
 
   /** Puts an evicted job back in its queue at its old place; what it held is destroyed. */
   private async requeue(job: TrackedJob, reason: string): Promise<void> {
+    await this.endAttempt(job, { outcome: 'requeued', charged: 'none', reason, exitCode: null });
+    this.core.jobs.inScheduler++;
+    this.core.o.scheduler.requeue(job.id);
+    this.holdings.releaseAll(job);
+    // Back in its queue, it needs its privileges again, as any queued job.
+    const lacking = this.gates.missing(job);
+    if (lacking) await this.gates.park(job, lacking);
+    this.core.wake();
+  }
+
+  /**
+   * A failed job with retries left: its attempt ends, and after its backoff it goes back to its
+   * queue (at its old place, as it keeps its submission time), quota released meanwhile.
+   */
+  private async retry(
+    job: TrackedJob,
+    failure: string,
+    exitCode: number | null,
+    kind: FailureKind,
+  ): Promise<void> {
+    const { o } = this.core;
+    const used = job.retriesUsed;
+    const n = used.job + used.infrastructure + 1;
+    const delay = retryDelayMs(job.retryPolicy.backoffSeconds, n);
+    const retryAt = o.now() + delay;
+    const which = describeRetry(job.retryPolicy, used, kind);
+    const head = `attempt ${job.attempts + 1} failed: ${failure}; ${which}`;
+    const reason = retryingReason(head, delay);
+    await this.endAttempt(
+      job,
+      { outcome: 'retried', charged: kind, reason: failure, exitCode },
+      { reason, retryAt, [kind === 'job' ? 'retried' : 'infraRetried']: used[kind] + 1 },
+      { attempt: job.attempts + 1, exitCode, charged: kind, retryAt: new Date(retryAt).toISOString() },
+    );
+    used[kind]++;
+    job.retryAfter = head;
+    job.retryAt = retryAt;
+    o.metrics?.jobRetried(kind);
+    this.holdings.releaseAll(job);
+    await this.enqueueWhenReady(job); // sets the timer that brings it back
+    this.core.wake();
+  }
+
+  /**
+   * Ends the current attempt of a job that will run again: it goes back to state queued with
+   * nothing held, its token revoked, and the attempt kept with where its output ends in the log.
+   */
+  private async endAttempt(
+    job: TrackedJob,
+    a: { outcome: 'requeued' | 'retried'; charged: AttemptCharge; reason: string; exitCode: number | null },
+    extra: JobUpdate = {},
+    data?: Record<string, unknown>,
+  ): Promise<void> {
     const { jobs, journal, o } = this.core;
     const revoke = job.mayHoldToken;
+    const attempt = job.attempts + 1;
+    const startedAt = job.startedAt;
+    const workerId = job.workerId;
     // Its run is over from now on: what its agent or factory still reports about it is refused
     // (agent-desk's jobForAgent, workerLost), and it is not requeued twice (endRun).
     jobs.dropWorker(job);
+    const logEnd = await o.logs.mark(job.id);
+    const now = o.now();
+    const allocation = allocationOf(job, a.outcome, now, workerId);
+    // The next attempt is queued from now, or from the end of its backoff.
+    const queuedAt = extra.retryAt ?? now;
     await journal.write(async ({ db, event }) => {
       await updateJob(db, job.id, {
         state: 'queued',
-        reason,
+        reason: a.reason,
         admittedAt: null,
         startedAt: null,
         borrowed: null,
-        attempts: job.attempts + 1,
+        attempts: attempt,
+        queuedAt,
+        ...extra,
       });
       if (revoke) await deleteJobTokens(db, job.id);
-      await event(job, 'requeued', reason);
+      await insertAttempt(db, { jobId: job.id, attempt, ...a, startedAt, endedAt: now, logEnd });
+      await recordAllocation(db, o.store.dialect, allocation, job.requests);
+      const message = a.outcome === 'requeued' ? a.reason : (extra.reason ?? a.reason);
+      await event(job, a.outcome === 'requeued' ? 'requeued' : 'retrying', message, data ?? { attempt });
     });
     job.mayHoldToken = false;
     jobs.setState(job, 'queued');
-    job.attempts++;
+    job.attempts = attempt;
+    job.queuedAt = queuedAt;
     job.admittedAt = null;
     job.startedAt = null;
     job.borrowed = null;
     job.stopping = null;
     job.acquired = 0;
     job.createFailures = 0;
-    jobs.inScheduler++;
-    o.scheduler.requeue(job.id);
-    this.holdings.releaseAll(job);
-    // Back in its queue, it needs its privileges again, as any queued job.
-    const lacking = this.gates.missing(job);
-    if (lacking) await this.gates.park(job, lacking);
-    this.core.wake();
+  }
+
+  /** The job goes back to its queue at `at` (its backoff's end). */
+  private retryLater(job: TrackedJob, at: number): void {
+    this.stopRetryTimer(job);
+    this.core.jobs.backingOff.add(job);
+    job.retryTimer = setTimeout(
+      () => {
+        job.retryTimer = null;
+        this.core.jobs.backingOff.delete(job);
+        if (!this.core.jobs.unfinished(job.id) || job.ending || job.state !== 'queued') return;
+        job.retryAt = null;
+        void this.enqueueWhenReady(job)
+          .then(() => this.core.wake())
+          .catch((e: unknown) => this.core.report(e, `retry job ${job.id}`));
+      },
+      Math.max(0, at - this.core.o.now()),
+    );
+    job.retryTimer.unref();
+  }
+
+  private stopRetryTimer(job: TrackedJob): void {
+    if (job.retryTimer) clearTimeout(job.retryTimer);
+    job.retryTimer = null;
+    this.core.jobs.backingOff.delete(job);
   }
 
   /**
@@ -217,7 +356,11 @@ export class Lifecycle implements ProvisioningOutcomes {
     const { jobs, journal, o } = this.core;
     // Nothing may be handed to it while its state is written: what it holds now is all it gets.
     this.provisioning.leaveWaitlist(job);
-    const update: JobUpdate = { state, reason, exitCode, finishedAt: o.now() };
+    this.stopRetryTimer(job);
+    const endedAt = o.now();
+    const update: JobUpdate = { state, reason, exitCode, finishedAt: endedAt };
+    // Its last allocation, into the usage ledger with its end (one that never held quota too).
+    const allocation = allocationOf(job, terminalOutcome(state), endedAt, job.workerId);
     // Holding nothing, it is cleaned up in the same transaction.
     if (job.holdings.size === 0) {
       update.cleanedUp = true;
@@ -227,6 +370,7 @@ export class Lifecycle implements ProvisioningOutcomes {
     await journal.write(async ({ db, event }) => {
       await updateJob(db, job.id, update);
       if (revoke) await deleteJobTokens(db, job.id);
+      await recordAllocation(db, o.store.dialect, allocation, job.requests);
       await event(job, state, reason, exitCode === null ? undefined : { exitCode });
     });
     job.mayHoldToken = false;
@@ -241,6 +385,8 @@ export class Lifecycle implements ProvisioningOutcomes {
       await this.holdings.settleCleanup(job);
     }
     await this.settleDependents(job.id, state);
+    const next = this.core.throttles.release(job);
+    if (next) await this.toScheduler(next);
     this.core.wake();
   }
 
@@ -258,4 +404,39 @@ export class Lifecycle implements ProvisioningOutcomes {
       if (dependent.waitingFor.length === 0) await this.enqueueWhenReady(dependent);
     }
   }
+}
+
+/**
+ * The usage ledger's row for the job's current allocation (domain/usage.ts), ending at `endedAt`:
+ * read before its attempt's times are reset. `final` for the job's terminal state.
+ */
+function allocationOf(
+  job: TrackedJob,
+  outcome: AllocationOutcome,
+  endedAt: number,
+  workerId: number | null,
+): Allocation {
+  return {
+    jobId: job.id,
+    attempt: job.attempts + 1,
+    project: job.project,
+    name: job.name,
+    user: job.createdBy,
+    queue: job.queue,
+    target: job.target,
+    workerId,
+    workers: job.workers,
+    requests: job.submittedRequests,
+    queuedAt: job.queuedAt,
+    admittedAt: job.admittedAt,
+    startedAt: job.startedAt,
+    endedAt,
+    outcome,
+    final: outcome !== 'requeued' && outcome !== 'retried',
+  };
+}
+
+function terminalOutcome(state: JobState): AllocationOutcome {
+  if (state === 'succeeded' || state === 'failed' || state === 'cancelled') return state;
+  throw new Error(`a job cannot end in state ${state}`);
 }

@@ -2,6 +2,9 @@
  * What the rest of the server may ask of the controller: the services and the API see only this
  * port, never the class behind it (controller.ts), so the controller's parts can change freely.
  */
+import type { ForecastInput } from '../scheduler/forecast.js';
+export type { ForecastInput, ForecastPending } from '../scheduler/forecast.js';
+import type { StartEstimate } from './start-estimates.js';
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { Blocker } from '../domain/blocker.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
@@ -21,10 +24,15 @@ export interface LiveStatus {
   position: number | null;
   projectPosition?: number;
   blockers?: Blocker[];
+  /** While the scheduler holds it: when it is expected to start (start-estimates.ts). */
+  estimate?: StartEstimate;
 }
 
-/** A queue's live figures, with how many of its admitted jobs have started. */
-export type LiveQueueFigures = QueueFigures & { running: number };
+/**
+ * A queue's live figures, with how many of its admitted jobs have started, and how many jobs the
+ * controller has admitted there since it started (a counter: the queue history takes differences).
+ */
+export type LiveQueueFigures = QueueFigures & { running: number; admissions: number };
 
 /** The agent protocol (agent/protocol.ts) as the controller serves it; the API maps HTTP onto it. */
 export interface AgentProtocol {
@@ -34,6 +42,11 @@ export interface AgentProtocol {
   /** Long poll: counts as a heartbeat; returns early when the job must stop. */
   agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
   agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void>;
+  /**
+   * The run an artifact the agent uploads now belongs to: the job's attempts + 1. Only while the
+   * job runs (else an UnauthorizedError, as for the other calls); counts as rank 0's heartbeat.
+   */
+  artifactAttempt(jobId: number): number;
   /** A pilot worker's agent asks for its next job (long poll; see pilots.ts). */
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext>;
 }
@@ -58,7 +71,8 @@ export interface ControllerPort extends AgentProtocol {
 
   // ---- the read side, from memory
   /** The live reason and position of an unfinished job; undefined once it has finished. */
-  explain(id: number): LiveStatus | undefined;
+  /** `withEstimate`: also its start-time estimate, which may cost a forecast (start-estimates.ts). */
+  explain(id: number, withEstimate?: boolean): LiveStatus | undefined;
   /** Whether the job is known and has not finished. */
   isActive(id: number): boolean;
   /**
@@ -73,6 +87,11 @@ export interface ControllerPort extends AgentProtocol {
   queueFiguresAll(): Iterable<QueueFigures & { name: string }>;
   /** A page of a queue's pending job ids, in admission order. */
   pendingIds(queue: string, offset: number, limit: number): number[];
+  /**
+   * What start-time estimates forecast from, now (`GET /scheduler/forecast-input`); undefined where
+   * this replica does not hold the model (a follower).
+   */
+  forecastInput(): ForecastInput | undefined;
   factoryFigures(): PoolFigures[];
   resourceFigures(): PoolFigures[];
   /** The metadata of the resources job `id` holds: for that job only (GET /job/self). */

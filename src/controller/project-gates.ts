@@ -91,7 +91,8 @@ export class ProjectGates {
       job.queue = queue;
       if (inScheduler) o.scheduler.enqueue(workloadOf(job));
     }
-    if (job.waitingFor.length > 0) return;
+    // Not yet up for admission (its dependencies, its retry's backoff): checked when it is.
+    if (job.waitingFor.length > 0 || job.retryAt !== null) return;
     const lacking = this.missing(job);
     if (lacking && job.parkedFor !== lacking) await this.park(job, lacking);
     else if (!lacking && job.parkedFor !== null) this.release(job);

@@ -31,6 +31,7 @@ import { insertWorker, updateWorker } from '../store/queries/workers.js';
 import { WellError, type Well } from '../wells/well.js';
 import type { ControllerCore } from './core.js';
 import type { Holding, Holdings } from './holdings.js';
+import type { FailureKind } from '../domain/retry.js';
 import type { Pilots } from './pilots.js';
 import { workerRequests, type TrackedJob } from './tracked-jobs.js';
 
@@ -39,8 +40,8 @@ const MAX_CREATE_ATTEMPTS = 3;
 
 /** What becomes of a job whose worker or resource could not be made (the life cycle's call). */
 export interface ProvisioningOutcomes {
-  /** The run ended before it began (the worker could not be made). */
-  endRun(job: TrackedJob, result: FinishRequest): Promise<void>;
+  /** The run ended before it began (the worker could not be made: the infrastructure's failure). */
+  endRun(job: TrackedJob, result: FinishRequest, charge: FailureKind): Promise<void>;
   /** The job cannot get a resource: it releases its quota and fails with `reason`. */
   failAdmitted(job: TrackedJob, reason: string): Promise<void>;
 }
@@ -221,12 +222,16 @@ export class Provisioning {
       await journal.write(({ db }) =>
         updateWorker(db, workerId, { state: 'failed', error: message }, o.now()),
       );
-      await this.outcomes().endRun(job, {
-        outcome: 'start-failed',
-        exitCode: null,
-        signal: null,
-        message: `cannot create worker: ${message}`,
-      });
+      await this.outcomes().endRun(
+        job,
+        {
+          outcome: 'start-failed',
+          exitCode: null,
+          signal: null,
+          message: `cannot create worker: ${message}`,
+        },
+        'infrastructure',
+      );
     }
   }
 }

@@ -42,6 +42,14 @@ export class QueueModels {
     }
   }
 
+  get size(): number {
+    return this.models.size;
+  }
+
+  get(name: string): QueueModel | undefined {
+    return this.models.get(name);
+  }
+
   all(): Iterable<QueueModel> {
     return this.models.values();
   }

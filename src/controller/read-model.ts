@@ -7,20 +7,35 @@ import type { ControllerCore } from './core.js';
 import { ProjectGates } from './project-gates.js';
 import type { LiveQueueFigures, LiveStatus } from './port.js';
 import type { QueueModels } from './queue-models.js';
+import type { StartEstimates } from './start-estimates.js';
 import { awaited, type Dependency } from '../domain/dependency.js';
+import { retryingReason } from '../domain/retry.js';
 
 export class ReadModel {
   constructor(
     private readonly core: ControllerCore,
     private readonly queues: QueueModels,
+    private readonly estimates: StartEstimates,
   ) {}
 
   /** The live reason and position of an unfinished job; while the scheduler holds it, also its
    * place among its project's jobs and what blocks it. */
-  explain(id: number): LiveStatus | undefined {
+  explain(id: number, withEstimate = true): LiveStatus | undefined {
     const job = this.core.jobs.unfinished(id);
     if (!job) return undefined;
     if (job.state === 'queued') {
+      if (job.retryAt !== null)
+        return {
+          reason: retryingReason(job.retryAfter, job.retryAt - this.core.o.now()),
+          position: null,
+          // Back in its queue at its backoff's end: its start is forecast from then.
+          ...(withEstimate ? { estimate: this.estimates.estimate(id, 1) } : {}),
+        };
+      if (job.throttled)
+        return {
+          reason: `waiting for its turn: array ${job.arrayId} runs at most ${job.arrayThrottle} tasks at once (${this.core.throttles.inPlay(job.arrayId!)} in play)`,
+          position: null,
+        };
       if (job.waitingFor.length > 0) return { reason: waitingReason(job.waitingFor), position: null };
       if (job.parkedFor !== null) {
         const reason = ProjectGates.reason(job, job.parkedFor);
@@ -33,6 +48,7 @@ export class ReadModel {
           position: e.position,
           projectPosition: e.projectPosition,
           blockers: e.blockers,
+          ...(withEstimate ? { estimate: this.estimates.estimate(id, e.position) } : {}),
         }
       );
     }
@@ -50,7 +66,7 @@ export class ReadModel {
 
   queueFigures(name: string): LiveQueueFigures | undefined {
     const f = this.core.o.scheduler.queueFigures(name);
-    return f && { ...f, running: this.core.jobs.running(name) };
+    return f && { ...f, running: this.core.jobs.running(name), admissions: this.core.jobs.admissions(name) };
   }
 
   *queueFiguresAll(): Iterable<QueueFigures & { name: string }> {

@@ -65,6 +65,10 @@ export class Restore {
       const pool = this.core.pools.of(h);
       if (pool) pool.inUse += h.units;
     }
+    // Tasks of throttled arrays already in play hold their places before any queued one asks.
+    for (const j of active)
+      if (j.arrayId !== null && j.spec.arrayThrottle && (j.state === 'admitted' || j.state === 'running'))
+        this.core.throttles.occupy(j.arrayId, j.id);
     const heldBy = new Map<number, Holding[]>();
     for (const h of left) heldBy.set(h.jobId, [...(heldBy.get(h.jobId) ?? []), h]);
     for (const job of active) {
@@ -152,11 +156,13 @@ export class Restore {
     }
     switch (r.state) {
       case 'running':
-        await this.lifecycle.finish(
+        // Its agent died with the previous server: the infrastructure's failure, retried if the
+        // job asked for it.
+        await this.lifecycle.fail(
           job,
-          'failed',
           'worker lost: the server restarted while the job ran',
           null,
+          'infrastructure',
         );
         return;
       case 'admitted':

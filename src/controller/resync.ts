@@ -26,7 +26,7 @@ export function resync(core: ControllerCore, lifecycle: Lifecycle, holdings: Hol
       now - job.startedAt > job.timeoutSeconds * 1000 + graceMs + heartbeatMs
     ) {
       void lifecycle
-        .requestStop(job, 'cancel', `timed out after ${job.timeoutSeconds}s`)
+        .requestStop(job, 'timeout', `timed out after ${job.timeoutSeconds}s`)
         .catch((e: unknown) => core.report(e, `job ${job.id}`));
     }
   }

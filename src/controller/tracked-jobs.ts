@@ -7,22 +7,47 @@ import type { ActiveJob, JobRecord, JobSpec, JobState } from '../domain/job.js';
 import { parseAmounts, type Amounts } from '../domain/quantity.js';
 import type { Workload } from '../scheduler/types.js';
 import { dependenciesOf, type Dependency } from '../domain/dependency.js';
+import { retryHead, retryPolicy, type RetriesUsed, type RetryPolicy } from '../domain/retry.js';
 import { Gang } from './gang.js';
 import type { Pool } from './pool.js';
 
 /**
- * Why a job with a worker is being stopped: cancelled (also its timeout), evicted (preempted or
- * drained: it is requeued), or one of its gang's ranks failed (the others are stopped).
+ * Why a job with a worker is being stopped: cancelled, timed out (its agent did not enforce its
+ * timeout: it fails), evicted (preempted or drained: it is requeued), or one of its gang's ranks
+ * failed (the others are stopped).
  */
-export type StopKind = 'cancel' | 'preempt' | 'drain' | 'rank-failed';
+export type StopKind = 'cancel' | 'timeout' | 'preempt' | 'drain' | 'rank-failed';
 
 export interface TrackedJob extends ActiveJob {
   name: string;
+  /**
+   * Who submitted it, its requests per worker as submitted, and when its current attempt was
+   * queued: what its allocations' rows in the usage ledger name (domain/usage.ts).
+   */
+  createdBy: string;
+  submittedRequests: Record<string, string>;
+  queuedAt: number;
   /** What its agent runs (served by agentStart without a store read). */
   command: string[];
   env: Record<string, string>;
-  /** Times the job was evicted and requeued. */
+  /** A task's array (its first task's id), index, and the array's throttle; null otherwise. */
+  arrayId: number | null;
+  arrayIndex: number | null;
+  arrayThrottle: number | null;
+  /** A task waiting for its turn under its array's throttle (array-throttles.ts). */
+  throttled: boolean;
+  /** The glob patterns of the files it keeps (served to rank 0 by agentStart). */
+  artifacts: string[];
+  /** Attempts that ended before the current one (evictions and retries). */
   attempts: number;
+  /** Its retry budgets and backoff, and the retries used of each (domain/retry.ts). */
+  retryPolicy: RetryPolicy;
+  retriesUsed: RetriesUsed;
+  /** While it waits to be retried: when it goes back to its queue, and the timer that sends it. */
+  retryAt: number | null;
+  retryTimer: NodeJS.Timeout | null;
+  /** Why its last attempt failed, while it waits to be retried (its live reason says it). */
+  retryAfter: string;
   workerId: number | null;
   lastHeartbeat: number;
   stopping: StopKind | null;
@@ -102,12 +127,16 @@ export class TrackedJobs {
   readonly withWorker = new Set<TrackedJob>();
   /** Jobs in state running, per cluster queue (the scheduler counts admitted and running as one). */
   private readonly runningIn = new Map<string, number>();
+  /** Admissions this controller made since it started, per cluster queue (a counter that only grows). */
+  private readonly admissionsIn = new Map<string, number>();
   /** Jobs in state queued, per project: what its `maxQueued` limits. */
   private readonly queuedOf = new Map<string, number>();
   /** Per job, the jobs waiting for it to end. */
   private readonly dependents = new Map<number, Set<number>>();
   /** Jobs handed to the scheduler and not yet admitted or withdrawn: a pass has work if any. */
   inScheduler = 0;
+  /** Jobs waiting out a retry's backoff, outside the scheduler (their start is estimated too). */
+  readonly backingOff = new Set<TrackedJob>();
 
   constructor(private readonly now: () => number) {}
 
@@ -115,9 +144,22 @@ export class TrackedJobs {
     const job: TrackedJob = {
       id: r.id,
       name: r.name,
+      createdBy: r.createdBy,
+      submittedRequests: r.spec.requests,
+      queuedAt: r.queuedAt ?? r.createdAt,
       command: r.spec.command,
       env: r.spec.env,
+      artifacts: r.spec.artifacts ?? [],
+      arrayId: r.arrayId,
+      arrayIndex: r.arrayIndex,
+      arrayThrottle: r.arrayId === null ? null : (r.spec.arrayThrottle ?? null),
+      throttled: false,
       attempts: r.attempts,
+      retryPolicy: retryPolicy(r.spec),
+      retriesUsed: { job: r.retried, infrastructure: r.infraRetried },
+      retryAt: r.retryAt,
+      retryTimer: null,
+      retryAfter: retryHead(r.reason),
       project: r.project,
       queue: r.clusterQueue,
       target: r.target,
@@ -202,6 +244,7 @@ export class TrackedJobs {
   setState(job: TrackedJob, state: JobState): void {
     if (job.state === 'running') this.countRunning(job.queue, -1);
     if (state === 'running') this.countRunning(job.queue, 1);
+    if (state === 'admitted') this.admissionsIn.set(job.queue, this.admissions(job.queue) + 1);
     if (job.state === 'queued') count(this.queuedOf, job.project, -1);
     if (state === 'queued') count(this.queuedOf, job.project, 1);
     job.state = state;
@@ -209,6 +252,11 @@ export class TrackedJobs {
 
   running(queue: string): number {
     return this.runningIn.get(queue) ?? 0;
+  }
+
+  /** How many jobs this controller has admitted to `queue` since it started. */
+  admissions(queue: string): number {
+    return this.admissionsIn.get(queue) ?? 0;
   }
 
   /** The project's jobs in state queued. */
@@ -231,6 +279,8 @@ export class TrackedJobs {
 
   forget(id: number): void {
     const job = this.jobs.get(id);
+    if (job?.retryTimer) clearTimeout(job.retryTimer);
+    if (job) this.backingOff.delete(job);
     if (job?.state === 'running') this.countRunning(job.queue, -1);
     if (job?.state === 'queued') count(this.queuedOf, job.project, -1);
     if (job) this.withWorker.delete(job);

@@ -1,4 +1,4 @@
-/** Durations as people write them: `90`, `90s`, `10m`, `1h30m`, `2d` → seconds. */
+/** Durations as people write them (`90`, `90s`, `10m`, `1h30m`, `2d` → seconds) and read them. */
 
 export const DURATION_UNITS = [
   ['d', 86_400],
@@ -16,4 +16,20 @@ export function parseDuration(text: string): number | undefined {
   const match = DURATION.exec(t);
   if (!match || t === '') return undefined;
   return DURATION_UNITS.reduce((sum, [, seconds], i) => sum + Number(match[i + 1] ?? 0) * seconds, 0);
+}
+
+/**
+ * A time span in its largest units: `42s`, `5m`, `2h`, `4d` with `parts` 1 (ages), `5m3s`, `2h5m`
+ * with `parts` 2 (durations). Negative spans (clock skew) count as zero.
+ */
+export function formatSpan(ms: number, parts: 1 | 2 = 1): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const largest = DURATION_UNITS.findIndex(([, seconds]) => total >= seconds);
+  const first = largest < 0 ? DURATION_UNITS.length - 1 : largest;
+  return DURATION_UNITS.slice(first, first + parts)
+    .map(([unit, seconds], k) => {
+      const within = k === 0 ? total : total % DURATION_UNITS[first + k - 1]![1];
+      return `${Math.floor(within / seconds)}${unit}`;
+    })
+    .join('');
 }

@@ -67,6 +67,13 @@ export class UnprocessableError extends BerthError {
   }
 }
 
+/** A body larger than a limit allows (an artifact over its job's limit); the message names it. */
+export class PayloadTooLargeError extends BerthError {
+  constructor(message: string) {
+    super('payload_too_large', 413, message);
+  }
+}
+
 /**
  * A limit refuses the request for now: a project's `maxQueued`, or a token's rate limit. Answered
  * with 429 and Retry-After; the message names the limit.

@@ -2,6 +2,7 @@
 // The scheduler's blocker type is pure data and itself built on domain types; it is the shape
 // `GET /jobs/{id}` shows, so the job view names it rather than restating it.
 import type { Blocker } from './blocker.js';
+import type { ArraySummary } from './job-array.js';
 import type { Amounts } from './quantity.js';
 
 export const JOB_STATES = ['queued', 'admitted', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -35,6 +36,21 @@ export interface JobSpec {
    * rank; `requests` are per worker, so the job counts `requests` × `workers` against quota.
    */
   workers?: number;
+  /**
+   * Glob patterns, relative to the job's working directory, of the files its agent uploads as
+   * artifacts when its process has ended (domain/artifact.ts); absent: none.
+   */
+  artifacts?: string[];
+  /** Retries after the job's own failures (non-zero exit, timeout); absent: none. */
+  retries?: number;
+  /** Retries after the infrastructure's failures (worker lost, node failure); absent: none. */
+  infraRetries?: number;
+  /** The first retry's delay, doubled for each later one (domain/retry.ts); absent: the default. */
+  retryBackoffSeconds?: number;
+  /** A task's array as submitted (`0-999%50`, domain/job-array.ts); absent for a job of its own. */
+  array?: string;
+  /** How many of its array's tasks may be in play at once; absent: all. */
+  arrayThrottle?: number;
 }
 
 /** The most workers one gang job may ask for. */
@@ -62,8 +78,21 @@ export interface JobRecord {
   borrowed: Record<string, string> | null;
   cancelRequested: boolean;
   cleanedUp: boolean;
-  /** Times it was evicted and requeued. */
+  /** Attempts that ended before the current one: evictions and retries (the current is attempts + 1). */
   attempts: number;
+  /** Retries used, per budget (domain/retry.ts). */
+  retried: number;
+  infraRetried: number;
+  /** While it waits to be retried: when it goes back to its queue. */
+  retryAt: number | null;
+  /** A task's array (the job id of its first task) and index; null for a job of its own. */
+  arrayId: number | null;
+  arrayIndex: number | null;
+  /**
+   * When its current attempt entered its queue, if not at its creation: the previous attempt's
+   * end, or its retry's backoff's (usage accounting's wait, domain/usage.ts); null: `createdAt`.
+   */
+  queuedAt: number | null;
   createdAt: number;
   admittedAt: number | null;
   startedAt: number | null;
@@ -89,6 +118,13 @@ export interface Job {
   projectPosition: number | null;
   /** What holds it back while queued (short quota, hold, cohort, missing queue…); else []. */
   blockers: Blocker[];
+  /**
+   * While queued in its cluster queue: when it is expected to start (ISO 8601), an estimate from a
+   * forecast of the scheduler; null when none is made (see `estimate`) or it is not queued.
+   */
+  estimatedStartAt: string | null;
+  /** How `estimatedStartAt` was made, or why there is none; null when it is not queued. */
+  estimate: string | null;
   exitCode: number | null;
   clusterQueue: string;
   target: string;
@@ -108,14 +144,49 @@ export interface Job {
   dependsOn: number[];
   dependsOnAny: number[];
   dependsOnFailed: number[];
+  /** The glob patterns of the files kept as artifacts when it ends ([] for none). */
+  artifacts: string[];
   createdBy: string;
+  /** Attempts that ended before the current one (evictions and retries); the current is attempts + 1. */
   attempts: number;
+  /** Retries allowed after the job's own failures, and after the infrastructure's. */
+  retries: number;
+  infraRetries: number;
+  /** The first retry's delay; each later one doubles it. */
+  retryBackoffSeconds: number;
+  /** Retries used so far, per budget. */
+  retried: number;
+  infraRetried: number;
+  /** While it waits to be retried: when it goes back to its queue; else null. */
+  retryAt: string | null;
+  /** A task's array (the job id of its first task) and its index; null for a job of its own. */
+  arrayId: number | null;
+  arrayIndex: number | null;
+  /** On an array's first task in a list with arrays collapsed (and `GET /arrays/{id}`): the array. */
+  array?: ArraySummary;
   cancelRequested: boolean;
   createdAt: string;
   admittedAt: string | null;
   startedAt: string | null;
   finishedAt: string | null;
   cleanedUp: boolean;
+}
+
+/**
+ * One attempt of a job (`GET /jobs/{id}/attempts`): every ended one, and the current or last. An
+ * attempt runs from its admission (or the previous attempt's end) to its eviction, its retry, or
+ * the job's end.
+ */
+export interface JobAttempt {
+  attempt: number;
+  /** `requeued`: evicted, back in its queue; `retried`: failed, retried; else the job's state. */
+  outcome: 'requeued' | 'retried' | JobState;
+  reason: string;
+  exitCode: number | null;
+  /** What the attempt's end was charged to: `job`, `infrastructure`, or `none` (an eviction). */
+  charged: 'job' | 'infrastructure' | 'none' | null;
+  startedAt: string | null;
+  endedAt: string | null;
 }
 
 /** One entry of a job's timeline (`GET /jobs/{id}/events`). */
@@ -132,9 +203,9 @@ export interface JobEvent {
  * One entry of `GET /cluster-queues/{name}/pending`, in admission order: a job, or only its place
  * when the caller may not see its project.
  */
-export type PendingEntry =
-  | ({ position: number } & Pick<Job, 'id' | 'project' | 'name' | 'priority' | 'createdAt'>)
-  | { position: number; hidden: true };
+export type PendingEntry = { position: number; estimatedStartAt: string | null } & (
+  Pick<Job, 'id' | 'project' | 'name' | 'priority' | 'createdAt'> | { hidden: true }
+);
 
 /** The slice of a job the controller keeps in memory while the job is unfinished. */
 export interface ActiveJob {

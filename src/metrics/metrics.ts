@@ -9,6 +9,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import { isMilliResource, type Amounts } from '../domain/quantity.js';
 import type { JobState } from '../domain/job.js';
+import type { FailureKind } from '../domain/retry.js';
 
 export type DecisionKind = 'admit' | 'preempt' | 'drain';
 
@@ -19,6 +20,8 @@ export interface ControllerMetrics {
   decision(kind: DecisionKind): void;
   jobSubmitted(): void;
   jobFinished(state: JobState): void;
+  /** A failed job is retried; `kind`: the budget it draws on. */
+  jobRetried(kind: FailureKind): void;
   /** Wall time of one reconcile tick (scheduling, recording admissions, dispatch). */
   tick(seconds: number): void;
 }
@@ -53,6 +56,7 @@ export class Metrics implements ControllerMetrics {
   private readonly decisions: Counter<'kind'>;
   private readonly submitted: Counter;
   private readonly finished: Counter<'state'>;
+  private readonly retried: Counter<'kind'>;
   private readonly ticks: Histogram;
 
   constructor() {
@@ -85,6 +89,13 @@ export class Metrics implements ControllerMetrics {
       registers,
     });
     for (const state of ['succeeded', 'failed', 'cancelled'] as const) this.finished.inc({ state }, 0);
+    this.retried = new Counter({
+      name: 'berth_job_retries_total',
+      help: "Failed jobs retried, by the budget drawn on: the job's own failures, or the infrastructure's",
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of ['job', 'infrastructure'] as const) this.retried.inc({ kind }, 0);
     this.ticks = new Histogram({
       name: 'berth_controller_tick_seconds',
       help: 'Wall time of each controller reconcile tick',
@@ -122,6 +133,10 @@ export class Metrics implements ControllerMetrics {
 
   jobFinished(state: JobState): void {
     this.finished.inc({ state });
+  }
+
+  jobRetried(kind: FailureKind): void {
+    this.retried.inc({ kind });
   }
 
   tick(seconds: number): void {

@@ -106,6 +106,11 @@ export class FollowerPort implements ControllerPort {
     for (const [name, f] of Object.entries(this.figures.latest.queues)) yield { name, ...f };
   }
 
+  /** The leader holds the model. */
+  forecastInput(): undefined {
+    return undefined;
+  }
+
   pendingIds(): number[] {
     throw this.leaderOnly('the admission order of a queue');
   }
@@ -139,6 +144,10 @@ export class FollowerPort implements ControllerPort {
   }
 
   pilotNext(): Promise<PilotNext> {
+    throw this.leaderOnly('the agent protocol');
+  }
+
+  artifactAttempt(): number {
     throw this.leaderOnly('the agent protocol');
   }
 

@@ -3,6 +3,8 @@
  * before its controller acts, so a duplicate, one about a change that was rolled back, or one the
  * leader already acted on (its own submissions reach it directly too) changes nothing.
  */
+import { queuedArrayTaskIds, unfinishedArrayTaskIds } from '../store/queries/job-arrays.js';
+import { cancelTasks } from '../service/job-arrays.js';
 import type { ControllerPort } from '../controller/port.js';
 import { isTerminal } from '../domain/job.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
@@ -12,6 +14,13 @@ import type { Db } from '../store/store.js';
 import type { ControlMessage } from './messages.js';
 
 /** Submitted jobs the controller does not track yet: read in one query, and taken up oldest first. */
+/** `list` in pieces of at most `size`. */
+function chunks<T>(list: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
 export async function applySubmitted(db: Db, controller: ControllerPort, ids: number[]): Promise<void> {
   const unknown = ids.filter((id) => !controller.isActive(id));
   if (unknown.length === 0) return;
@@ -26,6 +35,13 @@ export async function applyControl(db: Db, controller: ControllerPort, m: Contro
   switch (m.kind) {
     case 'submitted':
       return applySubmitted(db, controller, [m.id]);
+    case 'array-cancel':
+      return cancelTasks(controller, await unfinishedArrayTaskIds(db, m.id), m.by);
+    case 'array-submitted':
+      // Its tasks in pages: an array may have 100,000, more than one query may name.
+      for (const page of chunks(await queuedArrayTaskIds(db, m.id), 1000))
+        await applySubmitted(db, controller, page);
+      return;
     case 'cancel': {
       const job = await findJob(db, m.id);
       if (job && !isTerminal(job.state) && controller.isActive(m.id)) await controller.cancel(m.id, m.by);

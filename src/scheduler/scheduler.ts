@@ -22,22 +22,12 @@
  */
 import type { Amounts } from '../domain/quantity.js';
 import { CohortState } from './cohort.js';
-import { explainWorkload } from './explain.js';
-import { mergedOrder } from './fair-share.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';
-import {
-  applyUsage,
-  borrowedFor,
-  borrowedNow,
-  fits,
-  limitsOf,
-  NO_LIMITS,
-  ownUsage,
-  wouldBorrow,
-} from './quota.js';
+import { applyUsage, borrowedFor, fits, limitsOf, NO_LIMITS, wouldBorrow } from './quota.js';
 import { QueueState } from './queue-state.js';
+import { SchedulerView } from './scheduler-view.js';
 import { Reservations } from './reservations.js';
 import { addTo, ResourceIndex } from './resources.js';
 import { markAdmitted, WorkloadNode, type AdmittedNode } from './workload-node.js';
@@ -86,6 +76,15 @@ export class Scheduler implements SchedulerApi {
   private readonly reachCache = new WeakMap<QueueState, { version: number; reach: OrderKey | null }>();
 
   private readonly weightOf = (project: string): number => this.weights.get(project) ?? 1;
+
+  /** Answers about the state, for the API and forecasts; it reads the maps above, never writes. */
+  private readonly view = new SchedulerView(
+    this.res,
+    this.queues,
+    this.pending,
+    this.admitted,
+    this.weightOf,
+  );
 
   private readonly reachOf = (q: QueueState): OrderKey | null => {
     const cached = this.reachCache.get(q);
@@ -299,30 +298,26 @@ export class Scheduler implements SchedulerApi {
     }
   }
 
-  // ---- read side ---------------------------------------------------------------------------
+  // ---- read side (scheduler-view.ts) --------------------------------------------------------
 
   explain(id: JobId): Explanation | undefined {
-    const n = this.pending.get(id);
-    const q = n && this.queues.get(n.queue);
-    return q && explainWorkload(q, n, this.weightOf);
+    return this.view.explain(id);
   }
 
   queueFigures(name: string): QueueFigures | undefined {
-    const q = this.queues.get(name);
-    if (q === undefined || q.model === null) return undefined;
-    return {
-      usage: this.res.amounts(q.usage.map((_, i) => ownUsage(q, i))),
-      borrowed: borrowedNow(q),
-      pending: q.pendingCount,
-      admitted: q.admitted.size,
-    };
+    return this.view.queueFigures(name);
+  }
+
+  admittedWorkloads(): Iterable<AdmittedWorkload> {
+    return this.view.admittedWorkloads();
+  }
+
+  projectWeights(): Iterable<[string, number]> {
+    return this.weights.entries();
   }
 
   pendingIds(queue: string, offset: number, limit: number): JobId[] {
-    const q = this.queues.get(queue);
-    if (q === undefined) return [];
-    const lanes = [...q.lanes.values()];
-    return mergedOrder(lanes, q.limits, this.weightOf, q.round, Math.max(0, offset), limit).map((n) => n.id);
+    return this.view.pendingIds(queue, offset, limit);
   }
 
   // ---- bookkeeping -------------------------------------------------------------------------

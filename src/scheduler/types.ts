@@ -105,4 +105,8 @@ export interface SchedulerApi {
   queueFigures(name: string): QueueFigures | undefined;
   /** Pending ids of a queue in admission order, for `GET /cluster-queues/{name}/pending`. */
   pendingIds(queue: string, offset: number, limit: number): JobId[];
+  /** Every workload that holds quota, for a forecast's snapshot (scheduler/forecast.ts). */
+  admittedWorkloads(): Iterable<AdmittedWorkload>;
+  /** The fair-share weights set (projects not named weigh 1). */
+  projectWeights(): Iterable<[string, number]>;
 }

@@ -26,6 +26,10 @@ import { GroupCommit } from '../store/group-commit.js';
 import { ProjectCache } from '../service/project-cache.js';
 import { FileLogStore, type LogStore } from '../store/log-store.js';
 import { PgLogStore } from '../store/pg-log-store.js';
+import { ArtifactFiles } from '../store/artifact-files.js';
+import { scheduleArtifactSweeps } from '../service/artifacts.js';
+import { QueueHistory } from '../service/queue-history.js';
+import { ConfigError } from '../domain/errors.js';
 import { initSetting } from '../store/queries/settings.js';
 import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
@@ -91,6 +95,18 @@ function configPath(opts: ServerOptions): string | undefined {
 
 const NO_FIGURES = { usage: {}, borrowed: {}, pending: 0, admitted: 0, running: 0 };
 
+/** The artifacts' directory (artifacts.dir, else DATA/artifacts), made now: if it cannot be, the server stops. */
+async function artifactFiles(config: Config, dataDir: string, file?: string): Promise<ArtifactFiles> {
+  const files = new ArtifactFiles(config.artifacts.dir ?? join(dataDir, 'artifacts'));
+  try {
+    await files.prepare();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? String(e);
+    throw new ConfigError('artifacts.dir', `cannot make directory ${files.dir}: ${code}`, file);
+  }
+  return files;
+}
+
 /** What the start-up lines warn of: plain HTTP off the loopback, a certificate clients refuse. */
 function transportWarnings(config: Config, tls: ServerTls | null, url: string): string[] {
   if (tls && config.tls) return tlsWarnings(tls, config.publicUrl ?? url, config.tls.keys.cert);
@@ -138,6 +154,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   let replica: ReplicaNode | undefined;
   let logs: LogStore | undefined;
   let url = '';
+  let stopSweeps: (() => Promise<void>) | undefined;
+  let history: QueueHistory | undefined;
   try {
     const first = await bootstrap(ctx, dataDir);
     app = await buildApi(ctx, {
@@ -169,6 +187,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       ),
       controller: undefined as unknown as ControllerPort, // set below, before anything reads it
       logs,
+      artifacts: {
+        files: await artifactFiles(config, dataDir, file),
+        maxBytesPerJob: config.artifacts.maxBytesPerJob,
+        retentionSeconds: config.artifacts.retentionSeconds,
+      },
     };
     ctx.runtime = runtime;
     ctx.queueStatus = (name) => runtime.controller.queueFigures(name) ?? NO_FIGURES;
@@ -231,6 +254,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
     if (controller) await controller.start();
     else await replica?.start();
+    history = new QueueHistory(ctx, config.queueHistory, (err) => log.error({ err }, 'queue history'));
+    ctx.queueHistory = history;
+    history.start();
+    stopSweeps = scheduleArtifactSweeps(ctx, (err) => log.error({ err }, 'artifacts: the retention sweep'));
     // The local CLI trusts the server's own certificate, as the local agents do.
     announceServer({ url, pid: process.pid, dataDir, ...(config.tls ? { ca: config.tls.cert } : {}) });
     print(`berth ${VERSION} listening on ${url}`);
@@ -263,6 +290,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       close: () =>
         (closing ??= (async () => {
           withdrawServer(dataDir);
+          history?.stop();
+          await stopSweeps?.();
           if (replica) await replica.stop();
           else await controller?.stop();
           runningLogs.close();
@@ -271,6 +300,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         })()),
     };
   } catch (e) {
+    history?.stop();
+    await stopSweeps?.();
     if (replica) await replica.stop().catch(() => {});
     else await controller?.stop();
     logs?.close();

@@ -30,6 +30,9 @@ const PROJECT_TOKEN_CALLS = new Map<string, ProjectTokenAccess>([
   ['GET /jobs/:id', 'read'],
   ['GET /jobs/:id/events', 'read'],
   ['GET /jobs/:id/logs', 'read'],
+  // A job's files, read as its logs are (a later job of the pipeline may fetch them).
+  ['GET /jobs/:id/artifacts', 'read'],
+  ['GET /jobs/:id/artifacts/*', 'read'],
   ['POST /projects/:name/jobs', 'submit'],
   ['POST /jobs/:id/cancel', 'submit'],
 ]);

@@ -9,8 +9,10 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { TokenCache } from './token-cache.js';
+import type { ArtifactSettings } from './artifacts.js';
 import type { ControlMessage } from './control.js';
 import type { Db } from '../store/store.js';
+import type { QueueHistory } from './queue-history.js';
 
 /** What job endpoints need beyond the store: the configured targets and the live controller. */
 export interface JobRuntime {
@@ -23,6 +25,8 @@ export interface JobRuntime {
   workerCapacity?: Record<string, number>;
   controller: ControllerPort;
   logs: LogStore;
+  /** Where jobs' artifacts are kept, and the limits on them. */
+  artifacts: ArtifactSettings;
 }
 
 /** Live figures for a cluster queue, supplied by the scheduler's in-memory model. */
@@ -33,6 +37,11 @@ export interface QueueStatus {
   admitted: number;
   /** Of the admitted, how many have started (the rest are getting resources or a worker). */
   running: number;
+  /**
+   * Jobs the leading controller has admitted here since it started: a counter that only grows,
+   * except when the controller is replaced (a restart, a new leader). Absent when unknown.
+   */
+  admissions?: number;
 }
 
 /** This replica's role, as `GET /health` tells it. */
@@ -75,6 +84,8 @@ export interface ServiceContext {
   control?: (tx: Db, m: ControlMessage) => void;
   /** Which replica leads (replicas on PostgreSQL); absent: this server is the only one. */
   cluster?: ClusterView;
+  /** The cluster queues' figures over time (queue-history.ts), sampled while the server runs. */
+  queueHistory?: QueueHistory;
 }
 
 /** The live parts of a running server; asking before the controller has started is a bug. */

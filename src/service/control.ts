@@ -6,6 +6,10 @@
 export type ControlMessage =
   /** A job was submitted. */
   | { kind: 'submitted'; id: number }
+  /** A job array was submitted: its tasks, named by its id (the first task's). */
+  | { kind: 'array-submitted'; id: number }
+  /** Cancelling every unfinished task of an array was requested and recorded. */
+  | { kind: 'array-cancel'; id: number; by: string }
   /** Cancelling a job was requested and recorded. */
   | { kind: 'cancel'; id: number; by: string }
   /** A cluster queue was created, changed or deleted. */

@@ -3,12 +3,32 @@
  * for a whole page), and the controller's live reason, position and blockers laid over it.
  */
 import { isTerminal, type Job, type JobRecord } from '../domain/job.js';
+import { retryPolicy } from '../domain/retry.js';
 import { instancesOfJobs } from '../store/queries/resource-instances.js';
 import { iso, isoOrNull } from '../store/queries/time.js';
 import { latestWorkers } from '../store/queries/workers.js';
 import type { ServiceContext } from './context.js';
 
-type Live = Pick<Job, 'position' | 'projectPosition' | 'blockers' | 'resources' | 'worker'>;
+/** A job's retry budgets and their use; `retryAt` only while it waits out a retry's backoff. */
+function retryView(
+  r: JobRecord,
+): Pick<Job, 'retries' | 'infraRetries' | 'retryBackoffSeconds' | 'retried' | 'infraRetried' | 'retryAt'> {
+  const p = retryPolicy(r.spec);
+  return {
+    retries: p.retries,
+    infraRetries: p.infraRetries,
+    retryBackoffSeconds: p.backoffSeconds,
+    retried: r.retried,
+    infraRetried: r.infraRetried,
+    // Kept in the store after its backoff ends, until its next attempt ends: shown only until then.
+    retryAt: r.state === 'queued' && (r.retryAt ?? 0) > Date.now() ? isoOrNull(r.retryAt) : null,
+  };
+}
+
+type Live = Pick<
+  Job,
+  'position' | 'projectPosition' | 'blockers' | 'estimatedStartAt' | 'estimate' | 'resources' | 'worker'
+>;
 
 export function toJobView(r: JobRecord, live: Live): Job {
   return {
@@ -20,6 +40,8 @@ export function toJobView(r: JobRecord, live: Live): Job {
     position: live.position,
     projectPosition: live.projectPosition,
     blockers: live.blockers,
+    estimatedStartAt: live.estimatedStartAt,
+    estimate: live.estimate,
     exitCode: r.exitCode,
     clusterQueue: r.clusterQueue,
     target: r.target,
@@ -36,8 +58,12 @@ export function toJobView(r: JobRecord, live: Live): Job {
     dependsOn: r.spec.dependsOn,
     dependsOnAny: r.spec.dependsOnAny ?? [],
     dependsOnFailed: r.spec.dependsOnFailed ?? [],
+    artifacts: r.spec.artifacts ?? [],
     createdBy: r.createdBy,
     attempts: r.attempts,
+    ...retryView(r),
+    arrayId: r.arrayId,
+    arrayIndex: r.arrayIndex,
     cancelRequested: r.cancelRequested,
     createdAt: iso(r.createdAt),
     admittedAt: isoOrNull(r.admittedAt),
@@ -53,12 +79,15 @@ export async function jobViews(ctx: ServiceContext, records: JobRecord[], fresh 
   const workers = fresh ? new Map<number, never>() : await latestWorkers(ctx.store.db, ids);
   const instances = fresh ? new Map<number, never>() : await instancesOfJobs(ctx.store.db, ids);
   return records.map((r) => {
-    const live = isTerminal(r.state) ? undefined : ctx.runtime?.controller.explain(r.id);
+    // A job just submitted shows no estimate: making one per submission would cost a forecast each.
+    const live = isTerminal(r.state) ? undefined : ctx.runtime?.controller.explain(r.id, !fresh);
     const worker = workers.get(r.id);
     const job = toJobView(r, {
       position: live?.position ?? null,
       projectPosition: live?.projectPosition ?? null,
       blockers: live?.blockers ?? [],
+      estimatedStartAt: isoOrNull(live?.estimate?.startAt ?? null),
+      estimate: live?.estimate?.how ?? null,
       resources: (instances.get(r.id) ?? []).map((i) => ({ type: i.type, id: i.id, state: i.state })),
       worker: worker ? { id: worker.id, state: worker.state } : null,
     });

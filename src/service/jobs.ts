@@ -1,5 +1,4 @@
 /** Job submission and the read side of jobs: checks, persistence, and the live overlay. */
-import type { Readable } from 'node:stream';
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import { maxReachable } from '../domain/capacity.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../domain/errors.js';
@@ -11,7 +10,10 @@ import {
   type JobSpec,
   type JobState,
 } from '../domain/job.js';
+import { checkArtifactPatterns } from '../domain/artifact.js';
 import { dependenciesOf, type DependencyCondition } from '../domain/dependency.js';
+import { retrySpec } from '../domain/retry.js';
+import { arraySpecOf } from '../domain/job-array.js';
 import { decodeCursor, encodeCursor, jobKey, type JobSort } from '../domain/job-order.js';
 import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
@@ -19,6 +21,7 @@ import type { Principal } from '../domain/user.js';
 import { appendEvent, listJobEvents, type EventView } from '../store/queries/events.js';
 import {
   existingJobIds,
+  type NewJob,
   findJob,
   findJobByKey,
   listJobs as listJobRecords,
@@ -29,6 +32,8 @@ import { listPrivileges } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
 import type { QueueModel } from '../controller/port.js';
 import { SubmissionWriter } from './submission-writer.js';
+import { submitArray } from './array-submission.js';
+import { countTasks, withArraySummaries } from './array-summaries.js';
 import { reserveQueued } from './queued-limit.js';
 import { actorName, requireProject } from './access.js';
 import { audit, auditActor } from './audit.js';
@@ -53,6 +58,14 @@ export interface SubmitInput {
   idempotencyKey?: string;
   /** A gang job's number of workers (1 by default). */
   workers?: number;
+  /** Retry budgets and backoff (domain/retry.ts). */
+  retries?: number;
+  infraRetries?: number;
+  retryBackoffSeconds?: number;
+  /** Slurm's --array: one task per index (domain/job-array.ts). */
+  array?: string;
+  /** Glob patterns of the files kept as artifacts (domain/artifact.ts). */
+  artifacts?: string[];
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -100,6 +113,7 @@ function buildSpec(input: SubmitInput): JobSpec {
   const workers = input.workers ?? 1;
   if (!Number.isSafeInteger(workers) || workers < 1 || workers > MAX_GANG_WORKERS)
     throw new BadRequestError(`workers: ${workers} is not a whole number from 1 to ${MAX_GANG_WORKERS}`);
+  const artifacts = checkArtifactPatterns(input.artifacts ?? []);
   return {
     command,
     env: input.env ?? {},
@@ -112,6 +126,9 @@ function buildSpec(input: SubmitInput): JobSpec {
     ...(dependsOnFailed.length > 0 ? { dependsOnFailed } : {}),
     // Kept only for a gang, so a one-worker job's spec stays as it always was.
     ...(workers > 1 ? { workers } : {}),
+    ...retrySpec(input),
+    ...arraySpecOf(input.array),
+    ...(artifacts.length > 0 ? { artifacts } : {}),
   };
 }
 
@@ -220,34 +237,39 @@ export async function submitJob(
     throw new UnprocessableError(`${field}: no job ${missing.join(', ')} in project "${project.name}"`);
   }
   const priority = await resolvePriority(db, input.priority);
+  const job: NewJob = {
+    project: project.name,
+    name: input.name ?? defaultName(spec.command),
+    clusterQueue: project.clusterQueue,
+    target,
+    priority: priority.value,
+    spec: priority.priorityClass === null ? spec : { ...spec, priorityClass: priority.priorityClass },
+    idempotencyKey: input.idempotencyKey ?? null,
+    createdBy,
+    reason: `waiting in cluster queue ${project.clusterQueue}`,
+  };
+  // Env names only: their values may be secrets.
+  const auditEntry = {
+    ...auditActor(p),
+    action: 'job.submit' as const,
+    project: project.name,
+    detail: submissionDetail(job.name, target, spec),
+  };
+  if (spec.array !== undefined)
+    return submitArray(ctx, { job, project, queue, audit: auditEntry, write: (fn) => write(ctx, fn) });
   // Its place under the project's maxQueued, held until the job counts among the queued itself.
   const release = await reserveQueued(ctx, rt, project, queue);
   const inserted = await submissionsOf(ctx)
     .submit({
-      job: {
-        project: project.name,
-        name: input.name ?? defaultName(spec.command),
-        clusterQueue: project.clusterQueue,
-        target,
-        priority: priority.value,
-        spec: priority.priorityClass === null ? spec : { ...spec, priorityClass: priority.priorityClass },
-        idempotencyKey: input.idempotencyKey ?? null,
-        createdBy,
-        reason: `waiting in cluster queue ${project.clusterQueue}`,
-      },
+      job,
       inserted: async (db, record) => {
         const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`;
         const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
         await appendEvent(db, { ...event, jobId: record.id, type: 'submitted', message }, record.createdAt);
         ctx.control?.(db, { kind: 'submitted', id: record.id });
       },
-      // Written with the batch's jobs, in bulk. Env names only: their values may be secrets.
-      audit: {
-        ...auditActor(p),
-        action: 'job.submit',
-        project: project.name,
-        detail: submissionDetail(input.name ?? defaultName(spec.command), target, spec),
-      },
+      // Written with the batch's jobs, in bulk.
+      audit: auditEntry,
     })
     .catch((e: unknown) => {
       release();
@@ -287,6 +309,7 @@ function submissionDetail(name: string, target: string, spec: JobSpec): Record<s
     target,
     ...(env.length > 0 ? { env } : {}),
     ...((spec.workers ?? 1) > 1 ? { workers: spec.workers } : {}),
+    ...(spec.array !== undefined ? { array: spec.array } : {}),
   };
 }
 
@@ -295,8 +318,11 @@ function defaultName(command: string[]): string {
   return first.split('/').pop()!.slice(0, 63) || 'job';
 }
 
-/** Loads a job the caller may see (404 otherwise, so ids of other projects reveal nothing). */
-async function visibleJob(
+/**
+ * Loads a job the caller may see (404 otherwise, so ids of other projects reveal nothing). Its
+ * logs and artifacts are read under the same check.
+ */
+export async function visibleJob(
   ctx: ServiceContext,
   p: Principal,
   id: number,
@@ -338,6 +364,10 @@ export interface JobListQuery {
   /** Older API: only jobs with a smaller id (newest first only). */
   before?: number;
   limit?: number;
+  /** Each array as one entry (its first task, with `array` saying how its tasks stand). */
+  collapse?: boolean;
+  /** Only this array's tasks. */
+  array?: number;
 }
 
 export interface JobList {
@@ -365,12 +395,29 @@ export async function listJobs(
   }
   const limit = q.limit ?? 100;
   // One more than asked: whether it exists says whether there is a next page.
-  const records = await listJobRecords(db, { project, states: q.states, sort, after, limit: limit + 1 });
+  if (q.collapse && q.array !== undefined)
+    throw new BadRequestError(
+      "give either collapse (arrays as one entry) or array (one array's tasks), not both",
+    );
+  const records = await listJobRecords(db, {
+    project,
+    states: q.states,
+    sort,
+    after,
+    limit: limit + 1,
+    collapse: q.collapse,
+    arrayId: q.array,
+  });
   const page = records.slice(0, limit);
   const last = page.at(-1);
+  const jobs = await jobViews(ctx, page);
+  if (q.collapse) await withArraySummaries(db, page, jobs);
   return {
-    jobs: await jobViews(ctx, page),
-    total: await countJobs(db, project, q.states),
+    jobs,
+    total:
+      q.array === undefined
+        ? await countJobs(db, project, q.states)
+        : await countTasks(db, q.array, q.states),
     nextCursor: records.length > limit && last ? encodeCursor(sort, jobKey(sort, last)) : undefined,
   };
 }
@@ -398,7 +445,7 @@ export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): 
 }
 
 /** One unit on the group commit the submissions share (a plain transaction without one). */
-function write<T>(ctx: ServiceContext, fn: (db: Db) => Promise<T>): Promise<T> {
+export function write<T>(ctx: ServiceContext, fn: (db: Db) => Promise<T>): Promise<T> {
   return ctx.groupCommit ? ctx.groupCommit.run(fn) : ctx.store.transaction(fn);
 }
 
@@ -413,16 +460,4 @@ function submissionsOf(ctx: ServiceContext): SubmissionWriter {
 export async function jobEvents(ctx: ServiceContext, p: Principal, id: number): Promise<EventView[]> {
   await visibleJob(ctx, p, id);
   return listJobEvents(ctx.store.db, id);
-}
-
-export async function jobLogs(
-  ctx: ServiceContext,
-  p: Principal,
-  id: number,
-  follow: boolean,
-): Promise<Readable> {
-  await visibleJob(ctx, p, id);
-  const rt = runtimeOf(ctx);
-  if (!follow) return rt.logs.read(id);
-  return rt.logs.follow(id, () => !rt.controller.isActive(id));
 }

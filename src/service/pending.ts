@@ -9,7 +9,7 @@ import type { Principal } from '../domain/user.js';
 import { findClusterQueue } from '../store/queries/cluster-queues.js';
 import { findJobs } from '../store/queries/jobs.js';
 import { listProjects } from '../store/queries/projects.js';
-import { iso } from '../store/queries/time.js';
+import { iso, isoOrNull } from '../store/queries/time.js';
 import { requireUser } from './access.js';
 import type { ServiceContext } from './context.js';
 
@@ -31,10 +31,13 @@ export async function pendingJobs(
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id, i): PendingEntry => {
     const position = offset + i + 1;
+    const estimate = ctx.runtime?.controller.explain(id)?.estimate;
+    const estimatedStartAt = isoOrNull(estimate?.startAt ?? null);
     const row = byId.get(id);
-    if (!row || (visible && !visible.has(row.project))) return { position, hidden: true };
+    if (!row || (visible && !visible.has(row.project))) return { position, estimatedStartAt, hidden: true };
     return {
       position,
+      estimatedStartAt,
       id,
       project: row.project,
       name: row.name,

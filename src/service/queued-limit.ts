@@ -26,7 +26,7 @@ export function queuedLimit(project: Project, queue: QueueModel | undefined): nu
 }
 
 /**
- * Reserves a place for one more queued job of the project, or throws TooManyRequestsError naming
+ * Reserves places for `count` more queued jobs of the project, or throws TooManyRequestsError naming
  * the limit. The caller must call the returned release once the submission is committed (or has
  * failed): from then on the job counts among the queued ones itself.
  */
@@ -35,6 +35,8 @@ export async function reserveQueued(
   rt: JobRuntime,
   project: Project,
   queue: QueueModel | undefined,
+  /** How many jobs the submission queues (an array's tasks). */
+  count = 1,
 ): Promise<() => void> {
   const limit = queuedLimit(project, queue);
   if (limit === null) return () => {};
@@ -43,22 +45,22 @@ export async function reserveQueued(
   const queued =
     rt.controller.queuedJobs(project.name) ?? (await countJobs(ctx.store.db, project.name, ['queued']));
   const reserved = pending.get(project.name) ?? 0;
-  if (queued + reserved >= limit) {
+  if (queued + reserved + count > limit) {
     const whose =
       project.maxQueued === null
         ? `cluster queue "${project.clusterQueue}"'s maxQueuedPerProject`
         : 'its maxQueued';
     throw new TooManyRequestsError(
-      `project "${project.name}" has ${queued} job${queued === 1 ? '' : 's'} queued, ${whose} is ${limit}: submit again once some are admitted`,
+      `project "${project.name}" has ${queued} job${queued === 1 ? '' : 's'} queued, ${whose} is ${limit}: ${count === 1 ? 'submit again once some are admitted' : `no room for ${count.toLocaleString('en')} more`}`,
       QUEUED_RETRY_AFTER_SECONDS,
     );
   }
-  pending.set(project.name, reserved + 1);
+  pending.set(project.name, reserved + count);
   let released = false;
   return () => {
     if (released) return;
     released = true;
-    const n = (pending.get(project.name) ?? 1) - 1;
+    const n = (pending.get(project.name) ?? count) - count;
     if (n > 0) pending.set(project.name, n);
     else pending.delete(project.name);
   };

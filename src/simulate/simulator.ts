@@ -24,6 +24,20 @@ export interface SimulateOptions {
   stopLatencyMs?: number;
   /** Called about once a second of real time while the simulation runs. */
   onProgress?: (p: SimulationProgress) => void;
+  /**
+   * Called at each instant at which workloads were created, once they have joined their queues and
+   * before the pass that may admit them (where a server answers their submission): what the
+   * start-time estimates' accuracy is measured from (estimate-accuracy.ts).
+   */
+  onCreated?: (created: PlannedWorkload[], now: number, view: SimulationView) => void;
+  /** Called when a workload has run its whole runtime. */
+  onFinished?: (w: PlannedWorkload, ranMs: number) => void;
+}
+
+/** The simulation's present, read-only: its scheduler, and since when an admitted workload runs. */
+export interface SimulationView {
+  readonly scheduler: Scheduler;
+  heldSince(seq: number): number | null;
 }
 
 export interface SimulationProgress {
@@ -65,6 +79,11 @@ interface Live {
   evictions: number;
   runs: [number, number][];
   completion: SimEvent | null;
+}
+
+/** A scenario workload's request of `units` of `resource`, as the scheduler counts it. */
+export function workloadRequests(resource: string, units: number): Amounts {
+  return { [resource]: parseAmount(resource, String(units)), [JOBS_RESOURCE]: 1 };
 }
 
 export function queueModel(q: PlannedQueue, resource: string): QueueModel {
@@ -133,7 +152,7 @@ export function simulate(plan: ExpandedScenario, opts: SimulateOptions = {}): Si
     if (w.seq !== i + 1) throw new RangeError(`workload ${i} has seq ${w.seq}, expected ${i + 1}`);
     let requests = amounts.get(w.request);
     if (requests === undefined) {
-      requests = { [plan.resource]: parseAmount(plan.resource, String(w.request)), [JOBS_RESOURCE]: 1 };
+      requests = workloadRequests(plan.resource, w.request);
       amounts.set(w.request, requests);
     }
     return {
@@ -198,6 +217,7 @@ export function simulate(plan: ExpandedScenario, opts: SimulateOptions = {}): Si
     } else evict(d.id, now);
   };
 
+  const view: SimulationView = { scheduler, heldSince: (seq) => live[seq - 1]?.heldSince ?? null };
   const workloads = plan.workloads;
   let next = 0;
   while (next < workloads.length || events.size > 0) {
@@ -210,12 +230,14 @@ export function simulate(plan: ExpandedScenario, opts: SimulateOptions = {}): Si
       if (e.kind === STOP) stop(e.w, now);
       else {
         l.completion = null;
+        opts.onFinished?.(l.plan, now - (l.heldSince ?? now));
         endHold(l, now);
         l.finishedAt = now;
         finished++;
         scheduler.release(l.plan.seq);
       }
     }
+    const firstCreated = next;
     for (let w = workloads[next]; w !== undefined && w.at === now; w = workloads[++next]) {
       const l = live[next] as Live;
       scheduler.enqueue({
@@ -228,6 +250,7 @@ export function simulate(plan: ExpandedScenario, opts: SimulateOptions = {}): Si
       });
       created++;
     }
+    if (opts.onCreated && next > firstCreated) opts.onCreated(workloads.slice(firstCreated, next), now, view);
     if (evictedNow.size > 0) evictedNow = new Map();
     for (;;) {
       const t0 = performance.now();

@@ -24,6 +24,16 @@ const TABLES: [keyof Database, string | null][] = [
   ['resource_instances', 'id'],
   // Who changed what: it moves with the installation (migration 0012).
   ['audit_log', 'id'],
+  // Ended attempts (migration 0014): their log ends are remapped as the logs go in (copyLog).
+  ['job_attempts', null],
+  // Artifacts' rows (migration 0015); their files stay in DATA/artifacts, where the copy finds them.
+  ['job_artifacts', null],
+  // The usage ledger, in pages by its id, and its rollups (a row per hour or day and key) (0017).
+  ['usage_ledger', 'id'],
+  ['usage_hourly', null],
+  ['usage_hourly_resources', null],
+  ['usage_daily', null],
+  ['usage_daily_resources', null],
 ];
 
 /** Tables that hold anything a user made: a target with rows in one of them is not empty. */
@@ -105,16 +115,60 @@ export async function copyStore(
         .execute();
     }
     for await (const { jobId, chunks } of extras.logs) {
-      let any = false;
-      for await (const data of chunks) {
-        if (!data) continue;
-        await tx.insertInto('job_logs').values({ job_id: jobId, data }).execute();
-        report.logs.bytes += Buffer.byteLength(data);
-        any = true;
-      }
+      const bytes = await copyLog(tx, jobId, chunks);
+      report.logs.bytes += bytes;
+      const any = bytes > 0;
       if (any) report.logs.jobs++;
       if (report.logs.jobs % 100 === 0 && any) progress.table('job logs', report.logs.jobs);
     }
   });
   return report;
+}
+
+/**
+ * Copies one job's log into `job_logs`. An attempt's end in a log file is a byte offset; in
+ * `job_logs` it is the id of the attempt's last row: the chunks are cut at those offsets, and each
+ * attempt's `log_end` is set to the row that ends there. Returns the bytes copied.
+ */
+async function copyLog(tx: Db, jobId: number, chunks: AsyncIterable<string>): Promise<number> {
+  const ends = await tx
+    .selectFrom('job_attempts')
+    .select(['attempt', 'log_end'])
+    .where('job_id', '=', jobId)
+    .orderBy('attempt')
+    .execute();
+  let pos = 0;
+  let lastId = 0;
+  let next = 0;
+  /** Attempts whose log ends at `pos`, or before it: their end is the last row so far. */
+  const settle = async () => {
+    for (; next < ends.length && Number(ends[next]!.log_end) <= pos; next++)
+      await tx
+        .updateTable('job_attempts')
+        .set({ log_end: lastId })
+        .where('job_id', '=', jobId)
+        .where('attempt', '=', ends[next]!.attempt)
+        .execute();
+  };
+  for await (const data of chunks) {
+    let buf = Buffer.from(data);
+    while (buf.length > 0) {
+      await settle();
+      const cut = next < ends.length ? Number(ends[next]!.log_end) - pos : buf.length;
+      const piece = buf.subarray(0, Math.min(cut, buf.length));
+      const row = await tx
+        .insertInto('job_logs')
+        .values({ job_id: jobId, data: piece.toString('utf8') })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      lastId = Number(row.id);
+      pos += piece.length;
+      buf = buf.subarray(piece.length);
+    }
+  }
+  const bytes = pos;
+  // Ends past the log's end (none are expected) end with its last row.
+  pos = Infinity;
+  await settle();
+  return bytes;
 }

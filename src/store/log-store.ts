@@ -9,12 +9,23 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 
+/**
+ * A part of a job's log between two marks (`mark`): what came after `after`, up to and including
+ * `upTo` (null: to the end). One attempt's output, for a job that ran more than once.
+ */
+export interface LogRange {
+  after: number;
+  upTo: number | null;
+}
+
 export interface LogStore {
   append(jobId: number, text: string): Promise<void>;
+  /** Where the log ends now (a byte offset, or the last row's id): the bound of a LogRange. */
+  mark(jobId: number): Promise<number>;
   /** No more output will come for this job: followers finish once they have sent what there is. */
   ended(jobId: number): void;
-  /** Everything written so far. */
-  read(jobId: number): Readable;
+  /** Everything written so far, or the part `range` says. */
+  read(jobId: number, range?: LogRange): Readable;
   /**
    * The log from the start, then live output until the job has ended (`ended`, or `isDone()` says
    * so) and everything has been sent.
@@ -81,8 +92,14 @@ export class FileLogStore implements LogStore {
     }
   }
 
-  read(jobId: number): Readable {
-    return this.size(jobId) === 0 ? Readable.from([]) : createReadStream(this.path(jobId));
+  mark(jobId: number): Promise<number> {
+    return Promise.resolve(this.size(jobId));
+  }
+
+  read(jobId: number, range?: LogRange): Readable {
+    const start = range?.after ?? 0;
+    const end = Math.min(this.size(jobId), range?.upTo ?? Infinity);
+    return end <= start ? Readable.from([]) : createReadStream(this.path(jobId), { start, end: end - 1 });
   }
 
   follow(jobId: number, isDone: () => boolean): Readable {

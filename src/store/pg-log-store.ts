@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { isTerminal, type JobState } from '../domain/job.js';
 import type { PgBus } from './pg-bus.js';
 import { notify } from './pg-bus.js';
-import { followLog, type LogStore } from './log-store.js';
+import { followLog, type LogRange, type LogStore } from './log-store.js';
 import type { Db } from './store.js';
 
 const CHANNEL = 'berth_logs';
@@ -54,21 +54,34 @@ export class PgLogStore implements LogStore {
     for (const name of this.emitter.eventNames()) this.emitter.emit(name);
   }
 
-  private async rows(jobId: number, after: number): Promise<{ id: number; data: string }[]> {
-    return this.db
+  async mark(jobId: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('job_logs')
+      .select((eb) => eb.fn.max('id').as('last'))
+      .where('job_id', '=', jobId)
+      .executeTakeFirst();
+    return Number(row?.last ?? 0);
+  }
+
+  private async rows(
+    jobId: number,
+    after: number,
+    upTo: number | null = null,
+  ): Promise<{ id: number; data: string }[]> {
+    let q = this.db
       .selectFrom('job_logs')
       .select(['id', 'data'])
       .where('job_id', '=', jobId)
-      .where('id', '>', after)
-      .orderBy('id')
-      .limit(PAGE)
-      .execute();
+      .where('id', '>', after);
+    if (upTo !== null) q = q.where('id', '<=', upTo);
+    return q.orderBy('id').limit(PAGE).execute();
   }
 
-  read(jobId: number): Readable {
-    const rows = (after: number) => this.rows(jobId, after);
+  read(jobId: number, range?: LogRange): Readable {
+    const rows = (after: number) => this.rows(jobId, after, range?.upTo ?? null);
+    const first = range?.after ?? 0;
     async function* stream(): AsyncGenerator<Buffer> {
-      for (let after = 0; ;) {
+      for (let after = first; ;) {
         const page = await rows(after);
         for (const r of page) yield Buffer.from(r.data);
         if (page.length < PAGE) return;

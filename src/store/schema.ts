@@ -97,6 +97,15 @@ export interface JobsTable {
   cancel_requested: number;
   cleaned_up: number;
   attempts: number;
+  /** Retries used per budget, and when a job waiting to be retried goes back to its queue (0014). */
+  retried: Generated<number>;
+  infra_retried: Generated<number>;
+  retry_at: number | null;
+  /** A task's array (its first task's id) and index (0016); null for a job of its own. */
+  array_id: number | null;
+  array_index: number | null;
+  /** When its current attempt entered its queue, if not at its creation (0017). */
+  queued_at: number | null;
   created_at: number;
   admitted_at: number | null;
   started_at: number | null;
@@ -197,6 +206,96 @@ export interface AuditLogTable {
   detail: string | null;
 }
 
+/**
+ * The files a job's run kept (migration 0015); the bytes live on disk, at
+ * `<artifacts dir>/<job_id>/<attempt>/<name>` (store/artifact-files.ts).
+ */
+export interface JobArtifactsTable {
+  job_id: number;
+  /** The run that uploaded it: the job's attempts + 1 then. */
+  attempt: number;
+  /** Its path relative to the job's working directory. */
+  name: string;
+  size: number;
+  /** SHA-256 of its bytes, hex. */
+  sha256: string;
+  created_at: number;
+}
+
+/** An ended attempt of a job that ran again (evicted and requeued, or retried) (0014). */
+export interface JobAttemptsTable {
+  job_id: number;
+  attempt: number;
+  outcome: string;
+  charged: string;
+  reason: string;
+  exit_code: number | null;
+  started_at: number | null;
+  ended_at: number;
+  /** Where its output ends in the job's log (LogStore.mark). */
+  log_end: number;
+}
+
+/**
+ * The usage ledger (migration 0017): one row per ended allocation (attempt) of a job, written in
+ * the transaction of the state change that ends it; append-only. Names are copied in, not keys.
+ */
+export interface UsageLedgerTable {
+  /** Its place in the ledger (keyset pages for the store copy). */
+  id: Generated<number>;
+  job_id: number;
+  attempt: number;
+  project: string;
+  /** The job's name (start-time estimates take runtimes of jobs of the same name). */
+  name: string;
+  /** The job's `created_by`. */
+  user_name: string;
+  queue: string;
+  target: string;
+  worker_id: number | null;
+  workers: number;
+  /** JSON of the job's requests per worker, as submitted. */
+  requests: string;
+  queued_at: number;
+  admitted_at: number | null;
+  started_at: number | null;
+  ended_at: number;
+  /** domain/usage.ts AllocationOutcome. */
+  outcome: string;
+  final: number;
+}
+
+/**
+ * Rollups of the ledger per hour (its start, epoch ms), project, user and queue (0017); the
+ * `usage_daily` tables have the same shape per UTC day (`hour`: the day's start).
+ */
+export interface UsageHourlyTable {
+  hour: number;
+  project: string;
+  user_name: string;
+  queue: string;
+  allocations: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  requeued: number;
+  retried: number;
+  wait_ms_sum: number;
+  wait_count: number;
+  wait_ms_max: number;
+  held_ms: number;
+}
+
+/** Per resource of `usage_hourly`: its amount (base units) × seconds held in the hour (0017). */
+export interface UsageHourlyResourcesTable {
+  hour: number;
+  project: string;
+  user_name: string;
+  queue: string;
+  resource: string;
+  amount_seconds: number;
+}
+
 /** Installation-wide settings (migration 0006): `installation` → its id. */
 export interface SettingsTable {
   name: string;
@@ -221,6 +320,13 @@ export interface Database {
   live_figures: LiveFiguresTable;
   settings: SettingsTable;
   audit_log: AuditLogTable;
+  job_attempts: JobAttemptsTable;
+  job_artifacts: JobArtifactsTable;
+  usage_ledger: UsageLedgerTable;
+  usage_hourly: UsageHourlyTable;
+  usage_hourly_resources: UsageHourlyResourcesTable;
+  usage_daily: UsageHourlyTable;
+  usage_daily_resources: UsageHourlyResourcesTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -25,6 +25,7 @@ import {
 
 interface Entry {
   position: number;
+  estimatedStartAt: string | null;
   id?: number;
   project?: string;
   name?: string;
@@ -93,6 +94,8 @@ describe('the pending list', () => {
       res.body,
       order.map((j, i) => ({
         position: i + 1,
+        // The queue is held: it admits nothing, so no start is forecast.
+        estimatedStartAt: null,
         id: j.id,
         project: j.project,
         name: j.name,
@@ -111,25 +114,27 @@ describe('the pending list', () => {
       assert.deepEqual(
         res.body,
         [
-          { position: 1, hidden: true },
+          { position: 1, estimatedStartAt: null, hidden: true },
           {
             position: 2,
+            estimatedStartAt: null,
             id: jobs.a1.id,
             project: 'alpha',
             name: 'a1',
             priority: 0,
             createdAt: jobs.a1.createdAt,
           },
-          { position: 3, hidden: true },
+          { position: 3, estimatedStartAt: null, hidden: true },
           {
             position: 4,
+            estimatedStartAt: null,
             id: jobs.a2.id,
             project: 'alpha',
             name: 'a2',
             priority: 0,
             createdAt: jobs.a2.createdAt,
           },
-          { position: 5, hidden: true },
+          { position: 5, estimatedStartAt: null, hidden: true },
         ],
         actor,
       );
@@ -138,7 +143,7 @@ describe('the pending list', () => {
     assertStatus(outsider, 200);
     assert.deepEqual(
       outsider.body,
-      [1, 2, 3, 4, 5].map((position) => ({ position, hidden: true })),
+      [1, 2, 3, 4, 5].map((position) => ({ position, estimatedStartAt: null, hidden: true })),
     );
   });
 
@@ -153,7 +158,7 @@ describe('the pending list', () => {
       ],
     );
     const member = await pending(world.tokens.member, 'shared', '?offset=2&limit=10');
-    assert.deepEqual(member.body[0], { position: 3, hidden: true });
+    assert.deepEqual(member.body[0], { position: 3, estimatedStartAt: null, hidden: true });
     assert.deepEqual(ids(member.body), [undefined, jobs.a2.id, undefined]);
     assert.deepEqual((await pending(ctx.admin, 'shared', '?offset=5')).body, []);
     assert.deepEqual((await pending(ctx.admin, 'default')).body, []);

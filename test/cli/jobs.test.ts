@@ -250,6 +250,91 @@ describe('berth submit', { timeout: SUITE_TIMEOUT_MS }, () => {
     );
   });
 
+  it('--retries runs a failed job again; status shows the budget, logs --attempt one attempt', async () => {
+    const count = join(ctx.sb.root, 'retry-count');
+    const script = `n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; echo "run $n"; [ $n -ge 2 ]`;
+    const r = await cli(['submit', '--wait', '--retries', '2', '--retry-backoff', '0', '--script', script]);
+    assert.equal(r.code, 0, r.stderr);
+    const id = submittedId(r.stdout);
+    const shown = keyValues(ok(await cli(['status', String(id)])));
+    assert.deepEqual(
+      [shown.state, shown.retries, shown.attempt],
+      [
+        'succeeded',
+        '1 of 2 used (own failures), 0 of 0 (infrastructure); backoff 0s',
+        `2 (each one's output: berth logs --attempt K ${id})`,
+      ],
+    );
+    assert.equal(ok(await cli(['logs', '--attempt', '1', String(id)])), 'run 1\n');
+    assert.equal(ok(await cli(['logs', '--attempt', '2', String(id)])), 'run 2\n');
+    assert.equal(ok(await cli(['logs', String(id)])), 'run 1\nrun 2\n');
+    fails(await cli(['logs', '--attempt', '3', String(id)]), 1, /attempt 3: job \d+ has had attempts 1 to 2/);
+    fails(await cli(['logs', '-f', '--attempt', '1', String(id)]), 2, /cannot be used with/);
+    fails(await cli(['submit', '--retries', '101', '--', 'true']), 2, /--retries.*at most 100/);
+  });
+
+  /** A table's rows as objects keyed by its header. */
+  const records = (out: string): Record<string, string>[] => {
+    const [header = [], ...body] = rows(out);
+    return body.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i] ?? ''])));
+  };
+
+  it('--array submits one task per index; jobs shows it as one line, --array its tasks; ID_INDEX names a task', async () => {
+    const r = await cli([
+      'submit',
+      '--wait',
+      '--array',
+      '0-3%2',
+      '--',
+      'sh',
+      '-c',
+      'echo "task $BERTH_ARRAY_INDEX"',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const m =
+      /^submitted array (\d+) \[0-3%2\]: 4 tasks, at most 2 at once \(berth jobs --array \d+\)\narray \d+ succeeded: 4 tasks: 4 succeeded\n$/.exec(
+        r.stdout,
+      );
+    assert.ok(m, r.stdout);
+    const id = Number(m[1]);
+    const listed = records(ok(await cli(['jobs', '--all'])));
+    const line = listed.find((l) => l.ID === `${id}_[0-3%2]`);
+    assert.ok(line, JSON.stringify(listed));
+    assert.deepEqual([line.STATE, line.REASON], ['succeeded', '4 tasks: 4 succeeded']);
+    assert.equal(listed.filter((l) => l.ID!.includes(`(${id}_`)).length, 0, 'no task on its own line');
+    const tasks = records(ok(await cli(['jobs', '--array', String(id)])));
+    assert.deepEqual(
+      tasks.map((t) => t.ID!.replace(/^\d+ /, '')).sort(),
+      [0, 1, 2, 3].map((i) => `(${id}_${i})`),
+    );
+    assert.equal(ok(await cli(['logs', `${id}_2`])), 'task 2\n');
+    assert.match(
+      keyValues(ok(await cli(['status', `${id}_2`]))).array!,
+      new RegExp(`^task 2 of array ${id} `),
+    );
+    fails(await cli(['logs', `${id}_9`]), 1, new RegExp(`array ${id} has no task 9`));
+
+    const gate = gated();
+    const held = ok(await cli(['submit', '--array', '0-4%1', '--script', gate.script]));
+    const heldId = Number(/^submitted array (\d+)/.exec(held)![1]);
+    assert.match(
+      ok(await cli(['cancel', String(heldId)])),
+      new RegExp(`^cancelled array ${heldId}: 5 tasks: `),
+    );
+    const after = await waitFor('every task to be cancelled', async () => {
+      const t = records(ok(await cli(['jobs', '--array', String(heldId)])));
+      return t.every((x) => x.STATE === 'cancelled') ? t : undefined;
+    });
+    assert.equal(after.length, 5);
+
+    fails(
+      await cli(['submit', '--array', '5-1', '--', 'true']),
+      1,
+      /array: "5-1": 5-1: the range ends before it starts/,
+    );
+    fails(await cli(['submit', '--follow', '--array', '0-1', '--', 'true']), 2, /--follow follows one job/);
+  });
+
   it('--workers 0 is refused before anything is sent', async () => {
     fails(await cli(['submit', '--workers', '0', '--', 'true']), 2, /--workers.*at least 1/);
   });

@@ -39,6 +39,35 @@ async function submitted(project: string, name: string, more: string[] = []): Pr
   );
 }
 
+/**
+ * A cluster queue `queue` of 1 cpu with project `project`, and a job of that project holding the
+ * cpu until the gate file returned exists.
+ */
+async function holdTheQueue(queue: string, project: string): Promise<string> {
+  const { api, adminToken } = ctx.server;
+  await call(api, adminToken, 'POST', '/cluster-queues', { name: queue, quota: { cpu: '1' } });
+  await call(api, adminToken, 'POST', '/projects', { name: project, clusterQueue: queue });
+  const gate = join(ctx.sb.root, `gate-${queue}`);
+  const holder = parseJson<JobJson>(
+    await admin([
+      'submit',
+      '--project',
+      project,
+      '--request',
+      'cpu=1',
+      '-o',
+      'json',
+      '--script',
+      `while [ ! -e ${gate} ]; do sleep 0.05; done`,
+    ]),
+  );
+  await waitFor(
+    'the holder to run',
+    async () => (await getJob(api, adminToken, holder.id)).state === 'running',
+  );
+  return gate;
+}
+
 describe('berth priority', { timeout: SUITE_TIMEOUT_MS }, () => {
   it('creates classes, lists them highest first, and deletes them', async () => {
     assert.equal(
@@ -149,7 +178,7 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
 
   it('lists the queue in admission order', async () => {
     const out = ok(await admin(['queue', 'pending', 'lab']));
-    assert.deepEqual(rows(out)[0], ['POSITION', 'ID', 'PROJECT', 'NAME', 'PRIORITY', 'AGE']);
+    assert.deepEqual(rows(out)[0], ['POSITION', 'ID', 'PROJECT', 'NAME', 'PRIORITY', 'AGE', 'EST. START']);
     assert.deepEqual(
       rows(out)
         .slice(1)
@@ -179,7 +208,7 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
       ],
     );
     const asJson = parseJson<unknown[]>(await carol(['queue', 'pending', 'lab', '-o', 'json']));
-    assert.deepEqual(asJson[1], { position: 2, hidden: true });
+    assert.deepEqual(asJson[1], { position: 2, estimatedStartAt: null, hidden: true });
   });
 
   it('shows a page with --limit and --offset, and says there is more', async () => {
@@ -212,6 +241,12 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
     const out = ok(await admin(['status', String(m2.id)]));
     const shown = keyValues(out);
     assert.deepEqual([shown.state, shown.position, shown['position in project']], ['queued', '3', '2']);
+    // A held queue admits nothing: no estimate, and why.
+    assert.equal(shown['estimated start'], 'none');
+    assert.equal(
+      shown['how estimated'],
+      'not estimated: queue lab is on hold, it admits nothing until resumed',
+    );
     assert.match(
       out,
       /\nblocked by:\n {2}queue lab is on hold: it admits nothing until resumed \(berth queue resume lab\)\n/,
@@ -219,34 +254,17 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
   });
 
   it('names the resource, the queue and the shortfall when quota is short', async () => {
-    await call(ctx.server.api, ctx.server.adminToken, 'POST', '/cluster-queues', {
-      name: 'tiny',
-      quota: { cpu: '1' },
-    });
-    await call(ctx.server.api, ctx.server.adminToken, 'POST', '/projects', {
-      name: 'small',
-      clusterQueue: 'tiny',
-    });
-    const gate = join(ctx.sb.root, 'gate-tiny');
-    const holder = parseJson<JobJson>(
-      await admin([
-        'submit',
-        '--project',
-        'small',
-        '--request',
-        'cpu=1',
-        '-o',
-        'json',
-        '--script',
-        `while [ ! -e ${gate} ]; do sleep 0.05; done`,
-      ]),
-    );
-    await waitFor(
-      'the holder to run',
-      async () => (await getJob(ctx.server.api, ctx.server.adminToken, holder.id)).state === 'running',
-    );
+    const gate = await holdTheQueue('tiny', 'small');
     const waiting = await submitted('small', 'waiting', ['--request', 'cpu=500m']);
     const out = ok(await admin(['status', String(waiting.id)]));
+    // Nothing like the holder has run in queue tiny, and it has no timeout: it is assumed to run
+    // for an hour, and the waiting job to start when it ends.
+    const estimate = keyValues(out);
+    assert.match(estimate['estimated start'] ?? '', /^in (59m\d+s|1h) \(at \d{4}-/);
+    assert.equal(
+      estimate['how estimated'],
+      "an estimate: the scheduler replayed from the queues' order and quota, with expected runtimes of 2 jobs: 2 assumed to run 1h",
+    );
     assert.match(
       out,
       /\nblocked by:\n {2}cpu in queue tiny: needs 500m, 0 free \(1 of 1 in use\); short by 500m\n/,
@@ -257,6 +275,56 @@ describe('berth queue pending and berth status of a waiting job', { timeout: SUI
     const done = keyValues(ok(await admin(['status', String(waiting.id)])));
     assert.equal(done.state, 'succeeded');
     assert.ok(!('blocked by' in done) && !('position in project' in done));
+  });
+});
+
+describe('berth simulate --from-server', { timeout: SUITE_TIMEOUT_MS }, () => {
+  interface Report {
+    at: number;
+    jobs: { id: number; project: string; queue: string; now: number | null; changed: number | null }[];
+    queues: { queue: string; pending: number; now: { starting: number }; changed: { starting: number } }[];
+  }
+
+  it('replays the live queues with a change: more quota, and the waiting jobs start now', async () => {
+    const { api, adminToken } = ctx.server;
+    const gate = await holdTheQueue('whatif', 'sweep');
+    const waiting = [
+      await submitted('sweep', 'w1', ['--request', 'cpu=1']),
+      await submitted('sweep', 'w2', ['--request', 'cpu=1']),
+    ];
+    try {
+      const report = parseJson<Report>(
+        await admin(['simulate', '--from-server', '--quota', 'whatif:cpu=3', '-o', 'json']),
+      );
+      const mine = report.jobs.filter((j) => j.queue === 'whatif');
+      assert.deepEqual(
+        mine.map((j) => j.id),
+        waiting.map((j) => j.id),
+      );
+      for (const j of mine) {
+        // As things are, behind a holder assumed to run an hour; with 3 cpu, at once.
+        assert.ok(j.now !== null && j.now - report.at > 30 * 60_000, `job ${j.id} starts at ${j.now}`);
+        assert.equal(j.changed, report.at);
+      }
+      const table = ok(await admin(['simulate', '--from-server', '--quota', 'whatif:cpu=3']));
+      assert.match(table, /^what if quota whatif:cpu=3: \d+ pending jobs replayed/);
+      assert.match(table, /\n2 of \d+ jobs would start at another time/);
+      // Carol is no member of sweep: its name is not shown to her.
+      const hers = parseJson<Report>(await carol(['simulate', '--from-server', '-o', 'json']));
+      const projects = new Set(hers.jobs.filter((j) => j.queue === 'whatif').map((j) => j.project));
+      assert.deepEqual([...projects], ['~1']);
+      await allFail([
+        [
+          admin(['simulate', '--from-server', '--quota', 'nope:cpu=3']),
+          1,
+          /--quota: no cluster queue named "nope"/,
+        ],
+        [admin(['simulate', '--from-server', '--quota', 'whatif:cpu=lots']), 1, /is not a quantity/],
+      ]);
+    } finally {
+      writeFileSync(gate, '');
+    }
+    for (const j of waiting) await waitDone(api, adminToken, j.id);
   });
 });
 

@@ -76,3 +76,55 @@ it('survives kill -9 with jobs queued and running', async () => {
   );
   writeFileSync(join(dir, 'done'), '');
 });
+
+it('runs again after kill -9 a job with infrastructure retries, and keeps a retry waiting out its backoff', async () => {
+  if (server) await killHard(server); // the first test's, restarted
+  const data = join(dir, 'data-retries');
+  const runs = join(dir, 'runs');
+  appendFileSync(runs, '');
+  server = await spawnServer(data);
+  const { api, token } = server;
+  const counted = (name: string, rest: string) => `echo ${name} >> ${runs}; ${rest}`;
+  const lost = await submit(api, token, 'default', {
+    // The first run waits to be killed; the second, after the restart, succeeds.
+    script: counted('lost', `[ $(grep -c lost ${runs}) -ge 2 ] || sleep 300`),
+    infraRetries: 1,
+    retryBackoffSeconds: 0,
+  });
+  const backoff = await submit(api, token, 'default', {
+    script: counted('backoff', `[ $(grep -c backoff ${runs}) -ge 2 ] || exit 9`),
+    retries: 1,
+    retryBackoffSeconds: 4,
+  });
+  await waitFor('the first job to run', async () => (await getJob(api, token, lost.id)).state === 'running');
+  const retryAt = await waitFor('the second job to wait for its retry', async () => {
+    const j = (await getJob(api, token, backoff.id)) as unknown as { retryAt: string | null };
+    return j.retryAt ?? undefined;
+  });
+  await killHard(server);
+  server = undefined;
+
+  server = await spawnServer(data);
+  const first = await waitDone(server.api, server.token, lost.id);
+  assert.equal(first.state, 'succeeded', first.reason);
+  const second = await waitDone(server.api, server.token, backoff.id);
+  assert.equal(second.state, 'succeeded', second.reason);
+  // Its second run came after the backoff it was given before the crash.
+  assert.ok(Date.parse(second.startedAt!) >= Date.parse(retryAt), `${second.startedAt} before ${retryAt}`);
+  const attempts = (
+    await call<{ reason: string; charged: string }[]>(
+      server.api,
+      server.token,
+      'GET',
+      `/jobs/${lost.id}/attempts`,
+    )
+  ).body;
+  assert.equal(attempts[0]!.charged, 'infrastructure');
+  assert.match(attempts[0]!.reason, /server restarted/);
+  assert.deepEqual(readFileSync(runs, 'utf8').trim().split('\n').sort(), [
+    'backoff',
+    'backoff',
+    'lost',
+    'lost',
+  ]);
+});

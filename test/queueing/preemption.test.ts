@@ -101,6 +101,15 @@ describe('preemption within a queue (LowerPriority)', () => {
         (await env.events(v.id)).map((e) => e.type),
         EVICTED_ONCE_THEN_SUCCEEDED,
       );
+      // The eviction is an attempt of its own, charged to no retry budget.
+      assert.deepEqual(
+        (await env.attempts(v.id)).map((x) => [x.attempt, x.outcome, x.charged]),
+        [
+          [1, 'requeued', 'none'],
+          [2, 'succeeded', null],
+        ],
+      );
+      assert.equal((j as unknown as { retried: number }).retried, 0);
     }
     assert.equal((await env.job(l2.id)).attempts, 0);
     for (const v of [l1, l3]) {

@@ -185,6 +185,16 @@ export class Env {
     return (await this.req<Event[]>('GET', `/jobs/${id}/events`)).body;
   }
 
+  /** The job's attempts (`GET /jobs/{id}/attempts`). */
+  async attempts(id: number): Promise<{ attempt: number; outcome: string; charged: string | null }[]> {
+    return (
+      await this.req<{ attempt: number; outcome: string; charged: string | null }[]>(
+        'GET',
+        `/jobs/${id}/attempts`,
+      )
+    ).body;
+  }
+
   async types(id: number): Promise<string[]> {
     return (await this.events(id)).map((e) => e.type);
   }

@@ -96,13 +96,26 @@ describe('berth simulate', () => {
       ],
       [berth(sb, ['simulate', file, '--quota', 'cq']), 2, /expected CLASS=N/],
       [berth(sb, ['simulate', file, '--admission-latency', '-1']), 2, /admission-latency/],
-      [berth(sb, ['simulate']), 2, /missing required argument/],
+      [berth(sb, ['simulate']), 2, /give a scenario file, or --from-server for the live cluster/],
+      [berth(sb, ['simulate', file, '--from-server']), 2, /a scenario file or --from-server, not both/],
+      [berth(sb, ['simulate', file, '--weight', 'a=2']), 2, /--weight needs --from-server/],
+      [
+        berth(sb, ['simulate', '--from-server', '--quota', 'cq=3']),
+        2,
+        /--quota cq=3: expected QUEUE:RESOURCE=AMOUNT, e\.g\. default:cpu=16/,
+      ],
+      [
+        berth(sb, ['simulate', '--from-server', '--weight', 'a=0']),
+        2,
+        /the weight must be a number greater than 0/,
+      ],
     ]);
   });
 
   it('--help explains it with an example', async () => {
     const help = ok(await berth(sb, ['simulate', '--help']));
-    assert.match(help, /--quota <class=n>/);
+    assert.match(help, /--quota <class=n\|queue:resource=amount>/);
+    assert.match(help, /\$ berth simulate --from-server --quota default:cpu=16/);
     assert.match(help, /\$ berth simulate bench\/kueue\/baseline\.yaml --quota cq=30/);
   });
 });

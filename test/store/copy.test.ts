@@ -69,7 +69,14 @@ describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQL
         command: ['echo', 'with a licence'],
         resources: ['licence'],
       });
-      for (const name of ['ok', 'fail', 'licensed']) await waitDone(api, admin, jobs[name]!.id);
+      // Retried once: its attempts' ends in the log are byte offsets here, row ids there.
+      const count = join(dir, 'retry-count');
+      jobs.retried = await submit(api, alice, 'p', {
+        script: `n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; echo "run $n"; [ $n -ge 2 ]`,
+        retries: 1,
+        retryBackoffSeconds: 0,
+      });
+      for (const name of ['ok', 'fail', 'licensed', 'retried']) await waitDone(api, admin, jobs[name]!.id);
       jobs.waiting = await submit(api, admin, 'h', { command: ['echo', 'after the move'] });
       for (const [name, j] of Object.entries(jobs))
         logs[name] = (await call(api, admin, 'GET', `/jobs/${j.id}/logs`)).text;
@@ -89,9 +96,11 @@ describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQL
     const r = await berth(sb, ['store', 'copy', '--data-dir', dataDir, '--to', target.url]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^ {2}users: 2$/m);
-    assert.match(r.stdout, /^ {2}jobs: 4$/m);
+    assert.match(r.stdout, /^ {2}jobs: 5$/m);
+    assert.match(r.stdout, /^ {2}job_attempts: 1$/m);
+    assert.match(r.stdout, /^ {2}usage_ledger: 5$/m);
     assert.match(r.stdout, /^ {2}resource_instances: 1$/m);
-    assert.match(r.stdout, /^ {2}job logs: 3 jobs, \d+ bytes$/m);
+    assert.match(r.stdout, /^ {2}job logs: 4 jobs, \d+ bytes$/m);
     assert.doesNotMatch(r.stdout, /password/);
   });
 
@@ -120,6 +129,13 @@ describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQL
         );
       }
       assert.match(logs.ok!, /first line\nsecond line/);
+      assert.equal(logs.retried, 'run 1\nrun 2\n');
+      for (const k of [1, 2])
+        assert.equal(
+          (await call(api, admin, 'GET', `/jobs/${jobs.retried!.id}/logs?attempt=${k}`)).text,
+          `run ${k}\n`,
+          `attempt ${k} of the retried job`,
+        );
       const events = (await call<{ type: string }[]>(api, admin, 'GET', `/jobs/${jobs.fail!.id}/events`))
         .body;
       assert.deepEqual(
@@ -139,8 +155,19 @@ describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQL
       assert.deepEqual(p.body.tags, ['t1']);
       assert.deepEqual(
         [p.body.jobCounts.succeeded, p.body.jobCounts.failed, p.body.jobCounts.queued],
-        [2, 1, 0],
+        [3, 1, 0],
         'counts rebuilt by the triggers',
+      );
+      // The usage ledger's rollups came along.
+      const usage = await call<{ totals: { jobs: unknown; allocations: number; retried: number } }>(
+        api,
+        admin,
+        'GET',
+        '/usage?since=1d',
+      );
+      assert.deepEqual(
+        [usage.body.totals.jobs, usage.body.totals.allocations, usage.body.totals.retried],
+        [{ succeeded: 3, failed: 1, cancelled: 0 }, 5, 1],
       );
       // The waiting job carries on once its queue is released; new jobs get new ids.
       assert.equal(

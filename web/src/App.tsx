@@ -1,8 +1,9 @@
 /** The app: sign-in, then the dashboard's frame (header, navigation, project switcher) and its pages. */
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, clearSession, loadSession, setUnauthorizedHandler, type Session } from './api.js';
 import { AppContext, useApp, type AppState } from './context.js';
 import { useStreamEvent, useStreamStatus } from './hooks.js';
+import { ArrayPage } from './pages/ArrayPage.js';
 import { JobPage } from './pages/JobPage.js';
 import { JobsPage, NoProjectJobs } from './pages/JobsPage.js';
 import { NotFound } from './pages/NotFound.js';
@@ -14,6 +15,11 @@ import { Link, navigate, parseRoute, paths, useLocation, type Route } from './ro
 import { stream } from './stream.js';
 import type { Health, ProjectView } from './types.js';
 import { Logo } from './components/Logo.js';
+import { Loading } from './components/Status.js';
+
+// The pages with charts load the chart library (uPlot) on first use, in a chunk of their own.
+const QueuePage = lazy(() => import('./pages/charts.js').then((m) => ({ default: m.QueuePage })));
+const UsagePage = lazy(() => import('./pages/charts.js').then((m) => ({ default: m.UsagePage })));
 
 const PROJECT_KEY = 'berth.project';
 
@@ -129,10 +135,24 @@ function Page({ route }: { route: Route }) {
       return <Overview />;
     case 'projects':
       return <Projects />;
+    case 'queue':
+      return (
+        <Suspense fallback={<Loading what="the charts" />}>
+          <QueuePage key={route.name} name={route.name} />
+        </Suspense>
+      );
+    case 'usage':
+      return (
+        <Suspense fallback={<Loading what="the charts" />}>
+          <UsagePage />
+        </Suspense>
+      );
     case 'jobs':
       return <JobsPage key={route.project} project={route.project} />;
     case 'job':
       return <JobPage key={route.id} id={route.id} />;
+    case 'array':
+      return <ArrayPage key={route.id} id={route.id} />;
     case 'submit':
       return <Submit />;
     case 'no-project-jobs':
@@ -166,12 +186,17 @@ function MainNav({ route }: { route: Route }) {
   const { project } = useApp();
   const jobsTo = project ? paths.jobs(project) : paths.jobsOfNoProject();
   const items: { label: string; to: string; active: boolean }[] = [
-    { label: 'Overview', to: paths.overview(), active: route.page === 'overview' },
+    { label: 'Overview', to: paths.overview(), active: route.page === 'overview' || route.page === 'queue' },
     { label: 'Projects', to: paths.projects(), active: route.page === 'projects' },
+    { label: 'Usage', to: paths.usage(), active: route.page === 'usage' },
     {
       label: 'Jobs',
       to: jobsTo,
-      active: route.page === 'jobs' || route.page === 'job' || route.page === 'no-project-jobs',
+      active:
+        route.page === 'jobs' ||
+        route.page === 'job' ||
+        route.page === 'array' ||
+        route.page === 'no-project-jobs',
     },
     { label: 'Submit', to: paths.submit(), active: route.page === 'submit' },
   ];

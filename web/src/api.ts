@@ -3,9 +3,12 @@
  * closes); every failure becomes an ApiError carrying the server's own message.
  */
 import type {
+  ArrayView,
+  ArtifactView,
   ClusterQueueView,
   Health,
   Job,
+  JobAttempt,
   JobEvent,
   JobPage,
   JobSort,
@@ -14,9 +17,11 @@ import type {
   PriorityClass,
   ProjectDetailView,
   ProjectView,
+  QueueHistoryView,
   ResourceTypeView,
   SubmitRequest,
   TargetView,
+  UsageReport,
   User,
   WhoAmI,
 } from './types.js';
@@ -34,6 +39,11 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/** What a page shows of a failed request: the API's status and message (0 for no answer). */
+export function failureOf(e: unknown): { status: number; message: string } {
+  return e instanceof ApiError ? { status: e.status, message: e.message } : { status: 0, message: String(e) };
 }
 
 export interface Session {
@@ -157,11 +167,21 @@ export interface JobListQuery {
   sort: JobSort;
   cursor: string | null;
   limit: number;
+  /** Each job array as one entry, its first task with `array` set. */
+  collapse?: boolean;
+  /** Only this array's tasks. */
+  array?: number;
 }
 
 export const api = {
   health: (signal?: AbortSignal) => json<Health>('/health', { signal }),
   clusterQueues: (signal?: AbortSignal) => json<ClusterQueueView[]>('/cluster-queues', { signal }),
+  /** A cluster queue's figures over the last `minutes`, oldest first. */
+  queueHistory: (name: string, minutes: number, signal?: AbortSignal) =>
+    json<QueueHistoryView>(`/cluster-queues/${enc(name)}/history`, { signal, query: { minutes } }),
+  /** The usage ledger summed `by` project (queue, user) since `since` ago ("24h", "7d", "30d"). */
+  usage: (by: string, since: string, signal?: AbortSignal) =>
+    json<UsageReport>('/usage', { signal, query: { by, since } }),
   factories: (signal?: AbortSignal) => json<PoolFigures[]>('/factories', { signal }),
   resourceTypes: (signal?: AbortSignal) => json<ResourceTypeView[]>('/resource-types', { signal }),
   targets: (signal?: AbortSignal) => json<TargetView[]>('/targets', { signal }),
@@ -171,7 +191,24 @@ export const api = {
     json<ProjectDetailView>(`/projects/${enc(name)}`, { signal }),
   job: (id: number, signal?: AbortSignal) => json<Job>(`/jobs/${id}`, { signal }),
   jobEvents: (id: number, signal?: AbortSignal) => json<JobEvent[]>(`/jobs/${id}/events`, { signal }),
+  jobAttempts: (id: number, signal?: AbortSignal) => json<JobAttempt[]>(`/jobs/${id}/attempts`, { signal }),
+  /** One attempt's output, whole (a finished attempt's does not grow). */
+  async attemptLog(id: number, attempt: number, signal?: AbortSignal): Promise<string> {
+    return (await send(`/jobs/${id}/logs`, { signal, query: { attempt } })).text();
+  },
   cancelJob: (id: number) => json<Job>(`/jobs/${id}/cancel`, { method: 'POST' }),
+  artifacts: (id: number, signal?: AbortSignal) => json<ArtifactView[]>(`/jobs/${id}/artifacts`, { signal }),
+  /** An artifact's bytes (fetched with the token: a plain link could not send it). */
+  async artifactBlob(id: number, a: Pick<ArtifactView, 'name' | 'attempt'>): Promise<Blob> {
+    const name = a.name.split('/').map(enc).join('/');
+    const res = await send(`/jobs/${id}/artifacts/${name}`, { query: { attempt: a.attempt } });
+    return res.blob();
+  },
+  array: (id: number, signal?: AbortSignal) => json<ArrayView>(`/arrays/${id}`, { signal }),
+  arrayTask: (id: number, index: number, signal?: AbortSignal) =>
+    json<Job>(`/arrays/${id}/tasks/${index}`, { signal }),
+  /** Cancels every unfinished task of the array (member). */
+  cancelArray: (id: number) => json<ArrayView>(`/arrays/${id}/cancel`, { method: 'POST' }),
   submit: (project: string, body: SubmitRequest) =>
     json<Job>(`/projects/${enc(project)}/jobs`, { method: 'POST', body }),
 
@@ -184,6 +221,8 @@ export const api = {
         // The default order is left implicit, so the first page asks only what any server knows.
         sort: q.sort === '-id' ? undefined : q.sort,
         cursor: q.cursor,
+        collapse: q.collapse ? 'true' : undefined,
+        array: q.array,
       },
     });
     const jobs = (await res.json()) as Job[];

@@ -105,3 +105,17 @@ export function parseRequests(text: string): Record<string, string> {
   }
   return out;
 }
+
+const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+/** `512 B`, `64 KiB`, `1.5 MiB`: binary units, at most one decimal (as the CLI shows sizes). */
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const text = unit === 0 || value >= 100 ? String(Math.round(value)) : value.toFixed(1).replace(/\.0$/, '');
+  return `${text} ${BYTE_UNITS[unit]}`;
+}

@@ -79,3 +79,12 @@ export function useTitle(title: string): void {
     document.title = title ? `${title} · berth` : 'berth';
   }, [title]);
 }
+
+/** Runs `load` when the component mounts and whenever `load` changes; aborts it when it goes. */
+export function useLoad(load: (signal: AbortSignal) => Promise<void>): void {
+  useEffect(() => {
+    const abort = new AbortController();
+    void load(abort.signal);
+    return () => abort.abort();
+  }, [load]);
+}

@@ -3,37 +3,57 @@ import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent, type 
 
 export type Route =
   | { page: 'overview' }
+  | { page: 'queue'; name: string }
+  | { page: 'usage' }
   | { page: 'projects' }
   | { page: 'jobs'; project: string }
   | { page: 'job'; id: number }
+  | { page: 'array'; id: number }
   | { page: 'submit' }
   | { page: 'no-project-jobs' }
   | { page: 'not-found'; path: string };
+
+/** A path segment decoded; undefined when its percent-encoding is malformed. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
 
 export function parseRoute(pathname: string): Route {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (path === '/') return { page: 'overview' };
   if (path === '/projects') return { page: 'projects' };
+  if (path === '/usage') return { page: 'usage' };
   if (path === '/submit') return { page: 'submit' };
   if (path === '/jobs') return { page: 'no-project-jobs' };
   let m = /^\/projects\/([^/]+)\/jobs$/.exec(path);
   if (m?.[1]) {
-    try {
-      return { page: 'jobs', project: decodeURIComponent(m[1]) };
-    } catch {
-      return { page: 'not-found', path };
-    }
+    const project = decodeSegment(m[1]);
+    return project === undefined ? { page: 'not-found', path } : { page: 'jobs', project };
+  }
+  m = /^\/queues\/([^/]+)$/.exec(path);
+  if (m?.[1]) {
+    const name = decodeSegment(m[1]);
+    return name === undefined ? { page: 'not-found', path } : { page: 'queue', name };
   }
   m = /^\/jobs\/([0-9]{1,15})$/.exec(path);
   if (m?.[1] && Number(m[1]) > 0) return { page: 'job', id: Number(m[1]) };
+  m = /^\/arrays\/([0-9]{1,15})$/.exec(path);
+  if (m?.[1] && Number(m[1]) > 0) return { page: 'array', id: Number(m[1]) };
   return { page: 'not-found', path };
 }
 
 export const paths = {
   overview: () => '/',
   projects: () => '/projects',
+  queue: (name: string) => `/queues/${encodeURIComponent(name)}`,
+  usage: () => '/usage',
   jobs: (project: string) => `/projects/${encodeURIComponent(project)}/jobs`,
   job: (id: number) => `/jobs/${id}`,
+  array: (id: number) => `/arrays/${id}`,
   /** The jobs page before a project is known: it goes on to the current project's. */
   jobsOfNoProject: () => '/jobs',
   submit: () => '/submit',

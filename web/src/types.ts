@@ -6,19 +6,26 @@
 import type { Blocker } from '../../src/domain/blocker.js';
 import type { Health } from '../../src/domain/health.js';
 import type { ClusterQueueView } from '../../src/domain/cluster-queue.js';
-import type { Job, JobEvent, JobResourceRef, JobSort, JobState } from '../../src/domain/job.js';
+import type { ArtifactView } from '../../src/domain/artifact.js';
+import type { ArraySummary } from '../../src/domain/job-array.js';
+import type { Job, JobAttempt, JobEvent, JobResourceRef, JobSort, JobState } from '../../src/domain/job.js';
 import type { Figures, PoolFigures, ResourceTypeView, TargetView } from '../../src/domain/pool-figures.js';
 import type { PriorityClass } from '../../src/domain/priority-class.js';
+import type { QueueHistorySample, QueueHistoryView } from '../../src/domain/queue-history.js';
 import type { ProjectDetailView, ProjectView } from '../../src/domain/project.js';
 import type { Role } from '../../src/domain/roles.js';
+import type { UsageReport, UsageRow } from '../../src/domain/usage.js';
 import type { User as AccountUser, WhoAmI } from '../../src/domain/user.js';
 
 export type {
+  ArraySummary,
+  ArtifactView,
   Blocker,
   Health,
   ClusterQueueView,
   Figures,
   Job,
+  JobAttempt,
   JobEvent,
   JobResourceRef,
   JobSort,
@@ -27,9 +34,13 @@ export type {
   PriorityClass,
   ProjectDetailView,
   ProjectView,
+  QueueHistorySample,
+  QueueHistoryView,
   ResourceTypeView,
   Role,
   TargetView,
+  UsageReport,
+  UsageRow,
   WhoAmI,
 };
 
@@ -59,7 +70,12 @@ export interface SubmitRequest {
   priority?: number | string;
   /** A gang job's number of workers. */
   workers?: number;
+  /** A job array: one task per index (`0-99%10`). */
+  array?: string;
 }
+
+/** `GET /arrays/{id}`: the array and its first task. */
+export type ArrayView = ArraySummary & { job: Job };
 
 /** One page of `GET /projects/{name}/jobs`. */
 export interface JobPage {

@@ -14,7 +14,8 @@ import {
 } from '../job-schemas.js';
 import type { Router } from './types.js';
 
-function jobId(p: Principal): number {
+/** The job a job token reaches; anyone else is refused (403). */
+export function jobId(p: Principal): number {
   if (p.kind !== 'job')
     throw new ForbiddenError('this endpoint needs a job token (BERTH_TOKEN inside a job)');
   return p.jobId;

@@ -7,8 +7,25 @@ import {
 } from '../../service/cluster-queues.js';
 import type { ServiceContext } from '../../service/context.js';
 import { pendingJobs } from '../../service/pending.js';
+import { queueHistoryOf } from '../../service/queue-history.js';
+import { Type } from '@sinclair/typebox';
 import { CreateQueueBody, NameParams, PatchQueueBody, PendingQuery } from '../schemas.js';
 import type { Router } from './types.js';
+
+const HistoryQuery = Type.Object(
+  {
+    minutes: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 43_200,
+        default: 60,
+        description:
+          'how far back, in minutes (the server keeps 6 hours unless queueHistory.keep says otherwise)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export async function queueRoutes(api: Router, ctx: ServiceContext): Promise<void> {
   const tags = ['cluster queues'];
@@ -41,6 +58,19 @@ export async function queueRoutes(api: Router, ctx: ServiceContext): Promise<voi
     },
     async (req) =>
       pendingJobs(ctx, req.principal, req.params.name, req.query.offset ?? 0, req.query.limit ?? 100),
+  );
+  api.get(
+    '/cluster-queues/:name/history',
+    {
+      schema: {
+        tags,
+        summary:
+          "The queue's figures over time, oldest first: a sample every few seconds of its usage, borrowed and nominal quota per resource, pending, admitted and running jobs, and admissions since the sample before",
+        params: NameParams,
+        querystring: HistoryQuery,
+      },
+    },
+    async (req) => queueHistoryOf(ctx, req.principal, req.params.name, req.query.minutes ?? 60),
   );
   api.patch(
     '/cluster-queues/:name',

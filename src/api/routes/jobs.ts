@@ -1,7 +1,8 @@
 import { BadRequestError } from '../../domain/errors.js';
 import { JOB_STATES, type JobState } from '../../domain/job.js';
 import type { ServiceContext } from '../../service/context.js';
-import { cancelJob, getJob, jobEvents, jobLogs, listJobs, submitJob } from '../../service/jobs.js';
+import { cancelJob, getJob, jobEvents, listJobs, submitJob } from '../../service/jobs.js';
+import { jobAttempts, jobLogs } from '../../service/job-attempts.js';
 import { JobListQuery, JobParams, LogsQuery, ProjectJobsParams, SubmitBody } from '../job-schemas.js';
 import type { Router } from './types.js';
 
@@ -51,6 +52,8 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
         cursor: req.query.cursor,
         before: req.query.before,
         limit: req.query.limit,
+        collapse: req.query.collapse,
+        array: req.query.array,
       });
       void reply.header('x-total-count', String(list.total));
       if (list.nextCursor !== undefined) void reply.header('x-next-cursor', list.nextCursor);
@@ -76,18 +79,31 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
     async (req) => jobEvents(ctx, req.principal, req.params.id),
   );
   api.get(
+    '/jobs/:id/attempts',
+    {
+      schema: {
+        tags,
+        summary:
+          "A job's attempts: each that ended and was followed by another (evicted and requeued, or failed and retried), then the current or last",
+        params: JobParams,
+      },
+    },
+    async (req) => jobAttempts(ctx, req.principal, req.params.id),
+  );
+  api.get(
     '/jobs/:id/logs',
     {
       schema: {
         tags,
-        summary: 'Output; with follow=true, streamed until the job ends',
+        summary:
+          "Output (every attempt's); with attempt=K only that attempt's; with follow=true, streamed until the job ends",
         params: JobParams,
         querystring: LogsQuery,
       },
     },
     async (req, reply) => {
       const follow = req.query.follow ?? false;
-      const stream = await jobLogs(ctx, req.principal, req.params.id, follow);
+      const stream = await jobLogs(ctx, req.principal, req.params.id, follow, req.query.attempt);
       // Node holds the headers back until the first output, which a quiet job may not print for
       // hours: send them at once, so a client can tell a quiet job from a dead server. Fastify
       // sets them on the response just before it pipes the stream into it.

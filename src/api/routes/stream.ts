@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Type } from '@sinclair/typebox';
 import { requireUser } from '../../service/access.js';
 import type { ServiceContext } from '../../service/context.js';
-import { jobLogs } from '../../service/jobs.js';
+import { jobLogs } from '../../service/job-attempts.js';
 import { SseConnection } from '../sse.js';
 import { StreamHub } from '../stream-hub.js';
 import type { Router } from './types.js';

@@ -17,9 +17,24 @@ const DEFAULT_LIMIT = 50;
 
 const queuePath = (name: string) => apiPath`/cluster-queues/${name}`;
 
+/** "12m", "now", or null: the estimate's time from now, short. */
+function startCell(e: PendingEntry, now: number): string | null {
+  if ((e.estimatedStartAt ?? null) === null) return null;
+  const ms = Date.parse(e.estimatedStartAt!) - now;
+  return ms <= 0 ? 'now' : `~${formatSpan(ms)}`;
+}
+
 function pendingRow(e: PendingEntry, now: number): Cell[] {
-  if ('hidden' in e) return [e.position, null, '(another project)', null, null, null];
-  return [e.position, e.id, e.project, e.name, e.priority, formatSpan(now - Date.parse(e.createdAt))];
+  if ('hidden' in e) return [e.position, null, '(another project)', null, null, null, startCell(e, now)];
+  return [
+    e.position,
+    e.id,
+    e.project,
+    e.name,
+    e.priority,
+    formatSpan(now - Date.parse(e.createdAt)),
+    startCell(e, now),
+  ];
 }
 
 /** What each stop policy means for the queue, in words. */
@@ -60,11 +75,15 @@ export function registerQueueControlCommands(queue: Command): void {
       entries.length === 0
         ? `no pending jobs in cluster queue ${name}${f.offset > 0 ? ` after position ${f.offset}` : ''}`
         : table(
-            ['POSITION', 'ID', 'PROJECT', 'NAME', 'PRIORITY', 'AGE'],
+            ['POSITION', 'ID', 'PROJECT', 'NAME', 'PRIORITY', 'AGE', 'EST. START'],
             entries.map((e) => pendingRow(e, now)),
           ),
     );
     const last = f.offset + entries.length;
+    if (!s.json && entries.some((e) => (e.estimatedStartAt ?? null) !== null))
+      process.stderr.write(
+        'EST. START: an estimate, from a forecast of the scheduler with expected runtimes (berth status JOB says how it was made)\n',
+      );
     if (!s.json && entries.length > 0 && last < q.pending) {
       process.stderr.write(
         `(positions ${f.offset + 1}-${last} of ${q.pending}; --limit and --offset for more)\n`,

@@ -1,25 +1,31 @@
 /** `berth simulate CONFIG`: replays a scheduler-performance scenario locally on a virtual clock. */
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { ConfigError } from '../../domain/errors.js';
 import { CliError, UsageError } from '../errors.js';
-import { nonNegativeInteger } from '../flags.js';
-import { clientCommand, examples, printer, type CommonFlags } from '../session.js';
+import { nonNegativeInteger, positiveInteger } from '../flags.js';
+import { collect, runLiveWhatIf, type LiveFlags } from './simulate-live.js';
+import { clientCommand, examples, printer } from '../session.js';
 
-interface SimulateFlags extends CommonFlags {
-  quota?: Record<string, number>;
-  borrowingLimit?: Record<string, number>;
+interface SimulateFlags extends LiveFlags {
+  fromServer?: boolean;
   admissionLatency?: number;
 }
 
-/** `--quota cq=30`, repeatable → `{cq: 30}`. */
-function classValue(value: string, previous: Record<string, number> | undefined): Record<string, number> {
-  const m = /^\s*([^=\s]+)\s*=\s*(\d+)\s*$/.exec(value);
-  if (!m?.[1] || !m[2]) throw new InvalidArgumentError('expected CLASS=N (a queue class and whole units)');
-  const n = Number(m[2]);
-  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${m[2]} is too large`);
-  if (previous !== undefined && m[1] in previous) throw new InvalidArgumentError(`${m[1]} is given twice`);
-  return { ...previous, [m[1]]: n };
+/** `--quota cq=30`, repeatable → `{cq: 30}` (a scenario's queue classes). */
+function classValues(flag: string, values: string[] | undefined): Record<string, number> | undefined {
+  if (values === undefined) return undefined;
+  const out: Record<string, number> = {};
+  for (const value of values) {
+    const m = /^\s*([^=\s]+)\s*=\s*(\d+)\s*$/.exec(value);
+    if (!m?.[1] || !m[2])
+      throw new UsageError(`${flag} ${value}: expected CLASS=N (a queue class and whole units)`);
+    const n = Number(m[2]);
+    if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} ${value}: ${m[2]} is too large`);
+    if (m[1] in out) throw new UsageError(`${flag}: ${m[1]} is given twice`);
+    out[m[1]] = n;
+  }
+  return out;
 }
 
 function readScenario(file: string): string {
@@ -37,18 +43,37 @@ export function registerSimulateCommand(program: Command): void {
   examples(
     clientCommand(
       program,
-      'simulate <config>',
-      "replay a scheduler-performance scenario (Kueue's generator.yaml shape) on berth's scheduler, locally, on a virtual clock",
+      'simulate [config]',
+      "replay a scheduler-performance scenario (Kueue's generator.yaml shape), or the live cluster (--from-server), on berth's scheduler, locally, on a virtual clock",
     )
       .option(
-        '--quota <class=n>',
-        'what if: nominal quota of every queue of queue class CLASS (repeatable)',
-        classValue,
+        '--from-server',
+        "what if, on the live cluster: replay the server's queues, running and pending jobs, as they are and with the change",
       )
       .option(
-        '--borrowing-limit <class=n>',
-        'what if: borrowing limit of queue class CLASS (repeatable)',
-        classValue,
+        '--quota <class=n|queue:resource=amount>',
+        'what if: nominal quota of every queue of queue class CLASS; with --from-server, of cluster queue QUEUE (repeatable)',
+        collect,
+      )
+      .option(
+        '--borrowing-limit <class=n|queue:resource=amount>',
+        'what if: borrowing limit of queue class CLASS; with --from-server, of cluster queue QUEUE (repeatable)',
+        collect,
+      )
+      .option(
+        '--weight <project=w>',
+        "with --from-server, what if: project's fair-share weight (repeatable)",
+        collect,
+      )
+      .option(
+        '--cohort <queue=cohort>',
+        'with --from-server, what if: the cohort cluster queue QUEUE belongs to (QUEUE= for none; repeatable)',
+        collect,
+      )
+      .addOption(
+        new Option('--limit <n>', 'with --from-server: pending jobs listed at most')
+          .argParser(positiveInteger)
+          .default(20),
       )
       .option(
         '--admission-latency <ms>',
@@ -58,7 +83,7 @@ export function registerSimulateCommand(program: Command): void {
       .addHelpText(
         'after',
         `
-Needs no server. The scenario's queues, cohorts and workloads go through berth's own scheduler;
+With a scenario file, needs no server. The scenario's queues, cohorts and workloads go through berth's own scheduler;
 the store, HTTP and workers are not modelled (see docs/SIMULATION.md). Figures are reported as
 Kueue's scheduler-performance recorder does: wall time, average usage per queue class in % of
 nominal, and per workload class the average time to admission and to finish, and evictions.`,
@@ -67,8 +92,22 @@ nominal, and per workload class the average time to admission and to finish, and
       'berth simulate bench/kueue/baseline.yaml',
       'berth simulate bench/kueue/baseline.yaml --quota cq=30',
       'berth simulate bench/kueue/baseline.yaml --borrowing-limit cq=0 -o json',
+      'berth simulate --from-server --quota default:cpu=16',
+      'berth simulate --from-server --weight ml=2 --cohort gpu=shared',
     ],
-  ).action(async (file: string, f: SimulateFlags) => {
+  ).action(async (file: string | undefined, f: SimulateFlags) => {
+    if (f.fromServer) {
+      if (file !== undefined) throw new UsageError('give a scenario file or --from-server, not both');
+      if (f.admissionLatency !== undefined)
+        throw new UsageError('--admission-latency applies to a scenario file, not to --from-server');
+      return runLiveWhatIf(f);
+    }
+    if (file === undefined)
+      throw new UsageError('give a scenario file, or --from-server for the live cluster');
+    for (const flag of ['weight', 'cohort'] as const)
+      if (f[flag] !== undefined) throw new UsageError(`--${flag} needs --from-server`);
+    const quota = classValues('--quota', f.quota);
+    const borrowingLimit = classValues('--borrowing-limit', f.borrowingLimit);
     // Loaded here so that other commands do not pay for the scheduler's modules.
     const { parseScenario, expandScenario } = await import('../../simulate/scenario.js');
     const { overrideQueueClasses } = await import('../../simulate/overrides.js');
@@ -83,8 +122,8 @@ nominal, and per workload class the average time to admission and to finish, and
       throw e;
     }
     const overrides = [
-      ['--quota', 'nominalQuota', f.quota],
-      ['--borrowing-limit', 'borrowingLimit', f.borrowingLimit],
+      ['--quota', 'nominalQuota', quota],
+      ['--borrowing-limit', 'borrowingLimit', borrowingLimit],
     ] as const;
     for (const [flag, field, values] of overrides) {
       if (values === undefined) continue;
@@ -103,8 +142,8 @@ nominal, and per workload class the average time to admission and to finish, and
         ),
     });
     const whatIf = [
-      ...Object.entries(f.quota ?? {}).map(([c, n]) => `quota ${c}=${n}`),
-      ...Object.entries(f.borrowingLimit ?? {}).map(([c, n]) => `borrowing limit ${c}=${n}`),
+      ...Object.entries(quota ?? {}).map(([c, n]) => `quota ${c}=${n}`),
+      ...Object.entries(borrowingLimit ?? {}).map(([c, n]) => `borrowing limit ${c}=${n}`),
       ...(f.admissionLatency ? [`admission latency ${f.admissionLatency} ms`] : []),
     ];
     out.show(
@@ -113,7 +152,7 @@ nominal, and per workload class the average time to admission and to finish, and
         queues: plan.queues.length,
         cohorts: plan.cohorts.length,
         resource: plan.resource,
-        overrides: { quota: f.quota ?? {}, borrowingLimit: f.borrowingLimit ?? {} },
+        overrides: { quota: quota ?? {}, borrowingLimit: borrowingLimit ?? {} },
         admissionLatencyMs: f.admissionLatency ?? 0,
         report: result.report,
         elapsedMs: Math.round(result.elapsedMs),

@@ -18,6 +18,10 @@ import { gangRegistration } from './0010_gang_registration.js';
 import { tokenLife } from './0011_token_life.js';
 import { auditLog } from './0012_audit_log.js';
 import { projectLimits } from './0013_project_limits.js';
+import { retries } from './0014_retries.js';
+import { artifacts } from './0015_artifacts.js';
+import { jobArrays } from './0016_job_arrays.js';
+import { usageLedger } from './0017_usage_ledger.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -33,6 +37,10 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0011_token_life', tokenLife],
   ['0012_audit_log', auditLog],
   ['0013_project_limits', projectLimits],
+  ['0014_retries', retries],
+  ['0015_artifacts', artifacts],
+  ['0016_job_arrays', jobArrays],
+  ['0017_usage_ledger', usageLedger],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {

@@ -21,6 +21,12 @@ const toJobRecord = (r: JobRow): JobRecord => ({
   cancelRequested: r.cancel_requested === 1,
   cleanedUp: r.cleaned_up === 1,
   attempts: r.attempts,
+  retried: r.retried,
+  infraRetried: r.infra_retried,
+  retryAt: r.retry_at === null ? null : Number(r.retry_at),
+  arrayId: r.array_id === null ? null : Number(r.array_id),
+  arrayIndex: r.array_index,
+  queuedAt: r.queued_at === null ? null : Number(r.queued_at),
   createdAt: Number(r.created_at),
   admittedAt: r.admitted_at === null ? null : Number(r.admitted_at),
   startedAt: r.started_at === null ? null : Number(r.started_at),
@@ -40,7 +46,7 @@ export type NewJob = Pick<
   | 'reason'
 >;
 
-const toInsert = (j: NewJob, now: number) => ({
+export const toInsert = (j: NewJob, now: number) => ({
   project: j.project,
   name: j.name,
   state: 'queued',
@@ -152,6 +158,10 @@ export interface JobPage {
   /** Only jobs after this place in the order (the previous page's last job). */
   after?: JobKey;
   limit: number;
+  /** Each array as one job, its first task (served by jobs_project_listed). */
+  collapse?: boolean;
+  /** Only this array's tasks. */
+  arrayId?: number;
 }
 
 /**
@@ -172,14 +182,17 @@ export async function listJobs(db: Db, q: JobPage): Promise<JobRecord[]> {
   return page.map(toJobRecord);
 }
 
-function inProject(db: Db, project: string, state: JobState | undefined) {
-  const query = db.selectFrom('jobs').where('project', '=', project);
+function inProject(db: Db, q: JobPage, state: JobState | undefined) {
+  let query = db.selectFrom('jobs').where('project', '=', q.project);
+  if (q.arrayId !== undefined) query = query.where('array_id', '=', q.arrayId);
+  // The predicate of the partial index jobs_project_listed, written as it is there.
+  if (q.collapse) query = query.where(sql<boolean>`(array_id IS NULL OR array_id = id)`);
   return state === undefined ? query : query.where('state', '=', state);
 }
 
 async function byIdIn(db: Db, q: JobPage, state: JobState | undefined): Promise<JobRow[]> {
   const desc = q.sort === '-id';
-  let query = inProject(db, q.project, state).selectAll();
+  let query = inProject(db, q, state).selectAll();
   if (q.after) query = query.where('id', desc ? '<' : '>', q.after.id);
   return query
     .orderBy('id', desc ? 'desc' : 'asc')
@@ -195,7 +208,7 @@ async function byIdIn(db: Db, q: JobPage, state: JobState | undefined): Promise<
 async function byPriorityIn(db: Db, q: JobPage, state: JobState): Promise<JobRow[]> {
   const desc = q.sort === '-priority';
   const nextPriority = async (after: number | undefined): Promise<number | undefined> => {
-    let query = inProject(db, q.project, state).select('priority');
+    let query = inProject(db, q, state).select('priority');
     if (after !== undefined) query = query.where('priority', desc ? '<' : '>', after);
     const row = await query
       .orderBy('priority', desc ? 'desc' : 'asc')
@@ -207,7 +220,7 @@ async function byPriorityIn(db: Db, q: JobPage, state: JobState): Promise<JobRow
   let priority = q.after ? q.after.key : await nextPriority(undefined);
   let below = q.after?.id;
   while (priority !== undefined && out.length < q.limit) {
-    let query = inProject(db, q.project, state).selectAll().where('priority', '=', priority);
+    let query = inProject(db, q, state).selectAll().where('priority', '=', priority);
     if (below !== undefined) query = query.where('id', '<', below);
     out.push(
       ...(await query
@@ -243,6 +256,10 @@ export type JobUpdate = Partial<
     | 'cancelRequested'
     | 'cleanedUp'
     | 'attempts'
+    | 'retried'
+    | 'infraRetried'
+    | 'retryAt'
+    | 'queuedAt'
     | 'admittedAt'
     | 'startedAt'
     | 'finishedAt'
@@ -258,6 +275,10 @@ export async function updateJob(db: Db, id: number, set: JobUpdate): Promise<voi
   if (set.cancelRequested !== undefined) row.cancel_requested = set.cancelRequested ? 1 : 0;
   if (set.cleanedUp !== undefined) row.cleaned_up = set.cleanedUp ? 1 : 0;
   if (set.attempts !== undefined) row.attempts = set.attempts;
+  if (set.retried !== undefined) row.retried = set.retried;
+  if (set.infraRetried !== undefined) row.infra_retried = set.infraRetried;
+  if (set.retryAt !== undefined) row.retry_at = set.retryAt;
+  if (set.queuedAt !== undefined) row.queued_at = set.queuedAt;
   if (set.admittedAt !== undefined) row.admitted_at = set.admittedAt;
   if (set.startedAt !== undefined) row.started_at = set.startedAt;
   if (set.finishedAt !== undefined) row.finished_at = set.finishedAt;

@@ -2,35 +2,28 @@
  * One job: its state and why, spec, timeline, resources, worker and log. The log and the state
  * follow the tab's stream (opened with `?job=ID` while this page is shown).
  */
-import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
-import { api, ApiError, currentToken } from '../api.js';
+import { Facts } from '../components/Facts.js';
+import { CancelButton } from '../components/CancelButton.js';
+import { EstimatedStart } from '../components/EstimatedStart.js';
+import { Section } from '../components/Section.js';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { api, failureOf } from '../api.js';
+import { Artifacts } from '../components/Artifacts.js';
+import { Attempts } from '../components/Attempts.js';
+import { JobTimeline } from '../components/JobTimeline.js';
 import { StateChip } from '../components/StateChip.js';
 import { ErrorAlert, Loading, TableWrap } from '../components/Status.js';
 import { Age, Duration } from '../components/Time.js';
 import { useApp } from '../context.js';
 import { formatAmounts, formatDateTime, formatDuration, formatWhen } from '../format.js';
-import { useDebounced, useStreamEvent, useTitle } from '../hooks.js';
+import { useDebounced, useLoad, useStreamEvent, useTitle } from '../hooks.js';
+import { mayCancelAs, roleIn } from '../roles.js';
 import { Link, paths } from '../router.js';
 import { stream } from '../stream.js';
 import { isFinished, type Job, type JobEvent, type Role } from '../types.js';
 
 /** The most log text kept on screen; older output is dropped from the top. */
 const LOG_LIMIT = 2_000_000;
-
-/** The caller's role per project, asked once per session. */
-const roles = new Map<string, Promise<Role | 'admin' | null>>();
-function roleIn(project: string): Promise<Role | 'admin' | null> {
-  const key = `${currentToken() ?? ''}\n${project}`;
-  let r = roles.get(key);
-  if (!r) {
-    r = api.project(project).then(
-      (p) => p.role,
-      () => null,
-    );
-    roles.set(key, r);
-  }
-  return r;
-}
 
 export function JobPage({ id }: { id: number }) {
   useTitle(`Job ${id}`);
@@ -49,21 +42,13 @@ export function JobPage({ id }: { id: number }) {
         setError(null);
       } catch (e) {
         if (signal?.aborted) return;
-        setError(
-          e instanceof ApiError
-            ? { status: e.status, message: e.message }
-            : { status: 0, message: String(e) },
-        );
+        setError(failureOf(e));
       }
     },
     [id],
   );
 
-  useEffect(() => {
-    const abort = new AbortController();
-    void load(abort.signal);
-    return () => abort.abort();
-  }, [load]);
+  useLoad(load);
 
   const project = job?.project;
   // A job's page makes its project the current one (the switcher, the Jobs link).
@@ -102,6 +87,12 @@ export function JobPage({ id }: { id: number }) {
   useStreamEvent('open', ({ resync, job: following }) => {
     if (resync || following === id) reload();
   });
+  // Its place in the queue and its estimated start move with the other jobs, which send no
+  // notice of this one: while it waits, a change in the queues' figures reads it again.
+  const refresh = useDebounced(() => void load(), 1000, 5000);
+  useStreamEvent('figures', () => {
+    if (job?.state === 'queued') refresh();
+  });
 
   if (error && !job) {
     return (
@@ -122,7 +113,7 @@ export function JobPage({ id }: { id: number }) {
     );
   }
 
-  const mayCancel = role === 'admin' || role === 'owner' || role === 'member';
+  const mayCancel = mayCancelAs(role);
   return (
     <>
       <div className="page-head">
@@ -130,7 +121,14 @@ export function JobPage({ id }: { id: number }) {
           <h1 tabIndex={-1}>Job {job.id}</h1>
           <p className="job-name">{job.name}</p>
         </div>
-        {!isFinished(job.state) && mayCancel && <CancelButton job={job} onCancelled={setJob} />}
+        {!isFinished(job.state) && mayCancel && (
+          <CancelButton
+            label="Cancel job"
+            requested={job.cancelRequested}
+            cancel={() => api.cancelJob(job.id)}
+            onCancelled={setJob}
+          />
+        )}
       </div>
       <p className="status-line" role="status">
         <StateChip state={job.state} />
@@ -143,59 +141,14 @@ export function JobPage({ id }: { id: number }) {
         <div className="job-side">
           <Resources job={job} />
           <Worker job={job} />
+          <Artifacts job={job} />
         </div>
         <Timeline events={events} />
       </div>
+      <JobTimeline state={job.state} events={events} />
+      <Attempts job={job} />
       <Log job={job} />
     </>
-  );
-}
-
-function CancelButton({ job, onCancelled }: { job: Job; onCancelled: (j: Job) => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  if (job.cancelRequested) {
-    return (
-      <button type="button" className="button-danger" disabled>
-        Cancelling…
-      </button>
-    );
-  }
-  return (
-    <div className="cancel">
-      <button
-        type="button"
-        className="button-danger"
-        disabled={busy}
-        onClick={() => {
-          setBusy(true);
-          setError(null);
-          api.cancelJob(job.id).then(
-            (j) => {
-              setBusy(false);
-              onCancelled(j);
-            },
-            (e: unknown) => {
-              setBusy(false);
-              setError(e instanceof ApiError ? e.message : String(e));
-            },
-          );
-        }}
-      >
-        Cancel job
-      </button>
-      {error && <ErrorAlert>{error}</ErrorAlert>}
-    </div>
-  );
-}
-
-function Section({ title, children, className }: { title: string; children: ReactNode; className?: string }) {
-  const id = useId();
-  return (
-    <section aria-labelledby={id} className={`card ${className ?? ''}`}>
-      <h2 id={id}>{title}</h2>
-      {children}
-    </section>
   );
 }
 
@@ -211,6 +164,16 @@ function Spec({ job }: { job: Job }) {
   const rows: [string, ReactNode][] = [
     ['Command', <code>{shellWords(job.command)}</code>],
     ['Project', <Link to={paths.jobs(job.project)}>{job.project}</Link>],
+    ...(job.arrayId !== null
+      ? ([
+          [
+            'Array',
+            <>
+              task {job.arrayIndex} of <Link to={paths.array(job.arrayId)}>array {job.arrayId}</Link>
+            </>,
+          ],
+        ] as [string, ReactNode][])
+      : []),
     ['Queue', job.clusterQueue],
     ['Target', job.target],
     [
@@ -279,20 +242,22 @@ function Spec({ job }: { job: Job }) {
   if (job.borrowed && Object.keys(job.borrowed).length > 0)
     rows.push(['Borrowed', formatAmounts(job.borrowed)]);
   if (job.exitCode !== null) rows.push(['Exit code', String(job.exitCode)]);
-  if (job.attempts > 1) rows.push(['Attempts', String(job.attempts)]);
+  if (job.retries > 0 || job.infraRetries > 0)
+    rows.push([
+      'Retries',
+      <>
+        {job.retried} of {job.retries} used for its own failures, {job.infraRetried} of {job.infraRetries} for
+        the infrastructure's
+        <span className="muted"> (backoff {formatDuration(job.retryBackoffSeconds * 1000)})</span>
+      </>,
+    ]);
+  if (job.attempts > 0) rows.push(['Attempt', String(job.attempts + 1)]);
+  if (job.retryAt !== null)
+    rows.push(['Retry at', <time dateTime={job.retryAt}>{formatDateTime(job.retryAt)}</time>]);
   if (job.position !== null) rows.push(['Position', `${job.position} in queue ${job.clusterQueue}`]);
-  return (
-    <Section title="Spec" className="spec">
-      <dl className="facts">
-        {rows.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
-    </Section>
-  );
+  if (job.state === 'queued' && job.estimate !== null)
+    rows.push(['Estimated start', <EstimatedStart at={job.estimatedStartAt} how={job.estimate} />]);
+  return <Facts title="Spec" className="spec" rows={rows} />;
 }
 
 function Resources({ job }: { job: Job }) {

@@ -1,11 +1,15 @@
 /**
  * A project's jobs, one page of 50 at a time (cursor paging: fast however many jobs there are),
- * filtered by state and sorted by id or priority. Rows follow the stream: a changed job on screen
- * is fetched again, and a new one refreshes the page.
+ * filtered by state and sorted by id or priority. Unfiltered, each job array is one row (its
+ * first task, with how all its tasks stand) linking to the array's page; filtered by state, its
+ * tasks are listed one by one as any job. Rows follow the stream: a changed job on screen is
+ * fetched again, and a new one refreshes the page.
  */
+import { Pager } from '../components/Pager.js';
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { api, ApiError } from '../api.js';
 import { SortHeader, type Direction } from '../components/SortHeader.js';
+import { ArraySpecText, countsText } from '../components/ArrayCounts.js';
 import { StateChip } from '../components/StateChip.js';
 import { ErrorAlert, Loading, Notice, TableWrap } from '../components/Status.js';
 import { Age, Duration } from '../components/Time.js';
@@ -13,7 +17,7 @@ import { useApp } from '../context.js';
 import { formatCount } from '../format.js';
 import { useDebounced, useStreamEvent, useTitle } from '../hooks.js';
 import { Link, navigate, paths, useLocation } from '../router.js';
-import { JOB_STATES, type Job, type JobPage, type JobSort, type JobState } from '../types.js';
+import { isFinished, JOB_STATES, type Job, type JobPage, type JobSort, type JobState } from '../types.js';
 
 export const PAGE_SIZE = 50;
 const SORTS: readonly JobSort[] = ['-id', 'id', '-priority', 'priority'];
@@ -110,6 +114,8 @@ function JobsTable({ project, state, sort, onSort }: TableProps) {
   const newestRef = useRef(0);
   const index = cursors.length - 1;
   const cursor = cursors[index] ?? null;
+  // Without a state filter each array is one row; with one, its tasks are jobs like any other.
+  const collapse = state === null;
 
   const load = useCallback(
     async (cursorToLoad: string | null, pageIndex: number) => {
@@ -120,7 +126,7 @@ function JobsTable({ project, state, sort, onSort }: TableProps) {
       try {
         const page = await api.jobs(
           project,
-          { states: state ? [state] : [], sort, cursor: cursorToLoad, limit: PAGE_SIZE },
+          { states: state ? [state] : [], sort, cursor: cursorToLoad, limit: PAGE_SIZE, collapse },
           abort.signal,
         );
         if (abort.signal.aborted) return;
@@ -135,7 +141,7 @@ function JobsTable({ project, state, sort, onSort }: TableProps) {
         if (abortRef.current === abort) setBusy(false);
       }
     },
-    [project, state, sort],
+    [project, state, sort, collapse],
   );
 
   useEffect(() => {
@@ -173,9 +179,17 @@ function JobsTable({ project, state, sort, onSort }: TableProps) {
 
   useStreamEvent('job', (n) => {
     if (n.project !== project) return;
-    const onScreen = rowsRef.current.some((j) => j.id === n.id);
+    const row = rowsRef.current.find((j) => j.id === n.id);
+    const onScreen = row !== undefined;
     const isNew = n.id > newestRef.current;
     if (isNew) newestRef.current = n.id;
+    // A notice names the task, not its array: while an array on screen has tasks in play, any
+    // change in the project may be one of them, so the page (its counts) is read again.
+    const arraysInPlay = rowsRef.current.some((j) => j.array && !isFinished(j.array.state));
+    if (row?.array || (!onScreen && arraysInPlay)) {
+      reloadPage();
+      return;
+    }
     if (onScreen) {
       if (state && n.state !== state) {
         reloadPage(); // it leaves this filter
@@ -216,7 +230,9 @@ function JobsTable({ project, state, sort, onSort }: TableProps) {
     else
       status =
         `${formatCount(from)}–${formatCount(to)}` +
-        (page.total === null ? '' : ` of ${formatCount(page.total)}`);
+        (page.total === null ? '' : ` of ${formatCount(page.total)}`) +
+        // The total counts every task of every array (X-Total-Count), the rows one per array.
+        (page.jobs.some((j) => j.array) ? ' jobs, each array as one row' : '');
   }
   const empty = page && page.jobs.length === 0;
 
@@ -255,9 +271,9 @@ function JobsTable({ project, state, sort, onSort }: TableProps) {
                 </tr>
               </thead>
               <tbody>
-                {page.jobs.map((j) => (
-                  <JobRow key={j.id} job={j} />
-                ))}
+                {page.jobs.map((j) =>
+                  j.array ? <ArrayRow key={j.id} job={j} /> : <JobRow key={j.id} job={j} />,
+                )}
                 {empty && (
                   <tr>
                     <td colSpan={8} className="empty">
@@ -269,30 +285,13 @@ function JobsTable({ project, state, sort, onSort }: TableProps) {
               </tbody>
             </table>
           </TableWrap>
-          <div className="pager">
-            <p className="pager-status" role="status">
-              {status}
-            </p>
-            <div className="pager-buttons">
-              <button
-                type="button"
-                disabled={index === 0}
-                onClick={() => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c))}
-              >
-                Previous page
-              </button>
-              <button
-                type="button"
-                disabled={!page.nextCursor || loaded?.index !== index}
-                onClick={() => {
-                  const next = page.nextCursor;
-                  if (next) setCursors((c) => [...c, next]);
-                }}
-              >
-                Next page
-              </button>
-            </div>
-          </div>
+          <Pager
+            status={status}
+            index={index}
+            nextCursor={page.nextCursor}
+            current={loaded?.index === index}
+            setCursors={setCursors}
+          />
         </>
       )}
     </>
@@ -319,6 +318,42 @@ function JobRow({ job: j }: { job: Job }) {
       </td>
       <td className="num">
         <Duration from={j.startedAt} to={j.finishedAt} />
+      </td>
+    </tr>
+  );
+}
+
+/**
+ * An array as one row: its id (to its page), name and spec, its state, and its tasks' counts in
+ * the Reason column. Position and duration are a task's, not the array's: left empty.
+ */
+function ArrayRow({ job: j }: { job: Job }) {
+  const a = j.array!;
+  return (
+    <tr className="array-row">
+      <td className="num">
+        <Link to={paths.array(a.id)} aria-label={`Array ${a.id}`}>
+          {a.id}
+        </Link>
+      </td>
+      <td className="name">
+        {j.name} <ArraySpecText spec={a.spec} />
+      </td>
+      <td>
+        <StateChip state={a.state} />
+      </td>
+      <td className="reason">
+        <span className="muted">{formatCount(a.size)} tasks:</span> {countsText(a.counts)}
+      </td>
+      <td className="num">
+        <span className="muted">–</span>
+      </td>
+      <td className="num">{j.priority}</td>
+      <td className="num">
+        <Age at={j.createdAt} />
+      </td>
+      <td className="num">
+        <span className="muted">–</span>
       </td>
     </tr>
   );

@@ -5,6 +5,7 @@ import { Meter, MeterLegend } from '../components/Meter.js';
 import { ErrorAlert, Loading, TableWrap } from '../components/Status.js';
 import { formatCount } from '../format.js';
 import { useStreamEvent, useTitle } from '../hooks.js';
+import { Link, paths } from '../router.js';
 import { stream } from '../stream.js';
 import type { ClusterQueueView, Figures, PoolFigures } from '../types.js';
 
@@ -91,6 +92,9 @@ function QueueCard({ queue: q }: { queue: ClusterQueueView }) {
             {q.stopPolicy === 'Hold' ? 'held' : 'held, draining'}
           </span>
         )}
+        <Link to={paths.queue(q.name)} className="queue-link" aria-label={`${q.name} over time`}>
+          Over time
+        </Link>
       </div>
       <p className="queue-meta">
         {q.cohort ? (

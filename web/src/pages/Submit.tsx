@@ -1,4 +1,7 @@
-/** Submit a job to the current project. On success the job's page opens. */
+/**
+ * Submit a job, or a job array, to the current project. On success the job's page opens (an
+ * array's page for an array).
+ */
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import { api, ApiError } from '../api.js';
 import { ErrorAlert, Loading, Notice } from '../components/Status.js';
@@ -27,6 +30,7 @@ export function Submit() {
   const [resources, setResources] = useState<string[]>([]);
   const [priority, setPriority] = useState('');
   const [workers, setWorkers] = useState('');
+  const [array, setArray] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ids = { target: useId(), classes: useId() };
@@ -66,6 +70,8 @@ export function Submit() {
         if (!/^[0-9]+$/.test(w) || Number(w) < 1) throw new Error('Workers: a whole number of at least 1.');
         body.workers = Number(w);
       }
+      // Checked by the server, whose message names the part that is wrong.
+      if (array.trim()) body.array = array.trim();
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
       return;
@@ -73,7 +79,8 @@ export function Submit() {
     setBusy(true);
     try {
       const job = await api.submit(project, body);
-      navigate(paths.job(job.id));
+      // An array's answer is its first task, whose id is the array's.
+      navigate(job.arrayId !== null ? paths.array(job.arrayId) : paths.job(job.id));
     } catch (err) {
       setError(err instanceof ApiError ? err.message : String(err));
       setBusy(false);
@@ -174,6 +181,20 @@ export function Submit() {
             hint="More than 1 makes a gang: that many workers at once, each with its rank; requests are per worker."
           />
         </div>
+        <TextField
+          label="Array"
+          value={array}
+          onChange={setArray}
+          placeholder="0-99%10"
+          code
+          hint={
+            <>
+              Optional: one task per index, each a job with <code>BERTH_ARRAY_INDEX</code> set. Indices as{' '}
+              <code>N</code>, <code>N-M</code> or <code>N-M:S</code>, comma-separated; <code>%K</code> runs at
+              most K tasks at once.
+            </>
+          }
+        />
         <fieldset className="field">
           <legend>Resources</legend>
           {!choices && !loadError && <Loading what="resource types" />}

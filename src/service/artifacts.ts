@@ -1,0 +1,187 @@
+/**
+ * Jobs' artifacts: a running job's agent uploads the files its patterns matched (within the
+ * per-run limit), whoever may read the job's logs lists and downloads them, and the leader removes
+ * them once their job ended longer ago than the retention. Rows in the store, bytes on disk
+ * (store/artifact-files.ts).
+ */
+import type { Readable } from 'node:stream';
+import { checkArtifactName, formatBytes, type ArtifactView } from '../domain/artifact.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError } from '../domain/errors.js';
+import type { Principal } from '../domain/user.js';
+import { OverLimit, type ArtifactFiles } from '../store/artifact-files.js';
+import {
+  deleteArtifactsOf,
+  endedBefore,
+  expiredArtifactJobs,
+  findArtifact,
+  keptBytes,
+  listArtifacts,
+  recordArtifact,
+} from '../store/queries/artifacts.js';
+import { runtimeOf, type ServiceContext } from './context.js';
+import { visibleJob } from './jobs.js';
+
+/** `artifacts` of berth.yaml, with the directory made. */
+export interface ArtifactSettings {
+  files: ArtifactFiles;
+  /** The most bytes one run of a job may keep. */
+  maxBytesPerJob: number;
+  retentionSeconds: number;
+}
+
+/** Filesystem errors of a name that is a file in one upload and a directory in another. */
+const CLASHES = new Set(['ENOTDIR', 'EISDIR', 'EEXIST', 'ENOTEMPTY']);
+
+/**
+ * One upload from job `jobId`'s agent (its token is the caller): streams `body` to disk, counting
+ * its bytes against the run's limit, and records it. `length` is the declared Content-Length,
+ * when there is one: a file that cannot fit is refused before any of it is read.
+ */
+export async function uploadArtifact(
+  ctx: ServiceContext,
+  jobId: number,
+  name: string,
+  body: Readable,
+  length: number | undefined,
+): Promise<ArtifactView> {
+  checkArtifactName(name);
+  const rt = runtimeOf(ctx);
+  const attempt = rt.controller.artifactAttempt(jobId);
+  // One upload of a job at a time, so that two cannot both fit in the room left for one.
+  return oneAtATime(ctx, jobId, async () => {
+    const { files, maxBytesPerJob: max } = rt.artifacts;
+    const kept = await keptBytes(ctx.store.db, jobId, attempt, name);
+    const room = Math.max(0, max - kept);
+    const limit = `over the job's limit of ${formatBytes(max)} per run (artifacts.maxBytesPerJob)`;
+    if (length !== undefined && length > room)
+      throw new PayloadTooLargeError(
+        `${limit}: its ${formatBytes(length)} would make ${formatBytes(kept + length)}`,
+      );
+    let written;
+    try {
+      written = await files.write(jobId, attempt, name, body, room);
+    } catch (e) {
+      if (e instanceof OverLimit)
+        throw new PayloadTooLargeError(`${limit}: it is larger than the ${formatBytes(room)} left`);
+      if (CLASHES.has((e as NodeJS.ErrnoException).code ?? ''))
+        throw new ConflictError(
+          `artifact ${JSON.stringify(name)} clashes with another of this run: one path cannot be both a file and a directory`,
+        );
+      throw e;
+    }
+    return recordArtifact(ctx.store.db, { jobId, attempt, name, ...written, createdAt: ctx.now() });
+  });
+}
+
+/** A job's artifacts, for whoever may read its logs. */
+export async function jobArtifacts(
+  ctx: ServiceContext,
+  p: Principal,
+  jobId: number,
+): Promise<ArtifactView[]> {
+  await visibleJob(ctx, p, jobId);
+  return listArtifacts(ctx.store.db, jobId);
+}
+
+/** An artifact to download: run `attempt`'s, else the latest run's that kept one of that name. */
+export async function openArtifact(
+  ctx: ServiceContext,
+  p: Principal,
+  jobId: number,
+  name: string,
+  attempt?: number,
+): Promise<{ artifact: ArtifactView; body: Readable }> {
+  await visibleJob(ctx, p, jobId);
+  checkArtifactName(name);
+  const run = attempt === undefined ? '' : ` from run ${attempt}`;
+  const artifact = await findArtifact(ctx.store.db, jobId, name, attempt);
+  if (!artifact)
+    throw new NotFoundError(
+      `job ${jobId} has no artifact ${JSON.stringify(name)}${run} (berth artifacts ${jobId} lists them)`,
+    );
+  const file = await runtimeOf(ctx).artifacts.files.open(jobId, artifact.attempt, name);
+  if (!file)
+    throw new NotFoundError(
+      `artifact ${JSON.stringify(name)} of job ${jobId} is recorded, but its file is gone from the artifacts directory (is artifacts.dir shared by every replica?)`,
+    );
+  return { artifact, body: file.stream };
+}
+
+/** Jobs swept per query. */
+const SWEEP_BATCH = 500;
+
+/**
+ * Removes the artifacts of jobs that ended more than the retention before `now`: files first,
+ * then rows (a row whose file is gone answers 404; a file without its row could never be found
+ * again). Then directories no row names (an upload cut off by a crash) of jobs as old. Returns
+ * how many jobs' artifacts were removed.
+ */
+export async function sweepArtifacts(ctx: ServiceContext, now = ctx.now()): Promise<number> {
+  const { files, retentionSeconds } = runtimeOf(ctx).artifacts;
+  const db = ctx.store.db;
+  const cutoff = now - retentionSeconds * 1000;
+  let removed = 0;
+  for (;;) {
+    const ids = await expiredArtifactJobs(db, cutoff, SWEEP_BATCH);
+    for (const id of ids) await files.remove(id);
+    await deleteArtifactsOf(db, ids);
+    removed += ids.length;
+    if (ids.length < SWEEP_BATCH) break;
+  }
+  const onDisk = await files.jobIds();
+  for (let i = 0; i < onDisk.length; i += SWEEP_BATCH) {
+    for (const id of await endedBefore(db, onDisk.slice(i, i + SWEEP_BATCH), cutoff)) await files.remove(id);
+  }
+  return removed;
+}
+
+/** How often the leader sweeps. */
+export const SWEEP_EVERY_MS = 3_600_000;
+/** How often a replica looks whether it leads, so that a new leader sweeps soon after its election. */
+const LEADER_CHECK_MS = 60_000;
+
+/**
+ * Sweeps at start and then every `everyMs`, on the leading replica only (alone on SQLite): the
+ * directory is shared, one sweeper is enough; a replica that becomes the leader sweeps within a
+ * minute. Returns the stop, which waits for a sweep under way.
+ */
+export function scheduleArtifactSweeps(
+  ctx: ServiceContext,
+  onError: (err: unknown) => void,
+  everyMs = SWEEP_EVERY_MS,
+): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let last: number | undefined;
+  const tick = () => {
+    if (running || (ctx.cluster && ctx.cluster.role() !== 'leader')) return;
+    if (last !== undefined && Date.now() - last < everyMs) return;
+    last = Date.now();
+    running = sweepArtifacts(ctx)
+      .then(() => undefined, onError)
+      .finally(() => (running = undefined));
+  };
+  const first = setTimeout(tick, 0);
+  const timer = setInterval(tick, Math.min(everyMs, LEADER_CHECK_MS));
+  timer.unref();
+  return async () => {
+    clearTimeout(first);
+    clearInterval(timer);
+    await running;
+  };
+}
+
+/** Per server and job, the tail of its uploads' queue. */
+const queues = new WeakMap<ServiceContext, Map<number, Promise<unknown>>>();
+
+function oneAtATime<T>(ctx: ServiceContext, jobId: number, fn: () => Promise<T>): Promise<T> {
+  let perJob = queues.get(ctx);
+  if (!perJob) queues.set(ctx, (perJob = new Map<number, Promise<unknown>>()));
+  const previous = perJob.get(jobId) ?? Promise.resolve();
+  const mine = previous.then(fn, fn);
+  const tail = mine.catch(() => undefined);
+  perJob.set(jobId, tail);
+  void tail.then(() => {
+    if (perJob.get(jobId) === tail) perJob.delete(jobId);
+  });
+  return mine;
+}
