@@ -7,9 +7,10 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
+import { quantile, submitToRunning } from './flood.js';
 import { fmt, get, pool, post, startBenchServer } from './lib.js';
 
-async function spawnBaseline(n: number, concurrency: number): Promise<number> {
+export async function spawnBaseline(n: number, concurrency: number): Promise<number> {
   const t0 = performance.now();
   await pool(
     n,
@@ -26,15 +27,31 @@ export interface E2eBenchResult {
   jobsPerSecond: number;
   spawnBaselinePerSecond: number;
   ratioToSpawn: number;
+  /** Submit → running on the idle server afterwards (issue #18: ≤ 10 ms at the median). */
+  submitToRunningMedianMs: number;
+  submitToRunningP90Ms: number;
+  latencyJobs: number;
 }
 
-export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
-  const capacity = Number(process.env.BENCH_CAPACITY) || Math.max(2, availableParallelism());
+export interface BerthNoopRun {
+  seconds: number;
+  /** Submit → running of jobs submitted one at a time once the server is idle again, in ms. */
+  latenciesMs: number[];
+}
+
+/**
+ * A berth server with the local factory (`capacity` slots) runs `n` no-op jobs as fast as it
+ * can; then, idle, `latencyJobs` more one at a time, each timed from submission to running.
+ */
+export async function noopJobsThroughBerth(
+  n: number,
+  capacity: number,
+  latencyJobs = 0,
+): Promise<BerthNoopRun> {
   const s = await startBenchServer(`factories:\n  local: { kind: local, capacity: ${capacity} }\n`);
   try {
     await post(s.api, s.token, '/cluster-queues', { name: 'bench', quota: { jobs: 1_000_000 } });
     await post(s.api, s.token, '/projects', { name: 'bench', clusterQueue: 'bench' });
-    const baseline = await spawnBaseline(n, capacity);
     const t0 = performance.now();
     await pool(n, 32, () => post(s.api, s.token, '/projects/bench/jobs', { command: ['true'] }));
     for (;;) {
@@ -43,18 +60,30 @@ export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
       await delay(20);
     }
     const seconds = (performance.now() - t0) / 1000;
-    const jobsPerSecond = n / seconds;
-    return {
-      jobs: n,
-      capacity,
-      seconds,
-      jobsPerSecond,
-      spawnBaselinePerSecond: baseline,
-      ratioToSpawn: jobsPerSecond / baseline,
-    };
+    const latenciesMs: number[] = [];
+    for (let i = 0; i < latencyJobs; i++) latenciesMs.push(await submitToRunning(s, 'bench'));
+    return { seconds, latenciesMs };
   } finally {
     await s.stop();
   }
+}
+
+export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
+  const capacity = Number(process.env.BENCH_CAPACITY) || Math.max(2, availableParallelism());
+  const baseline = await spawnBaseline(n, capacity);
+  const { seconds, latenciesMs } = await noopJobsThroughBerth(n, capacity, 100);
+  const jobsPerSecond = n / seconds;
+  return {
+    jobs: n,
+    capacity,
+    seconds,
+    jobsPerSecond,
+    spawnBaselinePerSecond: baseline,
+    ratioToSpawn: jobsPerSecond / baseline,
+    submitToRunningMedianMs: quantile(latenciesMs, 0.5),
+    submitToRunningP90Ms: quantile(latenciesMs, 0.9),
+    latencyJobs: latenciesMs.length,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -31,9 +31,11 @@ interface JobTimes {
   startedAt: string | null;
 }
 
-/** Submit → running of one job of the measuring client, in ms (server clock). */
-async function submitToRunning(s: BenchServer): Promise<number> {
-  const job = (await post(s.api, s.token, '/projects/victim/jobs', { command: ['true'] })) as { id: number };
+/** Submit → running of one no-op job in `project`, in ms (server clock). */
+export async function submitToRunning(s: BenchServer, project = 'victim'): Promise<number> {
+  const job = (await post(s.api, s.token, `/projects/${project}/jobs`, { command: ['true'] })) as {
+    id: number;
+  };
   for (;;) {
     const j = await get<JobTimes>(s.api, s.token, `/jobs/${job.id}`);
     if (j.startedAt) return Date.parse(j.startedAt) - Date.parse(j.createdAt);
@@ -42,7 +44,7 @@ async function submitToRunning(s: BenchServer): Promise<number> {
   }
 }
 
-const quantile = (xs: number[], q: number): number => {
+export const quantile = (xs: number[], q: number): number => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 };

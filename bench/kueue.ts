@@ -34,8 +34,6 @@ export const SCENARIOS = {
   'kueue-large': new URL('./kueue/large-scale.yaml', import.meta.url).pathname,
 };
 
-const PROFILER = new URL('./cpu-profile.mjs', import.meta.url).pathname;
-
 const SERVER_CONFIG = `
 factories:
   sim: { kind: simulated, capacity: 100000 }
@@ -127,14 +125,7 @@ export async function runKueueBench(file: string, store: BenchStore = 'sqlite'):
   const simulateSeconds = (performance.now() - t0) / 1000;
   log(`berth simulate: ${simulateSeconds.toFixed(2)} s`);
 
-  const profileDir = process.env.BENCH_PROFILE;
-  const nodeOptions = process.env.NODE_OPTIONS;
-  if (profileDir) process.env.NODE_OPTIONS = `${nodeOptions ?? ''} --import ${PROFILER}`;
-  const s = await startBenchServer(SERVER_CONFIG, store);
-  if (profileDir) {
-    if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
-    else process.env.NODE_OPTIONS = nodeOptions;
-  }
+  const s = await startBenchServer(SERVER_CONFIG, store); // profiled with BENCH_PROFILE (lib.ts)
   try {
     await createQueues(s.api, s.token, plan);
     const cpu0 = s.cpuSeconds();

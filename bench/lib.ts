@@ -27,9 +27,29 @@ export function processCpuSeconds(pid: number): number {
 export type BenchStore = 'sqlite' | 'postgres';
 
 /**
+ * Runs `start` with bench/cpu-profile.mjs preloaded into the processes it starts when
+ * BENCH_PROFILE=DIR is set (through NODE_OPTIONS, which children such as the agent host inherit):
+ * each writes DIR/server-PID.cpuprofile at its exit; `node bench/cpu-top.mjs FILE` reads one.
+ */
+export async function withProfiler<T>(start: () => Promise<T>): Promise<T> {
+  const saved = process.env.NODE_OPTIONS;
+  if (process.env.BENCH_PROFILE) {
+    const preload = `--import ${new URL('./cpu-profile.mjs', import.meta.url).pathname}`;
+    process.env.NODE_OPTIONS = `${saved ?? ''} ${preload}`.trim();
+  }
+  try {
+    return await start();
+  } finally {
+    if (saved === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = saved;
+  }
+}
+
+/**
  * Starts `berth server` as its own process (so it has a core to itself) with `config` YAML, on
  * SQLite (the default) or on a new PostgreSQL database on 127.0.0.1:5432, dropped at the end.
- * Without a rate limit unless `config` sets one: a load generator is one token by design.
+ * Without a rate limit unless `config` sets one: a load generator is one token by design. It runs
+ * the compiled server (dist/), as users do: `npm run bench` compiles it first.
  */
 export async function startBenchServer(config: string, store: BenchStore = 'sqlite'): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
@@ -39,10 +59,13 @@ export async function startBenchServer(config: string, store: BenchStore = 'sqli
     /^rateLimit:/m.test(config) ? config : `${config}\nrateLimit: { requestsPerSecond: 0 }\n`,
   );
   const database = store === 'postgres' ? await createTestDatabase() : undefined;
-  const server = await spawnServer(join(dir, 'data'), configFile, {
-    database: database?.url ?? 'sqlite',
-    rateLimited: true,
-  });
+  const server = await withProfiler(() =>
+    spawnServer(join(dir, 'data'), configFile, {
+      database: database?.url ?? 'sqlite',
+      rateLimited: true,
+      built: true,
+    }),
+  );
   return {
     api: server.api,
     token: server.token,

@@ -98,20 +98,9 @@ async function measure(
   };
 }
 
-/** The server, profiled when BENCH_PROFILE is set (the preload reaches it through NODE_OPTIONS). */
-async function startServer(): Promise<BenchServer> {
-  const saved = process.env.NODE_OPTIONS;
-  if (process.env.BENCH_PROFILE) {
-    const preload = `--import ${new URL('./cpu-profile.mjs', import.meta.url).pathname}`;
-    process.env.NODE_OPTIONS = `${saved ?? ''} ${preload}`.trim();
-  }
-  try {
-    return await startBenchServer(CONFIG, (process.env.BENCH_STORE as BenchStore | undefined) ?? 'sqlite');
-  } finally {
-    if (saved === undefined) delete process.env.NODE_OPTIONS;
-    else process.env.NODE_OPTIONS = saved;
-  }
-}
+/** The server, profiled when BENCH_PROFILE is set (bench/lib.ts withProfiler). */
+const startServer = (): Promise<BenchServer> =>
+  startBenchServer(CONFIG, (process.env.BENCH_STORE as BenchStore | undefined) ?? 'sqlite');
 
 export async function runPipelineBench(n = 5000, inFlight = 2000): Promise<PipelineRun[]> {
   const s = await startServer();

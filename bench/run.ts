@@ -11,23 +11,27 @@
  * Only when named (minutes each): kueue, kueue-large (Kueue's scenarios through a real server),
  * stores (submissions and Kueue's baseline on SQLite and on PostgreSQL, side by side), slurm
  * (no-op jobs through the slurm factory, one Slurm job each and pilots, against plain sbatch),
+ * vs-slurm (no-op jobs end to end through the local factory against one Slurm node, same slots),
  * flood (another client's submit → running while one token floods the API, with and without the
  * rate limit), arrays (one array of 100,000 tasks: time to accept it and bytes per task, beside
  * jobs submitted one by one), usage (GET /usage over the rollups of 1,000,000 allocations),
- * estimates (start-time estimates against the admissions they foretold, Kueue's baseline).
+ * estimates (start-time estimates against the admissions they foretold, Kueue's baseline), million
+ * (a million queued jobs in one server: memory, submissions, submit → running, restart, jobs page).
  */
-import { runApiBench } from './api.js';
+import { printWrkFigures, runApiBench } from './api.js';
 import { printArraysBench, runArraysBench } from './arrays.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
 import { printFloodBench, runFloodBench } from './flood.js';
 import { runE2eBench } from './e2e.js';
 import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
+import { printMillionBench, runMillionBench } from './million.js';
 import { fmt } from './lib.js';
 import { printPipeline, runPipelineBench } from './pipeline.js';
 import { runSchedulerBench } from './scheduler.js';
 import { printSlurmBench, runSlurmBench } from './slurm.js';
 import { printStoresBench, runStoresBench } from './stores.js';
 import { printUsageBench, runUsageBench } from './usage.js';
+import { printVsSlurmBench, runVsSlurmBench } from './vs-slurm.js';
 import { printEstimatesBench, runEstimatesBench } from './estimates.js';
 
 const only = process.argv.slice(2);
@@ -53,6 +57,7 @@ if (want('api')) {
     `  baseline, a bare node:http server answering the same requests: ${fmt(r.baselinePerSecond)}/s`,
   );
   console.log(`  ratio berth / baseline: ${fmt(r.submissionsPerSecond / r.baselinePerSecond, 2)}`);
+  if (r.wrk) printWrkFigures(r.wrk);
 }
 if (want('e2e')) {
   console.log('== (c) end to end: no-op jobs through the local factory');
@@ -64,6 +69,9 @@ if (want('e2e')) {
     `  baseline, spawning the same no-op process directly at the same concurrency: ${fmt(r.spawnBaselinePerSecond)}/s`,
   );
   console.log(`  ratio berth / baseline: ${fmt(r.ratioToSpawn, 3)}`);
+  console.log(
+    `  submit → running on the idle server, ${r.latencyJobs} jobs one at a time: median ${fmt(r.submitToRunningMedianMs, 1)} ms, p90 ${fmt(r.submitToRunningP90Ms, 1)} ms (target ≤ 10 ms at the median)`,
+  );
 }
 if (want('dashboard')) {
   console.log('== (d) dashboard: the jobs page of a project with 100,000 jobs, in chromium');
@@ -87,6 +95,12 @@ if (only.includes('slurm')) {
   console.log("== slurm: no-op jobs through berth's slurm factory and through plain sbatch, same cluster");
   printSlurmBench(await runSlurmBench());
 }
+if (only.includes('vs-slurm')) {
+  console.log(
+    '== vs-slurm: no-op jobs end to end, berth (local factory) against Slurm (one node), same slots',
+  );
+  printVsSlurmBench(await runVsSlurmBench());
+}
 if (only.includes('flood')) {
   console.log("== flood: another client's submit → running while one token floods the API");
   printFloodBench(await runFloodBench());
@@ -102,4 +116,8 @@ if (only.includes('estimates')) {
 if (only.includes('usage')) {
   console.log('== usage: GET /usage over the hourly rollups of 1,000,000 allocations');
   printUsageBench(await runUsageBench());
+}
+if (only.includes('million')) {
+  console.log('== million: a million queued jobs in one server (SQLite), against the empty server');
+  printMillionBench(await runMillionBench());
 }

@@ -42,7 +42,7 @@ export interface SlurmBenchResult {
 }
 
 /** Seconds until Slurm has run `n` no-op batch jobs submitted as fast as it takes them. */
-async function plainSlurm(slurm: SlurmCli, n: number, command = 'true'): Promise<number> {
+export async function plainSlurm(slurm: SlurmCli, n: number, command = 'true'): Promise<number> {
   const name = `bench-plain-${process.pid}-${Date.now()}`;
   const t0 = performance.now();
   const ids: string[] = [];

@@ -20,6 +20,8 @@ export type HostCommand =
 export type HostEvent =
   | { type: 'ready' }
   | { type: 'spawned'; workerId: number; rank: number; pid: number }
+  /** The member's process group is gone (before its output and outcome reach the server). */
+  | { type: 'exited'; workerId: number; rank: number }
   | { type: 'finished'; workerId: number; rank: number; result: FinishRequest }
   | { type: 'failed'; workerId: number; rank: number; message: string }
   | { type: 'killed'; workerId: number };

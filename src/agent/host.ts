@@ -53,6 +53,7 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
       members.set(rank, pid);
       send({ type: 'spawned', workerId, rank, pid });
     },
+    onExit: () => send({ type: 'exited', workerId, rank }),
   }).then(
     (result) => send({ type: 'finished', workerId, rank, result }),
     (err: unknown) =>

@@ -23,6 +23,8 @@ export interface RunJobOptions {
   env?: Record<string, string>;
   /** Called once the job's process exists, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
+  /** Called once the job's process group is gone (killed after its exit), before the report. */
+  onExit?: () => void;
   retryForMs?: number;
   /** The cgroups the job runs in (the local factory's enforcement of its requests). */
   cgroup?: JobCgroup;
@@ -176,6 +178,7 @@ function execute(
       done = true;
       for (const t of timers) clearTimeout(t);
       if (child.pid) killGroup(child.pid, 'SIGKILL'); // leftovers of the tree end with the job
+      opts.onExit?.();
       resolve(r);
     };
 

@@ -12,7 +12,7 @@ import { updateWorker } from '../store/queries/workers.js';
 import type { Db } from '../store/store.js';
 import type { ControllerCore } from './core.js';
 import type { Unit } from './journal.js';
-import type { TrackedJob } from './tracked-jobs.js';
+import { ownHoldings, type TrackedJob } from './tracked-jobs.js';
 
 export type HoldingKind = 'worker' | 'instance';
 
@@ -27,6 +27,8 @@ export interface Holding {
   /** Units of its pool it takes: a gang's worker takes one per member. */
   units: number;
   destroying: boolean;
+  /** Its provider confirmed its destruction, and its units went back to their pool. */
+  freed: boolean;
   destroyAttempts: number;
   nextDestroyAt: number;
 }
@@ -49,6 +51,7 @@ export function newHolding(
     metadata: null,
     units,
     destroying: false,
+    freed: false,
     destroyAttempts: 0,
     nextDestroyAt: 0,
   };
@@ -71,7 +74,7 @@ export class Holdings {
   /** Attaches a holding (a new one, or one left over from before a restart) to its job. */
   attach(h: Holding, job: TrackedJob | undefined): void {
     this.all.set(holdingKey(h.kind, h.id), h);
-    job?.holdings.add(holdingKey(h.kind, h.id));
+    if (job) ownHoldings(job).add(holdingKey(h.kind, h.id));
   }
 
   /**
@@ -87,7 +90,7 @@ export class Holdings {
     insert: (u: Unit) => Promise<number>,
   ): Promise<Holding> {
     const placeholder = `acquiring:${kind}:${provider}`;
-    job.holdings.add(placeholder);
+    ownHoldings(job).add(placeholder);
     let id: number;
     try {
       id = await this.core.journal.write(insert);
@@ -122,13 +125,23 @@ export class Holdings {
         ? updateWorker(db, h.id, { state }, o.now())
         : updateInstance(db, h.id, { state }, o.now());
     try {
-      await journal.write(({ db }) => mark(db, 'destroying'));
-      if (h.kind === 'worker') await o.factories.get(h.provider)?.destroy(h.id, h.handle);
-      else {
-        const project = jobs.get(h.jobId)?.project ?? '';
-        const req = { instanceId: h.id, jobId: h.jobId, project, type: h.provider };
-        await o.wells.get(h.provider)?.destroy(req, h.metadata);
-      }
+      // The mark and the destruction go side by side: a crash before the mark is written leaves
+      // a worker or instance of a job that no longer wants it, which a restart destroys just the
+      // same (restore.ts). Only the confirmation below must wait for the destruction.
+      // Its capacity is free once its provider says it takes none (or has destroyed it), not
+      // once that is written: a crash before the write destroys it again, which finds nothing.
+      const free = () => {
+        if (h.freed) return;
+        h.freed = true;
+        this.core.pools.of(h)?.free(h.units);
+        this.core.wake();
+      };
+      const settled = await Promise.allSettled([
+        journal.write(({ db }) => mark(db, 'destroying')),
+        this.destroyByProvider(h, free),
+      ]);
+      for (const r of settled) if (r.status === 'rejected') throw r.reason;
+      free();
       const job = jobs.get(h.jobId);
       job?.holdings.delete(key);
       const cleaned = !job || this.cleanable(job);
@@ -139,7 +152,6 @@ export class Holdings {
       });
       this.all.delete(key);
       this.retries.delete(h);
-      this.core.pools.of(h)?.free(h.units);
       if (job && cleaned) {
         journal.announce(job, 'cleaned up');
         this.forget(job);
@@ -155,6 +167,14 @@ export class Holdings {
       this.retries.add(h);
       this.core.report(e, `destroy ${key}`);
     }
+  }
+
+  private async destroyByProvider(h: Holding, stopped: () => void): Promise<void> {
+    const { o, jobs } = this.core;
+    if (h.kind === 'worker') return o.factories.get(h.provider)?.destroy(h.id, h.handle, stopped);
+    const project = jobs.get(h.jobId)?.project ?? '';
+    const req = { instanceId: h.id, jobId: h.jobId, project, type: h.provider };
+    await o.wells.get(h.provider)?.destroy(req, h.metadata);
   }
 
   /** A finished job that holds nothing and whose cleanup nobody records yet. */

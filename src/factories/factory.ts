@@ -95,7 +95,12 @@ export interface Factory {
   endsAt?(workerId: number): number | null | undefined;
   /** Creates the worker and starts its agent; resolves with the handle to record. */
   create(req: WorkerRequest): Promise<WorkerHandle>;
-  /** Destroys the worker and everything in it; must succeed for a worker already gone. */
-  destroy(workerId: number, handle: WorkerHandle | null): Promise<void>;
+  /**
+   * Destroys the worker and everything in it; must succeed for a worker already gone. A factory
+   * may call `stopped` as soon as the worker no longer takes any of its capacity (its processes
+   * are gone) while it still cleans up (a directory to remove): its capacity is then free for the
+   * next worker, though the worker counts as destroyed only once this resolves.
+   */
+  destroy(workerId: number, handle: WorkerHandle | null, stopped?: () => void): Promise<void>;
   close(): Promise<void>;
 }

@@ -53,6 +53,8 @@ export class LocalFactory implements Factory {
   private readonly cgroups = new Map<number, JobCgroup[]>();
   /** The process groups of each gang worker's members, by rank, for its handle. */
   private readonly memberPids = new Map<number, number[]>();
+  /** Each live worker's members whose process group the host reports gone. */
+  private readonly exited = new Map<number, { members: number; gone: number }>();
 
   constructor(private readonly opts: LocalFactoryOptions) {
     this.name = opts.name;
@@ -99,6 +101,7 @@ export class LocalFactory implements Factory {
         for (const id of this.live)
           this.opts.listener.workerLost(id, `agent host exited (${signal ?? `code ${code}`})`);
         this.live.clear();
+        this.exited.clear();
       });
       this.host = child;
     }));
@@ -115,6 +118,11 @@ export class LocalFactory implements Factory {
           handle.pids = members.filter((p) => p !== undefined);
         }
         this.opts.listener.handleChanged(e.workerId, handle);
+        break;
+      }
+      case 'exited': {
+        const e2 = this.exited.get(e.workerId);
+        if (e2) e2.gone++;
         break;
       }
       case 'failed':
@@ -166,6 +174,7 @@ export class LocalFactory implements Factory {
     if (made.length > 0) this.cgroups.set(req.workerId, made);
     if (gang) this.memberPids.set(req.workerId, []);
     this.live.add(req.workerId);
+    this.exited.set(req.workerId, { members: req.members, gone: 0 });
     for (const rank of ranks) {
       const cgroup = cgroups[rank];
       this.send(host, {
@@ -181,18 +190,26 @@ export class LocalFactory implements Factory {
     return { workdir };
   }
 
-  async destroy(workerId: number, handle: WorkerHandle | null): Promise<void> {
-    if (this.live.delete(workerId) && this.host?.connected) {
-      const host = this.host;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 5000);
-        this.killWaiters.set(workerId, () => {
-          clearTimeout(timer);
-          resolve();
-        });
+  async destroy(workerId: number, handle: WorkerHandle | null, stopped?: () => void): Promise<void> {
+    const exited = this.exited.get(workerId);
+    this.exited.delete(workerId);
+    const host = this.host?.connected ? this.host : undefined;
+    if (this.live.delete(workerId) && host) {
+      if (exited && exited.gone >= exited.members) {
+        // Every member's group is gone already (the host killed each after its exit): the host
+        // only forgets the worker, and nothing here waits for its answer.
         this.send(host, { type: 'kill', workerId });
-      });
-      this.killWaiters.delete(workerId);
+      } else {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 5000);
+          this.killWaiters.set(workerId, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          this.send(host, { type: 'kill', workerId });
+        });
+        this.killWaiters.delete(workerId);
+      }
     } else {
       // A worker from before a restart: its process groups may have outlived the old host.
       const pids = handle?.pids ?? (handle?.pid ? [handle.pid] : []);
@@ -206,6 +223,8 @@ export class LocalFactory implements Factory {
       for (const cgroup of cgroups) await removeCgroup(cgroup.dirs);
       this.cgroups.delete(workerId);
     }
+    // Nothing of it runs any more: the next worker may start while its directory goes.
+    stopped?.();
     // Asynchronous: removing a tree costs milliseconds here, and the server's loop has other work.
     await rm(handle?.workdir ?? this.workdir(workerId), { recursive: true, force: true });
   }

@@ -94,7 +94,7 @@ export class SubmissionWriter {
       if (p.audit) audit.push({ ...p.audit, subject: String(record.id), at: record.createdAt });
     }
     // The batch's audit rows in one insert, in the transaction of its jobs.
-    await insertAudit(db, audit);
+    await insertAudit(db, audit, this.dialect);
     return records;
   }
 }

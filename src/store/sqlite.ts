@@ -8,9 +8,10 @@ import type { Db, Store } from './store.js';
 /**
  * Kysely prepares every statement it runs; preparing costs more than running a small statement
  * here (~30 µs against ~4 µs for a primary-key read). Queries come from a small set of builder
- * shapes, so a bounded cache of prepared statements removes that cost.
+ * shapes (and the raw multi-row inserts of queries/bulk-insert.ts, one per row count up to 64),
+ * so a bounded cache of prepared statements removes that cost.
  */
-function withStatementCache(db: BetterSqlite3.Database, size = 512): SqliteDatabase {
+function withStatementCache(db: BetterSqlite3.Database, size = 1024): SqliteDatabase {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => db.close(),

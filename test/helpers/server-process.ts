@@ -14,6 +14,7 @@ export interface ServerProcess {
 }
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
+const BUILT_MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
 
 export interface SpawnOptions {
   /** The database URL (default: the suite's store for this data directory). */
@@ -24,6 +25,11 @@ export interface SpawnOptions {
   listen?: string;
   /** Keep the rate limit per token (the config's, else the default); off otherwise, as in-process. */
   rateLimited?: boolean;
+  /**
+   * Run the compiled server (dist/, as `berth server` runs for users) instead of the sources
+   * under tsx: benchmarks measure what users run (`npm run bench` builds it first).
+   */
+  built?: boolean;
 }
 
 export async function spawnServer(
@@ -35,9 +41,7 @@ export async function spawnServer(
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      MAIN,
+      ...(opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN]),
       'server',
       '--data-dir',
       dataDir,

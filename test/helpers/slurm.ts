@@ -35,20 +35,43 @@ export function slurmSkip(): string | false {
   return false;
 }
 
-let started: Promise<{ env: Record<string, string> }> | undefined;
+const started = new Map<string, Promise<{ env: Record<string, string> }>>();
 
-/** Starts the cluster (or finds it up); resolves with the SLURM_CONF its clients need. */
-export function startSlurm(): Promise<{ env: Record<string, string> }> {
-  started ??= new Promise((resolve, reject) => {
-    execFile('bash', [CLUSTER_SH, 'start'], { timeout: START_TIMEOUT_MS }, (error, stdout, stderr) => {
+/**
+ * Starts the cluster (or finds it up); resolves with the SLURM_CONF its clients need. `settings`
+ * are cluster.sh's environment (BERTH_SLURM_NODES, BERTH_SLURM_DIR, ports…): another directory
+ * and ports make a second cluster beside the tests' own.
+ */
+export function startSlurm(settings: Record<string, string> = {}): Promise<{ env: Record<string, string> }> {
+  const key = JSON.stringify(settings);
+  let start = started.get(key);
+  if (start) return start;
+  start = new Promise((resolve, reject) => {
+    const env = { ...process.env, ...settings };
+    execFile('bash', [CLUSTER_SH, 'start'], { timeout: START_TIMEOUT_MS, env }, (error, stdout, stderr) => {
       const conf = /^export SLURM_CONF=(.+)$/m.exec(stdout)?.[1];
       if (error || conf === undefined) {
-        started = undefined; // a later call tries again
+        started.delete(key); // a later call tries again
         reject(new Error(`${CLUSTER_SH} start failed: ${error?.message ?? 'no SLURM_CONF'}\n${stderr}`));
       } else {
         resolve({ env: { SLURM_CONF: conf } });
       }
     });
   });
-  return started;
+  started.set(key, start);
+  return start;
+}
+
+/** Stops the cluster that `settings` name (cluster.sh stop). */
+export function stopSlurm(settings: Record<string, string> = {}): Promise<void> {
+  started.delete(JSON.stringify(settings));
+  return new Promise((resolve, reject) =>
+    execFile(
+      'bash',
+      [CLUSTER_SH, 'stop'],
+      { timeout: START_TIMEOUT_MS, env: { ...process.env, ...settings } },
+      (error, _out, stderr) =>
+        error ? reject(new Error(`${CLUSTER_SH} stop failed: ${error.message}\n${stderr}`)) : resolve(),
+    ),
+  );
 }

@@ -2,7 +2,8 @@
 import type { Insertable } from 'kysely';
 import type { AuditAction, AuditActorKind, AuditEntry } from '../../domain/audit.js';
 import type { AuditLogTable } from '../schema.js';
-import type { Db } from '../store.js';
+import type { Db, Dialect } from '../store.js';
+import { insertRows } from './bulk-insert.js';
 import { iso } from './time.js';
 
 /** One change, as the services record it. */
@@ -28,16 +29,19 @@ const toValues = (r: AuditRecord): Insertable<AuditLogTable> => ({
   detail: r.detail === undefined ? null : JSON.stringify(r.detail),
 });
 
-/** Rows per insert: far below PostgreSQL's limit of 65,535 parameters (8 per row). */
-const ROWS_PER_INSERT = 1000;
+const COLUMNS = Object.keys(toValues({} as AuditRecord));
 
-/** Inserts the rows in transaction `db`: one statement per thousand (a batch of submissions). */
-export async function insertAudit(db: Db, rows: AuditRecord[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT)
-    await db
-      .insertInto('audit_log')
-      .values(rows.slice(i, i + ROWS_PER_INSERT).map(toValues))
-      .execute();
+/**
+ * Inserts the rows in transaction `db`. With the dialect (a batch of submissions: store/queries/
+ * bulk-insert.ts), as statements written once per row count; without, through Kysely's builder.
+ */
+export async function insertAudit(db: Db, rows: AuditRecord[], dialect?: Dialect): Promise<void> {
+  if (rows.length === 0) return;
+  if (dialect) {
+    const values = rows.map((r) => Object.values(toValues(r)));
+    return insertRows(db, dialect, 'audit_log', COLUMNS, values);
+  }
+  await db.insertInto('audit_log').values(rows.map(toValues)).execute();
 }
 
 export interface AuditFilter {

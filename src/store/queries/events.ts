@@ -1,4 +1,5 @@
-import type { Db } from '../store.js';
+import type { Db, Dialect } from '../store.js';
+import { insertRows } from './bulk-insert.js';
 import type { Insertable } from 'kysely';
 import type { EventRow, EventsTable } from '../schema.js';
 import { iso } from './time.js';
@@ -36,6 +37,9 @@ const toValues = (e: EventInput, now: number): EventValues => ({
   data: e.data === undefined ? null : JSON.stringify(e.data),
 });
 
+/** The columns of toValues, in its order (insertRows takes each row's values in that order). */
+const COLUMNS = Object.keys(toValues({} as EventInput, 0));
+
 /**
  * The events of transactions whose events are inserted together just before they commit (a group
  * commit's: one statement for a batch instead of one per event, each a round trip on PostgreSQL).
@@ -52,21 +56,21 @@ export async function appendEvent(db: Db, e: EventInput, now: number): Promise<v
   else await db.insertInto('events').values(toValues(e, now)).execute();
 }
 
-/** Rows per insert: far below PostgreSQL's limit of 65,535 parameters (8 per event). */
-const ROWS_PER_INSERT = 1000;
-
 /** Transaction `tx` defers its events until `flushEvents(tx)`. */
 export const deferEvents = (tx: Db): void => void deferred.set(tx, []);
 
 /** Inserts the events `tx` deferred; it appends directly from now on. */
-export async function flushEvents(tx: Db): Promise<void> {
+export async function flushEvents(tx: Db, dialect: Dialect): Promise<void> {
   const rows = deferred.get(tx);
   deferred.delete(tx);
-  for (let i = 0; rows && i < rows.length; i += ROWS_PER_INSERT)
-    await tx
-      .insertInto('events')
-      .values(rows.slice(i, i + ROWS_PER_INSERT))
-      .execute();
+  if (rows?.length)
+    await insertRows(
+      tx,
+      dialect,
+      'events',
+      COLUMNS,
+      rows.map((r) => Object.values(r)),
+    );
 }
 
 export const toEventView = (r: EventRow): EventView => ({

@@ -1,10 +1,11 @@
 import { JOB_STATES, type JobRecord, type JobSpec, type JobState } from '../../domain/job.js';
 import { byPriority, compareJobs, type JobKey, type JobSort } from '../../domain/job-order.js';
-import { sql, type Updateable } from 'kysely';
+import { CompiledQuery, sql, type Updateable } from 'kysely';
 import type { JobRow, JobsTable } from '../schema.js';
 import type { Db, Dialect } from '../store.js';
 
-const toJobRecord = (r: JobRow): JobRecord => ({
+/** The record of row `r`, whose `spec` column (JSON) is `spec`. */
+const withSpec = (r: JobRow, spec: JobSpec): JobRecord => ({
   id: Number(r.id),
   project: r.project,
   name: r.name,
@@ -13,7 +14,7 @@ const toJobRecord = (r: JobRow): JobRecord => ({
   clusterQueue: r.cluster_queue,
   target: r.target,
   priority: r.priority,
-  spec: JSON.parse(r.spec) as JobSpec,
+  spec,
   idempotencyKey: r.idempotency_key,
   createdBy: r.created_by,
   exitCode: r.exit_code,
@@ -32,6 +33,8 @@ const toJobRecord = (r: JobRow): JobRecord => ({
   startedAt: r.started_at === null ? null : Number(r.started_at),
   finishedAt: r.finished_at === null ? null : Number(r.finished_at),
 });
+
+const toJobRecord = (r: JobRow): JobRecord => withSpec(r, JSON.parse(r.spec) as JobSpec);
 
 export type NewJob = Pick<
   JobRecord,
@@ -63,6 +66,48 @@ export const toInsert = (j: NewJob, now: number) => ({
   created_at: now,
 });
 
+/**
+ * One job on SQLite, as text written once: Kysely's builder compiles a statement on every call
+ * (~20 µs here, a fifth of a submission's cost), and the store's cache of prepared statements is
+ * keyed by that text, so the same text is prepared once and only bound afterwards.
+ */
+const INSERT_COLUMNS = Object.keys(toInsert({} as NewJob, 0));
+const INSERT_ONE_SQLITE = `INSERT INTO "jobs" (${INSERT_COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING RETURNING "id"`;
+
+/**
+ * The record of a job just inserted with toInsert's values: the rest are the columns' defaults.
+ * Built here rather than read back with RETURNING *, which cost a row object of every column and
+ * a parse of the spec per job (test/store/jobs.test.ts checks it against the row as read).
+ */
+const newJobRecord = (j: NewJob, id: number, now: number): JobRecord => ({
+  id,
+  project: j.project,
+  name: j.name,
+  state: 'queued',
+  reason: j.reason,
+  clusterQueue: j.clusterQueue,
+  target: j.target,
+  priority: j.priority,
+  spec: j.spec,
+  idempotencyKey: j.idempotencyKey,
+  createdBy: j.createdBy,
+  exitCode: null,
+  borrowed: null,
+  cancelRequested: false,
+  cleanedUp: false,
+  attempts: 0,
+  retried: 0,
+  infraRetried: 0,
+  retryAt: null,
+  arrayId: null,
+  arrayIndex: null,
+  queuedAt: null,
+  createdAt: now,
+  admittedAt: null,
+  startedAt: null,
+  finishedAt: null,
+});
+
 /** Rows per insert: PostgreSQL takes at most 65,535 parameters (15 per job). */
 const JOBS_PER_INSERT = 1000;
 
@@ -82,13 +127,10 @@ export async function insertJobs(
   if (dialect === 'sqlite') {
     const out: (JobRecord | undefined)[] = [];
     for (const j of jobs) {
-      const row = await db
-        .insertInto('jobs')
-        .values(toInsert(j, now))
-        .onConflict((oc) => oc.doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      out.push(row && toJobRecord(row));
+      const { rows } = await db.executeQuery<{ id: number }>(
+        CompiledQuery.raw(INSERT_ONE_SQLITE, Object.values(toInsert(j, now))),
+      );
+      out.push(rows[0] && newJobRecord(j, Number(rows[0].id), now));
     }
     return out;
   }
@@ -96,7 +138,7 @@ export async function insertJobs(
     SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id FROM generate_series(1, ${jobs.length})`.execute(
     db,
   );
-  const inserted = new Map<number, JobRecord>();
+  const inserted = new Set<number>();
   for (let i = 0; i < jobs.length; i += JOBS_PER_INSERT) {
     const values = jobs
       .slice(i, i + JOBS_PER_INSERT)
@@ -105,11 +147,13 @@ export async function insertJobs(
       .insertInto('jobs')
       .values(values)
       .onConflict((oc) => oc.doNothing())
-      .returningAll()
+      .returning('id')
       .execute();
-    for (const r of rows) inserted.set(Number(r.id), toJobRecord(r));
+    for (const r of rows) inserted.add(Number(r.id));
   }
-  return ids.map(({ id }) => inserted.get(Number(id)));
+  return ids.map(({ id }, i) =>
+    inserted.has(Number(id)) ? newJobRecord(jobs[i]!, Number(id), now) : undefined,
+  );
 }
 
 export async function findJob(db: Db, id: number): Promise<JobRecord | undefined> {
@@ -243,6 +287,78 @@ export async function loadActiveJobs(db: Db): Promise<JobRecord[]> {
     .orderBy('id')
     .execute();
   return rows.map(toJobRecord);
+}
+
+/**
+ * The controller's model as loadActiveJobs reads it, in pages of `pageSize` jobs by id, for the
+ * rebuild on start (controller/restore.ts). A million queued jobs read in one piece were every row
+ * and every record at once (3.5 GiB, and most of a minute collecting garbage: issue #18); a page's
+ * rows are garbage before the next is read. What rows repeat is shared rather than copied per
+ * job, as the model keeps it for as long as the job waits: one spec object per spec text (an
+ * array's tasks have one; service/array-submission.ts shares it the same way), and one copy of
+ * each string seen again (project, queue, target, state, reason, name, submitter).
+ */
+export async function* activeJobPages(db: Db, pageSize = 1000): AsyncGenerator<JobRecord[]> {
+  const shared = new Sharing();
+  for (let after = 0; ;) {
+    const rows = await db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('cleaned_up', '=', 0)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(pageSize)
+      .execute();
+    if (rows.length === 0) return;
+    after = Number(rows.at(-1)!.id);
+    yield rows.map((r) => shared.record(r));
+  }
+}
+
+/** The unfinished jobs that are not queued, and finished ones not yet cleaned up (few, at most). */
+export async function loadJobsInPlay(db: Db): Promise<JobRecord[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('cleaned_up', '=', 0)
+    .where('state', '<>', 'queued')
+    .orderBy('id')
+    .execute();
+  return rows.map(toJobRecord);
+}
+
+/** One copy of each string and spec the rows of one read repeat (see activeJobPages). */
+class Sharing {
+  // Bounded: distinct values (names numbered per job, say) start them afresh rather than pile up.
+  private static readonly MAX = 10_000;
+  private readonly strings = new Map<string, string>();
+  private readonly specs = new Map<string, JobSpec>();
+
+  record(r: JobRow): JobRecord {
+    let spec = this.specs.get(r.spec);
+    if (spec === undefined) {
+      if (this.specs.size >= Sharing.MAX) this.specs.clear();
+      spec = JSON.parse(r.spec) as JobSpec;
+      this.specs.set(r.spec, spec);
+    }
+    const record = withSpec(r, spec);
+    record.project = this.string(record.project);
+    record.name = this.string(record.name);
+    record.reason = this.string(record.reason);
+    record.clusterQueue = this.string(record.clusterQueue);
+    record.target = this.string(record.target);
+    record.createdBy = this.string(record.createdBy);
+    record.state = this.string(record.state) as JobState;
+    return record;
+  }
+
+  private string(s: string): string {
+    const kept = this.strings.get(s);
+    if (kept !== undefined) return kept;
+    if (this.strings.size >= Sharing.MAX) this.strings.clear();
+    this.strings.set(s, s);
+    return s;
+  }
 }
 
 /** The fields of a job that change after submission, in domain terms. */

@@ -4,7 +4,7 @@
  * loses or keeps both; the unique `(job_id, attempt)` makes a second write of one allocation fail
  * rather than count twice. Reports read the rollups only.
  */
-import { CompiledQuery, sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Amounts } from '../../domain/quantity.js';
 import {
   addUsage,
@@ -20,12 +20,7 @@ import {
 } from '../../domain/usage.js';
 import type { Database } from '../schema.js';
 import type { Db, Dialect } from '../store.js';
-
-/**
- * Rows per statement at most: an allocation of a few hours has a few rows; one of a month, 720
- * hourly rows, goes in 12 statements. Few sizes, so few statements to keep (`insertSql`).
- */
-const ROWS_PER_INSERT = 64;
+import { insertRows, quoted } from './bulk-insert.js';
 
 type Counter =
   | 'allocations'
@@ -73,27 +68,6 @@ const LEDGER_COLUMNS = [
   'final',
 ];
 
-const quoted = (name: string): string => `"${name}"`;
-
-/**
- * An `INSERT` of `rows` rows into `table` in the dialect's placeholders, with what it does on a
- * conflict, written once per shape: these run at every job's end, and Kysely's builder spends
- * about ten times longer making such a statement than SQLite running it. Identifiers are quoted,
- * values are parameters: what PostgreSQL's write-behind sends together (store/pg-write-behind.ts).
- */
-const statements = new Map<string, string>();
-function insertSql(dialect: Dialect, table: string, columns: string[], rows: number, conflict = ''): string {
-  const key = `${dialect} ${table} ${rows}`;
-  let text = statements.get(key);
-  if (text === undefined) {
-    let n = 0;
-    const row = () => `(${columns.map(() => (dialect === 'postgres' ? `$${++n}` : '?')).join(', ')})`;
-    text = `INSERT INTO ${quoted(table)} (${columns.map(quoted).join(', ')}) VALUES ${Array.from({ length: rows }, row).join(', ')}${conflict}`;
-    statements.set(key, text);
-  }
-  return text;
-}
-
 /** `ON CONFLICT` of a rollup table: each sum adds the new row's; the maximum keeps the larger. */
 function addUp(table: string, key: string[], sums: string[], maxima: string[] = []): string {
   const add = sums.map((c) => `${quoted(c)} = ${quoted(table)}.${quoted(c)} + excluded.${quoted(c)}`);
@@ -103,22 +77,6 @@ function addUp(table: string, key: string[], sums: string[], maxima: string[] = 
       `${quoted(c)} = CASE WHEN excluded.${quoted(c)} > ${quoted(table)}.${quoted(c)} THEN excluded.${quoted(c)} ELSE ${quoted(table)}.${quoted(c)} END`,
   );
   return ` ON CONFLICT (${key.map(quoted).join(', ')}) DO UPDATE SET ${[...add, ...max].join(', ')}`;
-}
-
-/** Runs one statement per ROWS_PER_INSERT rows of `rows` (each row's values in `columns` order). */
-async function insertRows(
-  db: Db,
-  dialect: Dialect,
-  table: string,
-  columns: string[],
-  rows: unknown[][],
-  conflict?: string,
-): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    const slice = rows.slice(i, i + ROWS_PER_INSERT);
-    const text = insertSql(dialect, table, columns, slice.length, conflict);
-    await db.executeQuery(CompiledQuery.raw(text, slice.flat()));
-  }
 }
 
 /** A rollup row's columns: its key, its sums (COUNTERS), its maximum. */
