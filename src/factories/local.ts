@@ -7,7 +7,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeCgroup, type JobCgroup } from '../agent/cgroups.js';
@@ -66,6 +66,7 @@ export class LocalFactory implements Factory {
       pidsLimit: opts.pidsLimit,
     });
     this.swept = this.enforcement.removeStale();
+    mkdirSync(join(opts.dataDir, 'workers'), { recursive: true, mode: 0o700 });
   }
 
   /** The directories of a running worker's cgroups (none when its job requests nothing enforced). */
@@ -154,7 +155,7 @@ export class LocalFactory implements Factory {
     const gang = req.members > 1;
     const ranks = Array.from({ length: req.members }, (_, rank) => rank);
     const dirs = ranks.map((rank) => (gang ? join(workdir, `rank-${rank}`) : workdir));
-    for (const dir of dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    await makeWorkdirs(workdir, gang ? dirs : []);
     await this.swept;
     const cgroups: (JobCgroup | undefined)[] = [];
     let host: ChildProcess;
@@ -225,8 +226,9 @@ export class LocalFactory implements Factory {
     }
     // Nothing of it runs any more: the next worker may start while its directory goes.
     stopped?.();
-    // Asynchronous: removing a tree costs milliseconds here, and the server's loop has other work.
-    await rm(handle?.workdir ?? this.workdir(workerId), { recursive: true, force: true });
+    // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others.
+    const workdir = handle?.workdir ?? this.workdir(workerId);
+    await rmdir(workdir).catch(() => rm(workdir, { recursive: true, force: true }));
   }
 
   async close(): Promise<void> {
@@ -240,6 +242,21 @@ export class LocalFactory implements Factory {
     }
     await this.swept;
     this.enforcement.close();
+  }
+}
+
+/**
+ * A worker's directory and its members' (a gang's `rank-R`), each one mkdir: DATA/workers exists
+ * (made at the factory's start), and a recursive mkdir walks the path with a stat per level.
+ */
+async function makeWorkdirs(workdir: string, members: string[]): Promise<void> {
+  for (const dir of [workdir, ...members]) {
+    try {
+      await mkdir(dir, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') await mkdir(dir, { recursive: true, mode: 0o700 });
+      else if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
   }
 }
 
