@@ -175,7 +175,7 @@ export async function runKueueBench(file: string, store: BenchStore = 'sqlite'):
 export function printKueueBench(r: KueueBenchResult, withKueue: boolean): void {
   const latency = Math.round(r.pipelineLatencyMs);
   console.log(`  ${r.file}: ${r.plan.queues.length} queues, ${fmt(r.plan.workloads.length)} workloads`);
-  console.log(formatReport(r.real).replace(/^/gm, '  '));
+  console.log(formatReport(r.real, r.plan.resource).replace(/^/gm, '  '));
   console.log(
     `  CPU: server ${fmt(r.serverCpuSeconds, 1)} s, this load generator ${fmt(r.driverCpuSeconds, 1)} s, over ${fmt(r.real.wallMs / 1000, 1)} s of wall time; ` +
       `pipeline latency (finished − admitted − runtime, jobs never evicted, weighted by request): ${fmt(r.pipelineLatencyMs, 1)} ms`,

@@ -54,6 +54,12 @@ function rows(report: ScenarioReport): { label: string; unit: string; kueue: num
       kueue: null,
       get: (r: ScenarioReport) => workloadClass(r, c)?.evictions ?? null,
     })),
+    ...classes.map((c) => ({
+      label: `${c}: cpu·s lost to evictions`,
+      unit: '',
+      kueue: null,
+      get: (r: ScenarioReport) => workloadClass(r, c)?.evictedUnitSeconds ?? null,
+    })),
     { label: 'admissions/s', unit: '', kueue: null, get: (r) => r.admissionsPerSecond },
   ];
 }

@@ -11,7 +11,8 @@ export function decisionTime(ms: number | null): string {
   return ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`;
 }
 
-export function formatReport(r: ScenarioReport): string {
+/** `resource`: the scenario's resource, whose units · seconds the evictions lost. */
+export function formatReport(r: ScenarioReport, resource = 'unit'): string {
   const lines = [
     `wall time: ${seconds(r.wallMs)} (${r.workloads} workloads${r.unfinished > 0 ? `, ${r.unfinished} unfinished` : ''})`,
     '',
@@ -21,13 +22,14 @@ export function formatReport(r: ScenarioReport): string {
     ),
     '',
     table(
-      ['WORKLOAD CLASS', 'COUNT', 'AVG TO ADMISSION', 'AVG TO FINISH', 'EVICTIONS'],
+      ['WORKLOAD CLASS', 'COUNT', 'AVG TO ADMISSION', 'AVG TO FINISH', 'EVICTIONS', 'LOST TO EVICTIONS'],
       r.workloadClasses.map((w) => [
         w.className,
         w.count,
         seconds(w.avgTimeToAdmissionMs),
         seconds(w.avgTimeToFinishMs),
         w.evictions,
+        `${w.evictedUnitSeconds.toFixed(1)} ${resource}·s`,
       ]),
     ),
     '',

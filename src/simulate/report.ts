@@ -51,6 +51,11 @@ export interface WorkloadClassFigures {
   /** Over the finished ones; null if none did. */
   avgTimeToFinishMs: number | null;
   evictions: number;
+  /**
+   * Units · seconds of quota held by runs that an eviction ended (the work lost to evictions), from
+   * the workloads' run intervals; 0 for workloads without them.
+   */
+  evictedUnitSeconds: number;
 }
 
 export interface ScenarioReport {
@@ -70,6 +75,13 @@ export interface ScenarioReport {
 }
 
 const mean = (sum: number, n: number): number | null => (n === 0 ? null : sum / n);
+
+/** Units · ms held by the runs an eviction ended: every run but a finished workload's last. */
+function evictedUnitMs(r: WorkloadRecord): number {
+  const runs = r.runs ?? [];
+  const evicted = r.finishedAt === null ? runs : runs.slice(0, -1);
+  return evicted.reduce((s, [a, b]) => s + Math.max(0, b - a), 0) * r.request;
+}
 
 function heldUnitMs(r: WorkloadRecord): { unitMs: number; approximated: boolean } {
   if (r.runs !== undefined) {
@@ -100,6 +112,7 @@ export function buildReport(
       finished: number;
       toFinish: number;
       evictions: number;
+      evictedUnitMs: number;
     }
   >();
   for (const r of records) {
@@ -110,11 +123,12 @@ export function buildReport(
     used.set(r.queue, (used.get(r.queue) ?? 0) + unitMs);
     let c = classes.get(r.className);
     if (c === undefined) {
-      c = { count: 0, admitted: 0, toAdmit: 0, finished: 0, toFinish: 0, evictions: 0 };
+      c = { count: 0, admitted: 0, toAdmit: 0, finished: 0, toFinish: 0, evictions: 0, evictedUnitMs: 0 };
       classes.set(r.className, c);
     }
     c.count++;
     c.evictions += r.evictions;
+    c.evictedUnitMs += evictedUnitMs(r);
     if (r.admittedAt !== null) {
       c.admitted++;
       c.toAdmit += r.admittedAt - r.createdAt;
@@ -152,6 +166,7 @@ export function buildReport(
       avgTimeToAdmissionMs: mean(c.toAdmit, c.admitted),
       avgTimeToFinishMs: mean(c.toFinish, c.finished),
       evictions: c.evictions,
+      evictedUnitSeconds: c.evictedUnitMs / 1000,
     })),
     admissions: extras.admissions,
     admissionsPerSecond: wallMs > 0 ? extras.admissions / (wallMs / 1000) : 0,

@@ -43,7 +43,7 @@ describe('berth simulate', () => {
     assert.match(out, /^simulated .*tiny\.yaml: 1 queues in 1 cohorts, 3 workloads \(cpu\)$/m);
     assert.match(out, /^wall time: 0\.2 s \(3 workloads\)$/m);
     assert.match(out, /^cq +1 +2 +71\.4 %$/m);
-    assert.match(out, /^small +3 +0\.0 s +0\.1 s +0$/m);
+    assert.match(out, /^small +3 +0\.0 s +0\.1 s +0 +0\.0 cpu·s$/m);
     assert.match(out, /^p99 scheduler decision time: /m);
   });
 

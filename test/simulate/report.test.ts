@@ -65,10 +65,25 @@ describe('buildReport', () => {
     assert.equal(r.usageApproximated, 0);
   });
 
-  it('per workload class: counts, average times to admission and to finish, evictions', () => {
+  it('per workload class: counts, average times to admission and to finish, evictions and the work they lost', () => {
+    // y lost its first two runs: 2 units × (1 s + 1 s); its last run finished.
     assert.deepEqual(r.workloadClasses, [
-      { className: 'x', count: 2, avgTimeToAdmissionMs: 500, avgTimeToFinishMs: 7000, evictions: 0 },
-      { className: 'y', count: 1, avgTimeToAdmissionMs: 500, avgTimeToFinishMs: 8000, evictions: 2 },
+      {
+        className: 'x',
+        count: 2,
+        avgTimeToAdmissionMs: 500,
+        avgTimeToFinishMs: 7000,
+        evictions: 0,
+        evictedUnitSeconds: 0,
+      },
+      {
+        className: 'y',
+        count: 1,
+        avgTimeToAdmissionMs: 500,
+        avgTimeToFinishMs: 8000,
+        evictions: 2,
+        evictedUnitSeconds: 4,
+      },
     ]);
     assert.equal(r.admissions, 5);
     assert.equal(r.admissionsPerSecond, 0.5);
@@ -101,6 +116,7 @@ describe('buildReport', () => {
       avgTimeToAdmissionMs: null,
       avgTimeToFinishMs: null,
       evictions: 0,
+      evictedUnitSeconds: 0,
     });
   });
 });
@@ -119,9 +135,9 @@ describe('formatReport', () => {
         'a            2       20       55.0 %',
         'b            1       4        15.0 %',
         '',
-        'WORKLOAD CLASS  COUNT  AVG TO ADMISSION  AVG TO FINISH  EVICTIONS',
-        'x               2      0.5 s             7.0 s          0',
-        'y               1      0.5 s             8.0 s          2',
+        'WORKLOAD CLASS  COUNT  AVG TO ADMISSION  AVG TO FINISH  EVICTIONS  LOST TO EVICTIONS',
+        'x               2      0.5 s             7.0 s          0          0.0 unit·s',
+        'y               1      0.5 s             8.0 s          2          4.0 unit·s',
         '',
         'lowest cluster-queue usage: 15.0 % of nominal',
         'admissions: 5 (0.5/s)',

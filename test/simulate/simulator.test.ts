@@ -30,6 +30,7 @@ describe('simulate', () => {
       avgTimeToAdmissionMs: (0 + 0 + 80) / 3,
       avgTimeToFinishMs: (100 + 100 + 180) / 3,
       evictions: 0,
+      evictedUnitSeconds: 0,
     });
   });
 
@@ -80,6 +81,10 @@ describe('simulate', () => {
       [1, 1, 0],
     );
     assert.equal(classOf(r, 'low')?.evictions, 2);
+    // The runs the eviction ended, [10, 30] and [20, 30], at their requests: the work lost.
+    const request = low1!.request;
+    assert.equal(classOf(r, 'low')?.evictedUnitSeconds, (request * (20 + 10)) / 1000);
+    assert.equal(classOf(r, 'high')?.evictedUnitSeconds, 0);
     assert.equal(classOf(r, 'low')?.avgTimeToAdmissionMs, 0, 'time to admission counts the first admission');
     assert.equal(classOf(r, 'low')?.avgTimeToFinishMs, (170 + 160) / 2);
     assert.equal(r.report.admissions, 5);

@@ -163,7 +163,7 @@ nominal, and per workload class the average time to admission and to finish, and
           `simulated ${file}: ${plan.queues.length} queues in ${plan.cohorts.length} cohorts, ${plan.workloads.length} workloads (${plan.resource})`,
           ...(whatIf.length > 0 ? [`what if: ${whatIf.join(', ')}`] : []),
           '',
-          formatReport(result.report),
+          formatReport(result.report, plan.resource),
           '',
           `simulated in ${(result.elapsedMs / 1000).toFixed(2)} s (${result.passes} scheduling passes)`,
         ].join('\n'),
