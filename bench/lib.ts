@@ -1,6 +1,6 @@
 /** Shared bench helpers: a berth server in a child process, and HTTP calls. */
 import { Agent, request } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer } from '../test/helpers/server-process.js';
@@ -25,6 +25,22 @@ export function processCpuSeconds(pid: number): number {
 }
 
 export type BenchStore = 'sqlite' | 'postgres';
+
+const ROOT = join(import.meta.dirname, '..');
+
+/**
+ * The compiled server must be the sources' own: a benchmark of a stale dist/ would measure old
+ * code. `npm run bench` compiles first; a bench file run on its own may find it stale.
+ */
+function assertBuilt(): void {
+  const main = join(ROOT, 'dist', 'cli', 'main.js');
+  if (!existsSync(main)) throw new Error('dist/ is missing: run npm run build (npm run bench does)');
+  const built = statSync(main).mtimeMs;
+  const newer = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).find(
+    (f) => f.endsWith('.ts') && statSync(join(ROOT, 'src', f)).mtimeMs > built,
+  );
+  if (newer) throw new Error(`src/${newer} is newer than dist/: run npm run build (npm run bench does)`);
+}
 
 /**
  * Runs `start` with bench/cpu-profile.mjs preloaded into the processes it starts when
@@ -52,6 +68,7 @@ export async function withProfiler<T>(start: () => Promise<T>): Promise<T> {
  * the compiled server (dist/), as users do: `npm run bench` compiles it first.
  */
 export async function startBenchServer(config: string, store: BenchStore = 'sqlite'): Promise<BenchServer> {
+  assertBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
   const configFile = join(dir, 'berth.yaml');
   writeFileSync(

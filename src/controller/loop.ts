@@ -84,7 +84,12 @@ export class ReconcileLoop {
       const job = jobs.get(d.id);
       if (job) admits.push({ job, d });
     }
-    if (admits.length > 0) await this.admit(admits);
+    if (admits.length > 0) {
+      await this.admit(admits);
+      // The admitted get their resources and workers now, not once this pass's victims have
+      // stopped (a pass waits for those): they fit in quota that is free already.
+      this.provisioning.dispatch();
+    }
     // Evictions at once, so that their records share commits.
     const evictions: Promise<void>[] = [];
     for (const d of decisions) {
