@@ -137,13 +137,13 @@ async function stop(s: ServerProcess): Promise<void> {
   await exited;
 }
 
-const median = (xs: number[]): number => {
+export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? NaN;
 };
 
 /** Times, in ms, of `runs` runs of `once` after `warmup` unmeasured ones. */
-async function timed(runs: number, warmup: number, once: () => Promise<number>): Promise<number[]> {
+export async function timed(runs: number, warmup: number, once: () => Promise<number>): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await once();
   const out: number[] = [];
   for (let i = 0; i < runs; i++) out.push(await once());
@@ -151,18 +151,20 @@ async function timed(runs: number, warmup: number, once: () => Promise<number>):
 }
 
 /**
- * Records, in the page, when the jobs table first has a row (ms since navigation start), in
- * `window.__berthRows`. A MutationObserver sees the rows the moment React inserts them, without
- * the polling delay of waiting from outside.
+ * A page script that records when the jobs table first has a row matching `rows` (ms since
+ * navigation start), in `window.__berthRows`. A MutationObserver sees the rows the moment React
+ * inserts them, without the polling delay of waiting from outside.
  */
-const MARK_FIRST_ROWS = `(() => {
+export const markFirstRows = (rows: string): string => `(() => {
   const check = () => {
-    if (window.__berthRows === undefined && document.querySelector('table tbody a[href^="/jobs/"]')) {
+    if (window.__berthRows === undefined && document.querySelector(${JSON.stringify(rows)})) {
       window.__berthRows = performance.now();
     }
   };
   new MutationObserver(check).observe(document, { childList: true, subtree: true });
 })();`;
+
+const MARK_FIRST_ROWS = markFirstRows('table tbody a[href^="/jobs/"]');
 
 const jobLink = (id: number) => `table a[href$="/jobs/${id}"]`;
 

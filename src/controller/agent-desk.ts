@@ -108,7 +108,12 @@ export class AgentDesk implements AgentProtocol {
     const { o, journal, jobs } = this.core;
     if (job.starting) return job.starting;
     const now = o.now();
+    // The run this start belongs to: it may end (evicted, requeued, perhaps given another worker)
+    // while the start waits for its commit, and then nothing of it may be recorded.
+    const workerId = job.workerId;
+    const gone = () => job.workerId !== workerId;
     job.starting = journal.write(async ({ db, event }) => {
+      if (gone()) return;
       await updateJob(db, job.id, {
         state: 'running',
         startedAt: now,
@@ -123,7 +128,7 @@ export class AgentDesk implements AgentProtocol {
       job.starting = null;
     }
     // Stopped while its start was written (before it ran, its run ends at once: requestStop).
-    if (job.ending) throw new ConflictError(`job ${job.id} is being stopped: ${job.stopReason}`);
+    if (job.ending || gone()) throw new ConflictError(`job ${job.id} is being stopped: ${job.stopReason}`);
     if (job.state !== 'running') {
       jobs.setState(job, 'running');
       job.startedAt = now;

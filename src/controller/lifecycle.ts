@@ -106,6 +106,10 @@ export class Lifecycle implements ProvisioningOutcomes {
   /** Evicts an admitted job so it returns to its queue. */
   async evict(job: TrackedJob, kind: 'preempt' | 'drain', reason: string): Promise<void> {
     if (job.workerId === null) {
+      // Stopping from now until requeued: a resource or worker whose record is being written
+      // for it is not handed to it (provisioning.ts stillWants) but destroyed.
+      job.stopping = kind;
+      job.stopReason = reason;
       this.provisioning.leaveWaitlist(job);
       await this.requeue(job, reason);
     } else {

@@ -84,12 +84,7 @@ export class ReconcileLoop {
       const job = jobs.get(d.id);
       if (job) admits.push({ job, d });
     }
-    if (admits.length > 0) {
-      await this.admit(admits);
-      // The admitted get their resources and workers now, not once this pass's victims have
-      // stopped (a pass waits for those): they fit in quota that is free already.
-      this.provisioning.dispatch();
-    }
+    if (admits.length > 0) await this.admit(admits);
     // Evictions at once, so that their records share commits.
     const evictions: Promise<void>[] = [];
     for (const d of decisions) {
@@ -107,11 +102,17 @@ export class ReconcileLoop {
     await Promise.all(evictions);
   }
 
-  /** The admissions of one pass are one unit: one commit however many there are. */
+  /**
+   * The admissions of one pass are one unit: one commit however many there are. The admitted go
+   * on to their resources and workers at once, not once it is written (nor once this pass's
+   * victims have stopped: they fit in quota that is free already), so that the records of what
+   * they are given share its commit — a job can start one commit sooner. Those records come after
+   * the admission in the group commit's order, so a crash never leaves them without it.
+   */
   private async admit(admits: { job: TrackedJob; d: Admission }[]): Promise<void> {
     const { jobs, journal, o } = this.core;
     const now = o.now();
-    await journal.write(async ({ db, event }) => {
+    const written = journal.write(async ({ db, event }) => {
       for (const { job, d } of admits) {
         const borrowed = Object.keys(d.borrowed).length > 0 ? formatAmounts(d.borrowed) : null;
         await updateJob(db, job.id, { state: 'admitted', admittedAt: now, borrowed, reason: 'admitted' });
@@ -130,5 +131,7 @@ export class ReconcileLoop {
       job.borrowed = d.borrowed;
       this.provisioning.advance(job);
     }
+    this.provisioning.dispatch();
+    await written;
   }
 }

@@ -91,19 +91,25 @@ export class Provisioning {
     }
   }
 
-  /** Whether the job still wants what it is being given (not cancelled, preempted or finished). */
-  private stillWants(job: TrackedJob): boolean {
+  /**
+   * Whether the job still wants what it is being given (not cancelled, preempted or finished):
+   * `attempt`, its attempts when the giving began, tells a job requeued meanwhile (and perhaps
+   * admitted again, wanting a worker of its own for its new attempt) from one that waits still.
+   */
+  private stillWants(job: TrackedJob, attempt?: number): boolean {
     return (
       this.core.jobs.unfinished(job.id) === job &&
       job.state === 'admitted' &&
       !job.stopping &&
-      job.ending === null
+      job.ending === null &&
+      (attempt === undefined || job.attempts === attempt)
     );
   }
 
   private async createInstance(well: Well, job: TrackedJob): Promise<void> {
     const { o, journal } = this.core;
     const now = o.now();
+    const attempt = job.attempts;
     const h = await this.holdings.record(job, 'instance', well.type, async ({ db, event }) => {
       const instanceId = await insertInstance(db, job.id, well.type, now);
       await updateJob(db, job.id, { reason: `acquiring resource ${well.type} (instance ${instanceId})` });
@@ -111,7 +117,7 @@ export class Provisioning {
       return instanceId;
     });
     const id = h.id;
-    if (!this.stillWants(job)) return this.holdings.destroy(h); // cancelled or evicted meanwhile
+    if (!this.stillWants(job, attempt)) return this.holdings.destroy(h); // cancelled or evicted meanwhile
     const req = { instanceId: id, jobId: job.id, project: job.project, type: well.type };
     try {
       h.metadata = await well.create(req);
@@ -123,7 +129,7 @@ export class Provisioning {
       await updateInstance(db, id, { state: 'ready', metadata: h.metadata }, o.now());
       await event(job, 'resource-ready', `resource ${well.type} ready (instance ${id})`);
     });
-    if (!this.stillWants(job)) {
+    if (!this.stillWants(job, attempt)) {
       // Cancelled or evicted while the well worked: let go of it at once.
       if (!h.destroying) void this.holdings.destroy(h);
       return;
@@ -166,6 +172,7 @@ export class Provisioning {
   private async createWorker(factory: Factory, job: TrackedJob): Promise<void> {
     const { o, journal, jobs } = this.core;
     const now = o.now();
+    const attempt = job.attempts;
     // An in-process agent calls the controller directly: no token to make, none to leak. An
     // agent that registers gets the job's token when it does (service/agent-registration.ts).
     const token = factory.inProcess || factory.registers ? null : newToken('job');
@@ -196,7 +203,7 @@ export class Provisioning {
       return id;
     });
     const workerId = record.id;
-    if (!this.stillWants(job)) {
+    if (!this.stillWants(job, attempt)) {
       // Cancelled or evicted meanwhile: its token (maybe written after the end revoked tokens)
       // must not outlive the job.
       if (token) await journal.write(({ db }) => deleteJobTokens(db, job.id));

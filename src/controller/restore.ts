@@ -15,7 +15,7 @@ import { AGENT_RETRY_MAX_DELAY_MS } from '../agent/protocol.js';
 import { isTerminal, type JobRecord } from '../domain/job.js';
 import type { WorkerHandle, WorkerRecord } from '../domain/worker.js';
 import { listClusterQueues } from '../store/queries/cluster-queues.js';
-import { loadActiveJobs, updateJob } from '../store/queries/jobs.js';
+import { activeJobPages, findJobs, loadJobsInPlay, updateJob } from '../store/queries/jobs.js';
 import { listAllPrivileges } from '../store/queries/projects.js';
 import { loadLiveInstances } from '../store/queries/resource-instances.js';
 import { loadLiveWorkers, updateWorker } from '../store/queries/workers.js';
@@ -45,11 +45,17 @@ export class Restore {
     for (const q of await listClusterQueues(db)) this.queues.upsert(toQueueModel(q));
     this.gates.load(await listAllPrivileges(db));
     const workers = await loadLiveWorkers(db);
-    const active = await loadActiveJobs(db);
-    const adopted = await this.adoptWorkers(workers, active);
+    // What the workers, the instances and the throttles need to know first: the jobs in play. The
+    // queued ones (a million, perhaps: issue #18) are read afterwards, a page at a time.
+    const inPlay = await loadJobsInPlay(db);
+    const adopted = await this.adoptWorkers(workers, inPlay);
     const left: Holding[] = [];
-    // A gang's worker takes one unit of its factory per member.
-    const gangSize = new Map(active.map((j) => [j.id, j.spec.workers ?? 1]));
+    // A gang's worker takes one unit of its factory per member (its job may be queued again, the
+    // worker still being destroyed).
+    const gangSize = new Map(inPlay.map((j) => [j.id, j.spec.workers ?? 1]));
+    const queuedWithWorker = [...new Set(workers.map((w) => w.jobId))].filter((id) => !gangSize.has(id));
+    for (const j of queuedWithWorker.length > 0 ? await findJobs(db, queuedWithWorker) : [])
+      gangSize.set(j.id, j.spec.workers ?? 1);
     for (const w of workers) {
       const h = newHolding('worker', w.id, w.jobId, w.factory, gangSize.get(w.jobId) ?? 1);
       h.handle = adopted.get(w.id) ?? w.handle;
@@ -66,18 +72,24 @@ export class Restore {
       if (pool) pool.inUse += h.units;
     }
     // Tasks of throttled arrays already in play hold their places before any queued one asks.
-    for (const j of active)
+    for (const j of inPlay)
       if (j.arrayId !== null && j.spec.arrayThrottle && (j.state === 'admitted' || j.state === 'running'))
         this.core.throttles.occupy(j.arrayId, j.id);
     const heldBy = new Map<number, Holding[]>();
     for (const h of left) heldBy.set(h.jobId, [...(heldBy.get(h.jobId) ?? []), h]);
-    for (const job of active) {
-      const held = heldBy.get(job.id) ?? [];
-      const worker = held.find((h) => h.kind === 'worker' && adopted.has(h.id));
-      if (worker) {
-        await this.resume(job, held, worker);
-        heldBy.delete(job.id); // kept, not destroyed
-      } else await this.restoreJob(job, held);
+    // Every job, queued or in play, in the order of their ids as before; a page's records are
+    // garbage once its jobs are tracked (only what the model keeps of them stays).
+    for await (const page of activeJobPages(db)) {
+      for (const job of page) {
+        // Submitted while the rebuild went on (the API serves meanwhile) and taken up already.
+        if (this.core.jobs.get(job.id)) continue;
+        const held = heldBy.get(job.id) ?? [];
+        const worker = held.find((h) => h.kind === 'worker' && adopted.has(h.id));
+        if (worker) {
+          await this.resume(job, held, worker);
+          heldBy.delete(job.id); // kept, not destroyed
+        } else await this.restoreJob(job, held);
+      }
     }
     return [...heldBy.values()].flat();
   }
@@ -88,10 +100,10 @@ export class Restore {
    */
   private async adoptWorkers(
     workers: WorkerRecord[],
-    active: JobRecord[],
+    inPlay: JobRecord[],
   ): Promise<Map<number, WorkerHandle>> {
     const goesOn = new Set(
-      active
+      inPlay
         .filter((j) => (j.state === 'running' || j.state === 'admitted') && !j.cancelRequested)
         .map((j) => j.id),
     );

@@ -61,7 +61,10 @@ export interface TrackedJob extends ActiveJob {
   resources: string[];
   /** How many of `resources` it holds. */
   acquired: number;
-  /** Keys of the workers and instances it holds (see holding.ts). */
+  /**
+   * Keys of the workers and instances it holds (see holding.ts); shared and empty until it holds
+   * one, so added to only through ownHoldings.
+   */
   holdings: Set<string>;
   /** The pool it waits in, if any. */
   waitingIn: Pool<TrackedJob> | null;
@@ -97,7 +100,71 @@ export function jobAmounts(spec: JobSpec): Amounts {
   const amounts: Amounts = {};
   for (const [name, amount] of Object.entries(parseAmounts(spec.requests, 'requests')))
     amounts[name] = amount * workers;
-  return { ...amounts, [JOBS_RESOURCE]: 1 };
+  // Added in place rather than spread into a new object: a spread's copy got a hidden class of its
+  // own per job (with its descriptors and enum cache, ~230 bytes a job: issue #18).
+  amounts[JOBS_RESOURCE] = 1;
+  return amounts;
+}
+
+/**
+ * What a job's spec makes of it in the model, made once per spec object and shared, frozen, by the
+ * jobs that have that spec: an array's tasks share one (service/array-submission.ts), and so do
+ * the jobs read back on start with the same spec text (store/queries/jobs.ts, activeJobPages).
+ * With a million jobs queued, objects and arrays of their own cost each job ~0.3 KiB (issue #18).
+ */
+interface FromSpec {
+  requests: Amounts;
+  retryPolicy: RetryPolicy;
+  dependencies: Dependency[];
+  resources: string[];
+  artifacts: string[];
+}
+
+const fromSpecs = new WeakMap<JobSpec, FromSpec>();
+const NO_STRINGS: string[] = frozen([]);
+const NO_DEPENDENCIES: Dependency[] = frozen([]);
+
+/** `value`, frozen: shared between jobs, it must never be changed in place (that throws). */
+function frozen<T extends object>(value: T): T {
+  return Object.freeze(value);
+}
+
+function fromSpec(spec: JobSpec): FromSpec {
+  let d = fromSpecs.get(spec);
+  if (d === undefined) {
+    const dependencies = dependenciesOf(spec);
+    d = {
+      requests: frozen(jobAmounts(spec)),
+      retryPolicy: frozen(retryPolicy(spec)),
+      dependencies: dependencies.length === 0 ? NO_DEPENDENCIES : frozen(dependencies),
+      resources: spec.resources.length === 0 ? NO_STRINGS : frozen([...spec.resources].sort()),
+      artifacts: spec.artifacts?.length ? frozen([...spec.artifacts]) : NO_STRINGS,
+    };
+    fromSpecs.set(spec, d);
+  }
+  return d;
+}
+
+/**
+ * The holdings of every job that has none of its own yet (most jobs, those queued): one shared
+ * empty set rather than one per job (~190 bytes each, with its table: issue #18). Nothing may be
+ * added to it — `ownHoldings` gives the job a set of its own first; adding throws.
+ */
+class NoHoldings extends Set<string> {
+  override add(): never {
+    throw new Error('a holding added to the shared empty set: use ownHoldings(job)');
+  }
+  override delete(): boolean {
+    return false;
+  }
+  override clear(): void {}
+}
+const NO_HOLDINGS: Set<string> = new NoHoldings();
+
+/** The job's holdings, as a set of its own that may be added to. */
+export function ownHoldings(job: TrackedJob): Set<string> {
+  if (job.holdings === NO_HOLDINGS) job.holdings = new Set();
+  return job.holdings;
 }
 
 /** What one of the job's workers requests (its amounts hold every worker's). */
@@ -141,6 +208,7 @@ export class TrackedJobs {
   constructor(private readonly now: () => number) {}
 
   track(r: JobRecord): TrackedJob {
+    const derived = fromSpec(r.spec);
     const job: TrackedJob = {
       id: r.id,
       name: r.name,
@@ -149,13 +217,13 @@ export class TrackedJobs {
       queuedAt: r.queuedAt ?? r.createdAt,
       command: r.spec.command,
       env: r.spec.env,
-      artifacts: r.spec.artifacts ?? [],
+      artifacts: derived.artifacts,
       arrayId: r.arrayId,
       arrayIndex: r.arrayIndex,
       arrayThrottle: r.arrayId === null ? null : (r.spec.arrayThrottle ?? null),
       throttled: false,
       attempts: r.attempts,
-      retryPolicy: retryPolicy(r.spec),
+      retryPolicy: derived.retryPolicy,
       retriesUsed: { job: r.retried, infrastructure: r.infraRetried },
       retryAt: r.retryAt,
       retryTimer: null,
@@ -165,7 +233,7 @@ export class TrackedJobs {
       target: r.target,
       priority: r.priority,
       createdAt: r.createdAt,
-      requests: jobAmounts(r.spec),
+      requests: derived.requests,
       state: r.state,
       timeoutSeconds: r.spec.timeoutSeconds,
       dependsOn: r.spec.dependsOn,
@@ -178,11 +246,11 @@ export class TrackedJobs {
       stopping: null,
       stopReason: '',
       stopRequestedAt: 0,
-      dependencies: dependenciesOf(r.spec),
-      waitingFor: [],
-      resources: [...r.spec.resources].sort(),
+      dependencies: derived.dependencies,
+      waitingFor: NO_DEPENDENCIES,
+      resources: derived.resources,
       acquired: 0,
-      holdings: new Set(),
+      holdings: NO_HOLDINGS,
       waitingIn: null,
       createFailures: 0,
       // A queued job never holds one: requeue and finish delete it with the state change.

@@ -25,7 +25,22 @@ export class ResourceIndex {
     return this.names[i] ?? `#${i}`;
   }
 
+  /**
+   * The vecs of frozen amounts, made once: the jobs of one spec share one frozen requests object
+   * (controller/tracked-jobs.ts), and a vec per job cost ~80 bytes of each of a million queued jobs
+   * (issue #18). Shared safely: a workload's vec is only ever read (sums, usage and minimums are
+   * vecs of their own), and frozen amounts cannot change under their vec.
+   */
+  private readonly frozenVecs = new WeakMap<Amounts, Vec>();
+
   vec(amounts: Amounts): Vec {
+    if (!Object.isFrozen(amounts)) return this.newVec(amounts);
+    let v = this.frozenVecs.get(amounts);
+    if (v === undefined) this.frozenVecs.set(amounts, (v = this.newVec(amounts)));
+    return v;
+  }
+
+  private newVec(amounts: Amounts): Vec {
     for (const name of Object.keys(amounts)) this.id(name);
     const v: Vec = new Array<number>(this.names.length).fill(0);
     for (const [name, amount] of Object.entries(amounts)) if (amount > 0) v[this.id(name)] = amount;

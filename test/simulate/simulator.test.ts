@@ -82,7 +82,7 @@ describe('simulate', () => {
     );
     assert.equal(classOf(r, 'low')?.evictions, 2);
     // The runs the eviction ended, [10, 30] and [20, 30], at their requests: the work lost.
-    const request = low1!.request;
+    const request = low1.request;
     assert.equal(classOf(r, 'low')?.evictedUnitSeconds, (request * (20 + 10)) / 1000);
     assert.equal(classOf(r, 'high')?.evictedUnitSeconds, 0);
     assert.equal(classOf(r, 'low')?.avgTimeToAdmissionMs, 0, 'time to admission counts the first admission');
