@@ -11,6 +11,8 @@
  *   POST /job/self/artifacts?name=N (octet-stream) → 201  (keeps a file; 413 past the run's limit;
  *                                      before finish, rank 0 only: agent/artifacts.ts)
  *   POST /job/self/finish?rank=R FinishRequest → 204
+ *   POST /job/self/finish?next=S FinishRequest → NextJob   (a pilot's agent: its worker's next
+ *                                      job, long-polled up to S seconds; 204 if it is not kept)
  *
  * `rank` (default 0) says which member of a gang job (`workers` > 1) the agent runs; `host` is
  * the name its peers reach it by. A one-worker job has one member, rank 0.
@@ -70,5 +72,13 @@ export interface FinishRequest {
   signal: string | null;
   message?: string;
 }
+
+/**
+ * A pilot's next job (POST /api/v1/agent/next, or the answer to its last job's finish with
+ * `next`): the job with its token and, once it already runs, what to run (no start call then);
+ * or ask again; or stop.
+ */
+export type NextJob =
+  { jobId: number; token: string; start?: StartResponse } | { wait: true } | { stop: string };
 
 export const JOB_SELF = '/api/v1/job/self';

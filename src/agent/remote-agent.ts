@@ -5,17 +5,18 @@
  * hands it the job's token, runs the job as the local factory's agents do (run-job.ts), and exits.
  * A pilot's agent (a target with `reuse: true`) then asks for its next job with the worker credential
  * its registration gave, and runs one job after another until the server tells it to stop. Each
- * job's working directory is its own and removed at its end; stopped by a signal (scancel), it
+ * job's working directory is empty at its start and emptied at its end (a pilot's jobs use the same
+ * one, in turn), and removed with the agent; stopped by a signal (scancel), it
  * stops the job's processes first. Nothing it holds outlives the worker. A gang job's worker runs
  * one agent per member (its rank), all with the same credential, which is good for that many.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentHttpError } from './client.js';
 import { errorMessage, postRetrying, trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
-import type { FinishRequest } from './protocol.js';
+import type { FinishRequest, NextJob } from './protocol.js';
 import { runJob } from './run-job.js';
 import { CA_ENV } from './trust.js';
 
@@ -46,7 +47,8 @@ export interface Registration {
   workerCredential?: string;
 }
 
-type NextJob = { jobId: number; token: string } | { wait: true } | { stop: string };
+/** A pilot's next job; with `start`, it already runs (no start call to make). */
+type PilotJob = Extract<NextJob, { jobId: number }>;
 
 export const REGISTER_PATH = '/api/v1/agent/register';
 export const NEXT_PATH = '/api/v1/agent/next';
@@ -57,6 +59,11 @@ const REPORT_AFTER_SIGNAL_MS = 3000;
 const SIGNAL_SPREAD_MS = 1000;
 /** How long one ask for a pilot's next job waits at the server. */
 const NEXT_WAIT_SECONDS = 20;
+/**
+ * How long the finish of a pilot's job waits for the next one: the job is usually handed over
+ * within the finish's own commit; if not, the agent asks (NEXT_WAIT_SECONDS) as usual.
+ */
+const FINISH_NEXT_WAIT_SECONDS = 1;
 
 /** Resolves once `done()` holds, or after `ms`. */
 async function until(done: () => boolean, ms: number): Promise<void> {
@@ -101,26 +108,50 @@ export function register(
   return callServer(url, REGISTER_PATH, workerId, credential, retryForMs, `registering worker ${workerId}`);
 }
 
-/** A pilot waits for its next job: the job and its token, or null when told to stop. */
+/**
+ * A pilot waits for its next job: the job and its token, or null when told to stop. `first` is
+ * what the last job's finish answered, if it asked.
+ */
 async function nextJob(
   o: RemoteAgentOptions,
   credential: string,
   log: (line: string) => void,
-): Promise<{ jobId: number; token: string } | null> {
-  for (;;) {
-    const next = await callServer<NextJob>(
-      o.url,
-      `${NEXT_PATH}?wait=${NEXT_WAIT_SECONDS}`,
-      o.workerId,
-      credential,
-      o.retryForMs ?? 60_000,
-      `asking for worker ${o.workerId}'s next job`,
-    );
+  first: NextJob | undefined,
+): Promise<PilotJob | null> {
+  for (let answered = first; ; answered = undefined) {
+    const next =
+      answered ??
+      (await callServer<NextJob>(
+        o.url,
+        `${NEXT_PATH}?wait=${NEXT_WAIT_SECONDS}`,
+        o.workerId,
+        credential,
+        o.retryForMs ?? 60_000,
+        `asking for worker ${o.workerId}'s next job`,
+      ));
     if ('jobId' in next) return next;
     if ('stop' in next) {
       log(`worker ${o.workerId} stops: ${next.stop}`);
       return null;
     }
+  }
+}
+
+/**
+ * Empties a job's working directory at its end, for the pilot's next job (cheaper than a new one
+ * each time); whether it could. One whose leftovers cannot be removed is dropped whole.
+ */
+function emptied(dir: string): boolean {
+  try {
+    for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+    return true;
+  } catch {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // What a job made unremovable stays; the next job gets a new directory all the same.
+    }
+    return false;
   }
 }
 
@@ -156,20 +187,25 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    let job: { jobId: number; token: string } | null = reg;
+    let job: PilotJob | null = reg;
     let result: FinishRequest | undefined;
     while (job) {
-      const dir = (workdir = mkdtempSync(join(o.workRoot ?? tmpdir(), `berth-worker-${reg.workerId}-`)));
+      let handed: NextJob | undefined;
+      const dir = (workdir ??= mkdtempSync(join(o.workRoot ?? tmpdir(), `berth-worker-${reg.workerId}-`)));
       try {
         result = await runJob({
           url: o.url,
           token: job.token,
+          ...(job.start ? { spec: job.start } : {}),
           workdir: dir,
           // The CA goes to the job too, for the `berth` it may run against BERTH_URL.
           env: { BERTH_WORKER_ID: String(reg.workerId), ...(o.ca ? { [CA_ENV]: o.ca.file } : {}) },
           retryForMs: o.retryForMs,
           rank: o.rank,
           host: o.host,
+          ...(reg.workerCredential
+            ? { askNext: { waitSeconds: FINISH_NEXT_WAIT_SECONDS, got: (n) => (handed = n) } }
+            : {}),
           onSpawn: (p) => (pid = p),
           amend: async (r) => {
             // Slurm signals every process of its job at once (scancel, its time limit): the job
@@ -185,16 +221,17 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
         });
       } finally {
         pid = undefined;
-        rmSync(dir, { recursive: true, force: true });
+        if (!emptied(dir)) workdir = undefined;
       }
       log(
         `job ${job.jobId} ended: ${result.outcome}${result.exitCode === null ? '' : ` (exit code ${result.exitCode})`}`,
       );
-      job = reg.workerCredential && !stoppedBy ? await nextJob(o, reg.workerCredential, log) : null;
+      job = reg.workerCredential && !stoppedBy ? await nextJob(o, reg.workerCredential, log, handed) : null;
       if (job) log(`worker ${reg.workerId}: running job ${job.jobId}`);
     }
     return result!;
   } finally {
+    if (workdir) rmSync(workdir, { recursive: true, force: true });
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }

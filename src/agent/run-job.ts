@@ -11,13 +11,18 @@ import { uploadArtifacts } from './artifacts.js';
 import { AgentClient, AgentHttpError } from './client.js';
 import { commandError } from './find-command.js';
 import { LogUploader } from './log-uploader.js';
-import type { FinishRequest, HeartbeatResponse, StartResponse } from './protocol.js';
+import type { FinishRequest, HeartbeatResponse, NextJob, StartResponse } from './protocol.js';
 import { killGroup } from './process-group.js';
 import { RankLabel } from './rank-label.js';
 
 export interface RunJobOptions {
   url: string;
   token: string;
+  /**
+   * What to run, when the server gave it with the job (a pilot's next job, already running):
+   * no start call is made.
+   */
+  spec?: StartResponse;
   workdir: string;
   /** Extra environment for the job (e.g. BERTH_WORKER_ID, used to recognise strays). */
   env?: Record<string, string>;
@@ -32,9 +37,20 @@ export interface RunJobOptions {
   amend?: (result: FinishRequest) => FinishRequest | Promise<FinishRequest>;
   /** Which member of a gang job this agent runs (0 by default: the only one). */
   rank?: number;
+  /**
+   * A pilot's agent: its finish asks for the worker's next job too, waiting up to `waitSeconds`,
+   * and `got` receives the answer (undefined: the worker does not stay).
+   */
+  askNext?: { waitSeconds: number; got: (next: NextJob | undefined) => void };
   /** The name its gang's peers reach this machine by (BERTH_HOSTS): this host's name by default. */
   host?: string;
 }
+
+/**
+ * How long after its spawn a job's first heartbeat is sent: a job that ends sooner (most short
+ * jobs) never needs one, and a cancel reaches a job at most this much later than it would.
+ */
+const FIRST_HEARTBEAT_MS = 200;
 
 /** How long one start call waits at the server for a gang's other members. */
 const RENDEZVOUS_WAIT_SECONDS = 10;
@@ -42,13 +58,21 @@ const RENDEZVOUS_WAIT_SECONDS = 10;
 /** Variables passed through from the agent's own environment; everything else stays out. */
 const PASS_THROUGH = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TZ', 'TERM', 'TMPDIR'];
 
-function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
+/** What every job gets of the agent's own environment: read once (a pilot runs many jobs). */
+let inherited: NodeJS.ProcessEnv | undefined;
+
+function inheritedEnv(): NodeJS.ProcessEnv {
+  if (inherited) return inherited;
   const env: NodeJS.ProcessEnv = {};
   for (const k of PASS_THROUGH) if (process.env[k] !== undefined) env[k] = process.env[k];
   // Locale, and what Slurm tells a job about its allocation (SLURM_JOB_ID, SLURMD_NODENAME, …).
   for (const [k, v] of Object.entries(process.env)) if (/^(LC_|SLURM_|SLURMD_)/.test(k)) env[k] = v;
+  return (inherited = env);
+}
+
+function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
   return {
-    ...env,
+    ...inheritedEnv(),
     ...spec.env,
     ...resourceEnv(spec.resources),
     ...opts.env,
@@ -91,9 +115,14 @@ async function start(client: AgentClient, opts: RunJobOptions): Promise<StartRes
   }
 }
 
+/** A one-member job's spec given ahead of its start names no host: this one is it. */
+function ownHost(spec: StartResponse, opts: RunJobOptions): StartResponse {
+  return spec.worldSize === 1 ? { ...spec, hosts: [opts.host ?? hostname()] } : spec;
+}
+
 export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   const client = new AgentClient({ url: opts.url, token: opts.token, retryForMs: opts.retryForMs });
-  const spec = await start(client, opts);
+  const spec = opts.spec ? ownHost(opts.spec, opts) : await start(client, opts);
   const rankQuery = `rank=${spec.rank}`;
   const logs = new LogUploader(client);
   const result = await execute(opts, spec, client, logs);
@@ -124,7 +153,11 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
     // Output that could not be uploaded is lost, but the job's outcome must still be reported.
   }
   const reported = opts.amend ? await opts.amend(result) : result;
-  await client.post(`/finish?${rankQuery}`, reported);
+  if (opts.askNext)
+    opts.askNext.got(
+      await client.post<NextJob>(`/finish?${rankQuery}&next=${opts.askNext.waitSeconds}`, reported),
+    );
+  else await client.post(`/finish?${rankQuery}`, reported);
   return reported;
 }
 
@@ -202,7 +235,7 @@ function execute(
           ),
         );
       }
-      void heartbeat();
+      timers.push(setTimeout(() => void heartbeat(), FIRST_HEARTBEAT_MS));
     });
 
     // Output may still be in flight when 'exit' fires; 'close' waits for the pipes, unless a

@@ -140,6 +140,17 @@ const Rank = Type.Integer({
   description: 'which member of a gang job the agent runs (0, the default, for a one-worker job)',
 });
 export const RankQuery = strict({ rank: Type.Optional(Rank) });
+export const FinishQuery = strict({
+  rank: Type.Optional(Rank),
+  next: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 60,
+      description:
+        "a pilot's agent: answer with its worker's next job, waiting up to this many seconds (as POST /agent/next does); 204 when the worker does not stay",
+    }),
+  ),
+});
 export const AgentHeartbeatQuery = strict({
   wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
   rank: Type.Optional(Rank),

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, resolve as resolvePath } from 'node:path';
+import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { parseDuration } from '../domain/duration.js';
@@ -91,6 +91,7 @@ const SLURM_FIELDS = [
   'agentCommand',
   'workRoot',
   'pollSeconds',
+  'sharedDir',
 ] as const;
 
 /** What `berth server`'s flags set over the file's settings. */
@@ -118,6 +119,12 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     const slurmOnly = SLURM_FIELDS.find((k) => f[k] !== undefined);
     if (f.kind !== 'slurm' && slurmOnly)
       throw new ConfigError(`factories.${name}.${slurmOnly}`, 'is for a slurm factory only', file);
+    if (f.sharedDir !== undefined && !isAbsolute(f.sharedDir))
+      throw new ConfigError(
+        `factories.${name}.sharedDir`,
+        'must be an absolute path (the same on every node)',
+        file,
+      );
     if (f.kind === 'simulated' && f.ca !== undefined)
       throw new ConfigError(`factories.${name}.ca`, 'is for a local or slurm factory only', file);
     const { timeLimit, ...rest } = f;
@@ -143,6 +150,12 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     // Pilots need agents that ask for their next job: those of factories whose agents register.
     if (t.reuse && factory.kind !== 'slurm')
       throw new ConfigError(`targets.${name}.reuse`, 'is for a target of a slurm factory only', file);
+    if (t.reuse && factory.sharedDir !== undefined)
+      throw new ConfigError(
+        `targets.${name}.reuse`,
+        `pilots need berth agent: factory "${t.factory}" runs jobs without one (sharedDir)`,
+        file,
+      );
     if (t.idleTimeout !== undefined && !t.reuse)
       throw new ConfigError(`targets.${name}.idleTimeout`, 'is for a target with reuse: true only', file);
     const { idleTimeout, ...rest } = t;

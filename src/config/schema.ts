@@ -42,6 +42,12 @@ const FactorySchema = strict({
   agentCommand: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
   /** slurm: where the agent makes jobs' working directories on a node (its temporary directory). */
   workRoot: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * slurm: a directory the server and every node see at the same path (NFS, Lustre, …). Set, each
+   * worker's batch script runs its job's command itself, with no `berth agent` (no Node.js on the
+   * nodes): output and exit status pass through this directory (docs/SLURM.md, "Direct workers").
+   */
+  sharedDir: Type.Optional(Type.String({ minLength: 1 })),
   /** slurm: how often squeue is asked about the workers (default 2 s). */
   pollSeconds: Type.Optional(Type.Number({ minimum: 0.1, maximum: 300 })),
   /**

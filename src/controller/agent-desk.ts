@@ -11,12 +11,12 @@ import {
   type StartResponse,
 } from '../agent/protocol.js';
 import { BadRequestError, ConflictError, UnauthorizedError, UnavailableError } from '../domain/errors.js';
-import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { PilotNext, Pilots } from './pilots.js';
 import type { AgentProtocol } from './port.js';
+import { markRunning, startSpec } from './run-start.js';
 import type { TrackedJob } from './tracked-jobs.js';
 
 export class AgentDesk implements AgentProtocol {
@@ -81,58 +81,14 @@ export class AgentDesk implements AgentProtocol {
       signals.notify(jobId); // the last member: the others' waits end
     }
     if (job.stopping) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
-    if (job.state !== 'running') await this.markRunning(job);
+    if (job.state !== 'running') await markRunning(this.core, job);
     this.heard(job, member.rank);
-    return {
-      jobId,
-      project: job.project,
-      command: job.command,
-      env:
-        job.arrayId === null
-          ? job.env
-          : { ...job.env, BERTH_ARRAY_ID: String(job.arrayId), BERTH_ARRAY_INDEX: String(job.arrayIndex) },
-      resources: this.holdings.metadataOf(job),
-      timeoutSeconds: job.timeoutSeconds,
-      graceSeconds: o.graceSeconds,
-      heartbeatSeconds: o.heartbeatSeconds,
-      rank: member.rank,
-      worldSize: job.workers,
-      hosts: gang ? gang.hosts.map((h) => h ?? '') : [member.host],
-      // Rank 0 alone keeps a job's artifacts (agent/artifacts.ts): the others are not told.
-      ...(member.rank === 0 && job.artifacts.length > 0 ? { artifacts: job.artifacts } : {}),
-    };
+    return startSpec(this.core, this.holdings, job, member);
   }
 
-  /** The job starts: recorded once, by whichever member's start comes first after the rendezvous. */
-  private async markRunning(job: TrackedJob): Promise<void> {
-    const { o, journal, jobs } = this.core;
-    if (job.starting) return job.starting;
-    const now = o.now();
-    // The run this start belongs to: it may end (evicted, requeued, perhaps given another worker)
-    // while the start waits for its commit, and then nothing of it may be recorded.
-    const workerId = job.workerId;
-    const gone = () => job.workerId !== workerId;
-    job.starting = journal.write(async ({ db, event }) => {
-      if (gone()) return;
-      await updateJob(db, job.id, {
-        state: 'running',
-        startedAt: now,
-        reason: `running on worker ${job.workerId}`,
-      });
-      const on = job.workers > 1 ? ` (${job.workers} ranks)` : '';
-      await event(job, 'started', `started on worker ${job.workerId}${on}`);
-    });
-    try {
-      await job.starting;
-    } finally {
-      job.starting = null;
-    }
-    // Stopped while its start was written (before it ran, its run ends at once: requestStop).
-    if (job.ending || gone()) throw new ConflictError(`job ${job.id} is being stopped: ${job.stopReason}`);
-    if (job.state !== 'running') {
-      jobs.setState(job, 'running');
-      job.startedAt = now;
-    }
+  /** What a one-worker job's agent will be given at its start, without starting it. */
+  agentSpec(jobId: number): StartResponse {
+    return startSpec(this.core, this.holdings, this.jobForAgent(jobId), ONLY_MEMBER);
   }
 
   /** A member was heard from: the job's heartbeat deadline runs from its longest-silent member. */
@@ -162,19 +118,23 @@ export class AgentDesk implements AgentProtocol {
     return job.stopping ? { cancel: true, reason: job.stopReason } : { cancel: false };
   }
 
-  async agentFinish(jobId: number, result: FinishRequest, rank = 0): Promise<void> {
+  /** Resolves with the worker's id if it stays, a pilot, for its next job; else null. */
+  async agentFinish(jobId: number, result: FinishRequest, rank = 0): Promise<number | null> {
     const job = this.jobForAgent(jobId);
     checkRank(job, rank);
     if (!job.gang) {
       // Its agent is well and asks for the next job: a pilot stays for it.
-      this.pilots.keep(job);
-      return this.lifecycle.endRun(job, result);
+      const workerId = job.workerId;
+      const kept = this.pilots.keep(job);
+      await this.lifecycle.endRun(job, result);
+      return kept ? workerId : null;
     }
     const report = job.gang.report(rank, result);
     job.lastHeartbeat = job.gang.oldestHeard(this.core.o.now());
     if (report.kind === 'done') await this.lifecycle.endRun(job, report.result);
     else if (report.kind === 'stop-others')
       await this.lifecycle.requestStop(job, 'rank-failed', report.reason);
+    return null;
   }
 
   /** An artifact's upload: the run it belongs to. Rank 0 uploads a gang's (agent/artifacts.ts). */

@@ -181,7 +181,11 @@ export class Controller implements ControllerPort, FactoryListener {
     return this.desk.agentHeartbeat(jobId, waitMs, rank);
   }
 
-  agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void> {
+  agentSpec(jobId: number): StartResponse {
+    return this.desk.agentSpec(jobId);
+  }
+
+  agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<number | null> {
     return this.desk.agentFinish(jobId, result, rank);
   }
 

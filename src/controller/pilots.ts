@@ -15,16 +15,28 @@
  * Deadlock freedom is untouched: a pilot is taken as a worker is, as the last step of a job's
  * acquisition, and an idle pilot is held by no job, so no job waits while holding one.
  */
-import { updateJob } from '../store/queries/jobs.js';
+import type { StartResponse } from '../agent/protocol.js';
+import { newToken } from '../domain/tokens.js';
+import { insertJobToken } from '../store/queries/tokens.js';
 import { updateWorker } from '../store/queries/workers.js';
 import type { ControllerCore } from './core.js';
 import { holdingKey, type Holding, type Holdings } from './holdings.js';
 import type { Pool } from './pool.js';
+import { markRunning, startSpec } from './run-start.js';
 import { StopSignals } from './stop-signals.js';
 import type { TrackedJob } from './tracked-jobs.js';
 
 /** What a pilot's agent is told when it asks for its next job. */
-export type PilotNext = { jobId: number } | { wait: true } | { stop: string };
+export type PilotNext =
+  | {
+      jobId: number;
+      /** The job's token; absent for a job adopted after a restart (a new one is made). */
+      token?: string;
+      /** What to run, the job already running; absent when the agent must start it itself. */
+      start?: StartResponse;
+    }
+  | { wait: true }
+  | { stop: string };
 
 interface IdlePilot {
   holding: Holding;
@@ -36,7 +48,10 @@ export class Pilots {
   /** Idle pilots by worker id, oldest first. */
   private readonly idle = new Map<number, IdlePilot>();
   /** Jobs handed to a pilot whose agent has not asked for them yet (and since when), by worker. */
-  private readonly handedOver = new Map<number, { jobId: number; at: number; adopted?: true }>();
+  private readonly handedOver = new Map<
+    number,
+    { jobId: number; at: number; adopted?: true; token?: string; start?: StartResponse }
+  >();
   /** Idle pilots being destroyed, per factory: still counted in use until confirmed. */
   private readonly retiring = new Map<string, number>();
   /** Pilots being handed a job (its record being written): their agent waits for it. */
@@ -132,6 +147,10 @@ export class Pilots {
     return false;
   }
 
+  /**
+   * Gives the job to the pilot. Its token, and its start, share the hand-over's commit: the agent
+   * gets the job, its token and what to run in one answer, and runs it at once.
+   */
   private async handOver(job: TrackedJob, p: IdlePilot): Promise<void> {
     const { o, jobs, journal } = this.core;
     const h = p.holding;
@@ -142,18 +161,30 @@ export class Pilots {
     this.holdings.attach(h, job);
     jobs.assignWorker(job, h.id);
     job.mayHoldToken = true;
+    const token = newToken('job');
+    const now = o.now();
+    let start: StartResponse | undefined;
     try {
-      await journal.write(async ({ db, event }) => {
-        await updateWorker(db, h.id, { jobId: job.id }, o.now());
-        await updateJob(db, job.id, {
-          reason: `starting on worker ${h.id} (a pilot of factory ${h.provider})`,
-        });
+      const handed = journal.write(async ({ db, event }) => {
+        await updateWorker(db, h.id, { jobId: job.id }, now);
+        await insertJobToken(db, token, job.id, `job ${job.id} (worker ${h.id})`, now);
         await event(job, 'worker-reused', `worker ${h.id} reused: it ran job ${previous} before`);
       });
+      // Written with the hand-over, in the same commit.
+      const started = markRunning(this.core, job).then(
+        () => {
+          job.lastHeartbeat = o.now();
+          start = startSpec(this.core, this.holdings, job, { rank: 0, host: '' });
+        },
+        // Stopped meanwhile: the agent is given the job without its start, and its own start call
+        // is refused as any other would be.
+        () => {},
+      );
+      await Promise.all([handed, started]);
     } finally {
       this.handing.delete(h.id);
     }
-    this.handedOver.set(h.id, { jobId: job.id, at: o.now() });
+    this.handedOver.set(h.id, { jobId: job.id, at: o.now(), token, ...(start ? { start } : {}) });
     this.asks.notify(h.id);
   }
 
@@ -203,7 +234,8 @@ export class Pilots {
       const handed = this.handedOver.get(workerId);
       if (handed !== undefined) {
         this.handedOver.delete(workerId);
-        return { jobId: handed.jobId };
+        const { jobId, token, start } = handed;
+        return { jobId, ...(token ? { token } : {}), ...(start ? { start } : {}) };
       }
       const why = this.retired.get(workerId);
       if (why !== undefined) {

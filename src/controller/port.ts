@@ -41,7 +41,8 @@ export interface AgentProtocol {
   agentLogs(jobId: number, text: string): Promise<void>;
   /** Long poll: counts as a heartbeat; returns early when the job must stop. */
   agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
-  agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void>;
+  /** Resolves with the worker's id if it stays, a pilot, for its next job; else null. */
+  agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<number | null>;
   /**
    * The run an artifact the agent uploads now belongs to: the job's attempts + 1. Only while the
    * job runs (else an UnauthorizedError, as for the other calls); counts as rank 0's heartbeat.

@@ -26,7 +26,7 @@ import { hashToken, newToken } from '../domain/tokens.js';
 import type { Factory } from '../factories/factory.js';
 import { updateJob } from '../store/queries/jobs.js';
 import { insertInstance, updateInstance } from '../store/queries/resource-instances.js';
-import { deleteJobTokens, insertToken } from '../store/queries/tokens.js';
+import { deleteJobTokens, insertJobToken } from '../store/queries/tokens.js';
 import { insertWorker, updateWorker } from '../store/queries/workers.js';
 import { WellError, type Well } from '../wells/well.js';
 import type { ControllerCore } from './core.js';
@@ -189,14 +189,7 @@ export class Provisioning {
         },
         now,
       );
-      if (token) {
-        const label = `job ${job.id}`;
-        await insertToken(
-          db,
-          { hash: hashToken(token), userId: null, jobId: job.id, label, expiresAt: null },
-          now,
-        );
-      }
+      if (token) await insertJobToken(db, token, job.id, `job ${job.id}`, now);
       await updateJob(db, job.id, { reason: `starting on worker ${id} (factory ${factory.name})` });
       const gang = job.workers > 1 ? ` for ${job.workers} ranks` : '';
       await event(job, 'worker-creating', `worker ${id} requested from factory ${factory.name}${gang}`);

@@ -57,6 +57,13 @@ export interface AgentPort {
   /** Long poll: counts as a heartbeat; returns early when the job must stop. */
   agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
   agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void>;
+  /** Appends the job's output to its log. */
+  agentLogs(jobId: number, text: string): Promise<void>;
+  /**
+   * What the job's agent will be given at its start, without starting it: for a worker that runs
+   * its job itself (slurm's direct workers), whose batch script is written before it runs.
+   */
+  agentSpec(jobId: number): StartResponse;
 }
 
 /** A worker a previous run of the server left, whose job would go on if the worker lives. */

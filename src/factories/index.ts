@@ -64,6 +64,7 @@ export function createFactories(
             workRoot: f.workRoot,
             pollSeconds: f.pollSeconds,
             ca: f.ca,
+            ...(f.sharedDir !== undefined ? { sharedDir: f.sharedDir, agent } : {}),
           }),
         );
         break;

@@ -139,7 +139,7 @@ export class FollowerPort implements ControllerPort {
     throw this.leaderOnly('the agent protocol');
   }
 
-  agentFinish(_jobId: number, _result: FinishRequest): Promise<void> {
+  agentFinish(_jobId: number, _result: FinishRequest): Promise<number | null> {
     throw this.leaderOnly('the agent protocol');
   }
 

@@ -51,7 +51,9 @@ export function buildController(
     {
       agentStart: (jobId, member, waitMs) => controller.agentStart(jobId, member, waitMs),
       agentHeartbeat: (jobId, waitMs, rank) => controller.agentHeartbeat(jobId, waitMs, rank),
-      agentFinish: (jobId, result, rank) => controller.agentFinish(jobId, result, rank),
+      agentFinish: async (jobId, result, rank) => void (await controller.agentFinish(jobId, result, rank)),
+      agentLogs: (jobId, text) => controller.agentLogs(jobId, text),
+      agentSpec: (jobId) => controller.agentSpec(jobId),
     },
   );
   const wells = createWells(d.config.resources, {

@@ -9,11 +9,12 @@
  * many registrations, each handing out a token of its own.
  * Only the credential's hash is kept, on the worker's record.
  */
+import type { PilotNext } from '../controller/pilots.js';
 import { UnauthorizedError } from '../domain/errors.js';
 import { isTerminal } from '../domain/job.js';
 import { hashToken, newToken } from '../domain/tokens.js';
 import { findJob, findJobState } from '../store/queries/jobs.js';
-import { insertToken } from '../store/queries/tokens.js';
+import { insertJobToken } from '../store/queries/tokens.js';
 import { hasCredential, spendRegistration } from '../store/queries/workers.js';
 import type { Db } from '../store/store.js';
 import type { ServiceContext } from './context.js';
@@ -30,8 +31,12 @@ export interface Registration {
   workerCredential?: string;
 }
 
-/** What a pilot's agent is told when it asks for its next job. */
-export type NextJob = { jobId: number; token: string } | { wait: true } | { stop: string };
+/**
+ * What a pilot's agent is told when it asks for its next job (agent/protocol.ts's NextJob): the
+ * job with its token and, once it already runs, what to run; or ask again; or stop.
+ */
+export type NextJob =
+  (Extract<PilotNext, { jobId: number }> & { token: string }) | Exclude<PilotNext, { jobId: number }>;
 
 export async function registerAgent(
   ctx: ServiceContext,
@@ -76,8 +81,19 @@ export async function nextJob(
 ): Promise<NextJob> {
   if (!(await hasCredential(ctx.store.db, workerId, hashToken(credential))))
     throw new UnauthorizedError(`worker ${workerId} has no such credential (or is gone)`);
+  return pilotJob(ctx, workerId, waitMs);
+}
+
+/**
+ * The next job of pilot `workerId`, long-polled up to `waitMs`: asked with its worker credential
+ * (`nextJob`), or by its agent as it reports its last job's end, with that job's token.
+ */
+export async function pilotJob(ctx: ServiceContext, workerId: number, waitMs: number): Promise<NextJob> {
   const next = await ctx.runtime!.controller.pilotNext(workerId, waitMs);
   if (!('jobId' in next)) return next;
+  if (next.token)
+    return { jobId: next.jobId, token: next.token, ...(next.start ? { start: next.start } : {}) };
+  // Handed over before a restart: its token is made now.
   const token = await ctx.store.transaction((db) => jobToken(db, ctx, workerId, next.jobId));
   return token === undefined ? { stop: `job ${next.jobId} has ended` } : { jobId: next.jobId, token };
 }
@@ -92,16 +108,6 @@ async function jobToken(
   const state = await findJobState(db, jobId);
   if (state === undefined || isTerminal(state)) return undefined;
   const token = newToken('job');
-  await insertToken(
-    db,
-    {
-      hash: hashToken(token),
-      userId: null,
-      jobId,
-      label: `job ${jobId} (worker ${workerId})`,
-      expiresAt: null,
-    },
-    ctx.now(),
-  );
+  await insertJobToken(db, token, jobId, `job ${jobId} (worker ${workerId})`, ctx.now());
   return token;
 }

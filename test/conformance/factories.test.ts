@@ -1,10 +1,12 @@
 /** Every factory kind berth has, held to the Factory contract (factory-suite.ts). */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { after } from 'node:test';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processesWithEnv } from '../helpers/processes.js';
 import { isEndedState, SlurmCli } from '../../src/factories/slurm/slurm-cli.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
-import { factoryConformance } from './factory-suite.js';
+import { factoryConformance, type FactorySubject } from './factory-suite.js';
 
 factoryConformance({
   kind: 'local',
@@ -44,33 +46,73 @@ factoryConformance({
   leftovers: () => [],
 });
 
-// Real Slurm (scripts/slurm/cluster.sh: slurmctld and three slurmd on this machine). A worker is
-// a Slurm job running `berth agent`; SLURM_CONF reaches the servers through the environment.
+// Real Slurm (scripts/slurm/cluster.sh: slurmctld and three slurmd on this machine); SLURM_CONF
+// reaches the servers through the environment. Both kinds of worker: a Slurm job running
+// `berth agent`, and a direct worker (`sharedDir`) whose batch script runs the job itself.
 const slurm = new SlurmCli();
-factoryConformance({
-  kind: 'slurm',
-  fields: { partition: 'main', timeLimit: '10m', pollSeconds: 0.5 },
-  adopts: true,
-  skip: slurmSkip(),
-  async setUp() {
-    Object.assign(process.env, (await startSlurm()).env);
-  },
-  longCommand: ['sleep', '300'],
-  quickCommand: ['true'],
-  outputCommand: ['sh', '-c', 'echo hello; exit 3'],
-  // Cancelled from outside, as an admin's scancel or a node's failure would end it.
-  async loseWorker({ handle }) {
-    await slurm.cancel(String(handle?.slurmJobId));
-  },
-  async leftovers(_dataDir, workerId) {
-    const jobs = await slurm.jobs({ namePrefix: 'berth-' });
-    return [
-      ...jobs
-        .filter((j) => j.name.endsWith(`-f-w${workerId}`) && !isEndedState(j.state))
-        .map((j) => `Slurm job ${j.id} (${j.name}) ${j.state}`),
-      ...processesWithEnv((v) => v === `BERTH_WORKER_ID=${workerId}`).map(
-        (pid) => `process ${pid} of worker ${workerId}`,
-      ),
-    ];
-  },
-});
+
+/** What is left in Slurm of worker `workerId`: its job, if it still runs. */
+async function slurmLeftovers(workerId: number): Promise<string[]> {
+  return (await slurm.jobs({ namePrefix: 'berth-' }))
+    .filter((j) => j.name.endsWith(`-f-w${workerId}`) && !isEndedState(j.state))
+    .map((j) => `Slurm job ${j.id} (${j.name}) ${j.state}`);
+}
+
+function slurmSubject(
+  fields: Record<string, unknown>,
+  more: Pick<FactorySubject, 'leftovers' | 'gangs'>,
+): FactorySubject {
+  return {
+    kind: 'slurm',
+    fields: { partition: 'main', timeLimit: '10m', pollSeconds: 0.5, ...fields },
+    adopts: true,
+    skip: slurmSkip(),
+    async setUp() {
+      Object.assign(process.env, (await startSlurm()).env);
+    },
+    longCommand: ['sleep', '300'],
+    quickCommand: ['true'],
+    outputCommand: ['sh', '-c', 'echo hello; exit 3'],
+    // Cancelled from outside, as an admin's scancel or a node's failure would end it.
+    async loseWorker({ handle }) {
+      await slurm.cancel(String(handle?.slurmJobId));
+    },
+    ...more,
+  };
+}
+
+factoryConformance(
+  slurmSubject(
+    {},
+    {
+      async leftovers(_dataDir, workerId) {
+        return [
+          ...(await slurmLeftovers(workerId)),
+          ...processesWithEnv((v) => v === `BERTH_WORKER_ID=${workerId}`).map(
+            (pid) => `process ${pid} of worker ${workerId}`,
+          ),
+        ];
+      },
+    },
+  ),
+);
+
+const shared = mkdtempSync(join(tmpdir(), 'berth-conformance-shared-'));
+after(() => rmSync(shared, { recursive: true, force: true }));
+factoryConformance(
+  slurmSubject(
+    { sharedDir: shared },
+    {
+      gangs: false,
+      async leftovers(_dataDir, workerId) {
+        const mine = new RegExp(`-f-w${workerId}(\\.|$)`);
+        return [
+          ...(await slurmLeftovers(workerId)),
+          ...readdirSync(shared)
+            .filter((f) => mine.test(f))
+            .map((f) => `${join(shared, f)} in the shared directory`),
+        ];
+      },
+    },
+  ),
+);

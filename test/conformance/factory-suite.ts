@@ -51,6 +51,8 @@ export interface FactorySubject {
   leftovers(dataDir: string, workerId: number): string[] | Promise<string[]>;
   /** Its workers outlive the server and are taken over after a restart (`Factory.adopt`). */
   adopts?: boolean;
+  /** false: it runs no gang jobs (`workers` > 1), which then fail at once, saying why. */
+  gangs?: false;
   /** Why the suite cannot run here (the system the factory drives is missing), or false. */
   skip?: string | false;
   /** Runs before the suite's servers start (e.g. starts the system the factory drives). */
@@ -195,26 +197,35 @@ export function factoryConformance(subject: FactorySubject): void {
       });
     }
 
-    it('gives a gang its workers all at once, one member per rank, and ends when every rank has', async () => {
-      const job = await submit(s.api, s.token, 'default', { command: subject.quickCommand, workers: 2 });
-      const done = await assertGone(subject, s, job);
-      assert.equal(done.state, 'succeeded', done.reason);
-      const started = (await events(s.api, s.token, job.id)).find((e) => e.type === 'started');
-      assert.match(started?.message ?? '', /\(2 ranks\)/);
-      const w = (await workers(s)).filter((x) => x.jobId === job.id);
-      assert.equal(w.length, 1, 'one worker for the whole gang');
-    });
+    if (subject.gangs === false) {
+      it('fails a gang job at once, saying why, and leaves nothing', async () => {
+        const job = await submit(s.api, s.token, 'default', { command: subject.quickCommand, workers: 2 });
+        const done = await assertGone(subject, s, job);
+        assert.equal(done.state, 'failed');
+        assert.match(done.reason, /gang/);
+      });
+    } else {
+      it('gives a gang its workers all at once, one member per rank, and ends when every rank has', async () => {
+        const job = await submit(s.api, s.token, 'default', { command: subject.quickCommand, workers: 2 });
+        const done = await assertGone(subject, s, job);
+        assert.equal(done.state, 'succeeded', done.reason);
+        const started = (await events(s.api, s.token, job.id)).find((e) => e.type === 'started');
+        assert.match(started?.message ?? '', /\(2 ranks\)/);
+        const w = (await workers(s)).filter((x) => x.jobId === job.id);
+        assert.equal(w.length, 1, 'one worker for the whole gang');
+      });
 
-    it('stops every rank of a gang on cancel, and gives back all its capacity', async () => {
-      const job = await submit(s.api, s.token, 'default', { command: subject.longCommand, workers: 2 });
-      await waitState(s, job.id, 'running');
-      const inUse = async () =>
-        (await call<{ inUse: number }[]>(s.api, s.token, 'GET', '/factories')).body[0]!.inUse;
-      assert.equal(await inUse(), 2, 'a gang of two takes two units');
-      await call(s.api, s.token, 'POST', `/jobs/${job.id}/cancel`);
-      assert.equal((await assertGone(subject, s, job)).state, 'cancelled');
-      assert.equal(await inUse(), 0);
-    });
+      it('stops every rank of a gang on cancel, and gives back all its capacity', async () => {
+        const job = await submit(s.api, s.token, 'default', { command: subject.longCommand, workers: 2 });
+        await waitState(s, job.id, 'running');
+        const inUse = async () =>
+          (await call<{ inUse: number }[]>(s.api, s.token, 'GET', '/factories')).body[0]!.inUse;
+        assert.equal(await inUse(), 2, 'a gang of two takes two units');
+        await call(s.api, s.token, 'POST', `/jobs/${job.id}/cancel`);
+        assert.equal((await assertGone(subject, s, job)).state, 'cancelled');
+        assert.equal(await inUse(), 0);
+      });
+    }
 
     it('stops the job on cancel and destroys its worker', async () => {
       const job = await submit(s.api, s.token, 'default', { command: subject.longCommand });

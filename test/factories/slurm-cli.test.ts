@@ -130,21 +130,24 @@ describe('sbatch arguments', () => {
   const base: SubmitRequest = { name: 'w', script: '#!/bin/sh\n' };
 
   it('maps every field, with extraArgs last so configuration wins', () => {
-    const { args, env } = buildSbatch({
-      ...base,
-      name: 'berth-w 1',
-      partition: 'main',
-      account: 'acct',
-      qos: 'high',
-      timeLimitSeconds: 61,
-      cpusPerTask: 2,
-      nodes: 3,
-      workdir: '/work dir',
-      output: '/logs/%j.out',
-      env: { A: 'x,y', B_2: '$HOME "q"' },
-      inherit: ['PATH', 'A'],
-      extraArgs: ['--hold', '--exclusive'],
-    });
+    const { args, env } = buildSbatch(
+      {
+        ...base,
+        name: 'berth-w 1',
+        partition: 'main',
+        account: 'acct',
+        qos: 'high',
+        timeLimitSeconds: 61,
+        cpusPerTask: 2,
+        nodes: 3,
+        workdir: '/work dir',
+        output: '/logs/%j.out',
+        env: { A: 'x,y', B_2: '$HOME "q"' },
+        inherit: ['PATH', 'A', 'HOME'],
+        extraArgs: ['--hold', '--exclusive'],
+      },
+      { PATH: '/bin', A: 'from the submitter', SECRET: 'x', SBATCH_ACCOUNT: 'y' },
+    );
     assert.deepEqual(args, [
       '--parsable',
       '--job-name=berth-w 1',
@@ -158,20 +161,24 @@ describe('sbatch arguments', () => {
       '--ntasks-per-node=1',
       '--chdir=/work dir',
       '--output=/logs/%j.out',
-      '--export=PATH,A,B_2',
+      '--export=ALL',
       '--hold',
       '--exclusive',
     ]);
-    // The values travel in sbatch's environment, never in its argv.
-    assert.deepEqual(env, { A: 'x,y', B_2: '$HOME "q"' });
+    // The values travel in sbatch's environment, never in its argv; that environment holds the
+    // job's variables and the inherited ones (the job's own win), nothing else of the submitter's.
+    assert.deepEqual(env, { PATH: '/bin', A: 'x,y', B_2: '$HOME "q"' });
   });
 
   it("has defaults: one node, output to /dev/null, none of the submitter's environment", () => {
-    assert.deepEqual(buildSbatch(base), {
-      args: ['--parsable', '--job-name=w', '--nodes=1', '--output=/dev/null', '--export=NONE'],
+    assert.deepEqual(buildSbatch(base, { PATH: '/bin' }), {
+      args: ['--parsable', '--job-name=w', '--nodes=1', '--output=/dev/null', '--export=ALL'],
       env: {},
     });
-    assert.ok(buildSbatch({ ...base, inherit: true }).args.includes('--export=ALL'));
+    // All of it, but what sbatch would read as its own options.
+    assert.deepEqual(buildSbatch({ ...base, inherit: true }, { PATH: '/bin', SBATCH_QOS: 'q' }).env, {
+      PATH: '/bin',
+    });
     assert.throws(() => buildSbatch({ ...base, inherit: ['A-B'] }), /bad environment variable name/);
   });
 

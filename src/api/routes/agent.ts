@@ -2,13 +2,13 @@
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/user.js';
 import type { ServiceContext } from '../../service/context.js';
-import { nextJob, registerAgent } from '../../service/agent-registration.js';
+import { nextJob, pilotJob, registerAgent } from '../../service/agent-registration.js';
 import { getJob } from '../../service/jobs.js';
 import {
   AgentHeartbeatQuery,
   FinishBody,
+  FinishQuery,
   HeartbeatQuery,
-  RankQuery,
   RegisterBody,
   StartQuery,
 } from '../job-schemas.js';
@@ -135,14 +135,17 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
       config: { leader: 'only' },
       schema: {
         tags,
-        summary: "Agent: how the job (a gang member's rank) ended",
+        summary:
+          "Agent: how the job (a gang member's rank) ended. With `next`, a pilot's agent gets its worker's next job in the answer, as from /agent/next: the job's token is the worker's for that one call",
         body: FinishBody,
-        querystring: RankQuery,
+        querystring: FinishQuery,
       },
     },
     async (req, reply) => {
-      await controller().agentFinish(jobId(req.principal), req.body, req.query.rank ?? 0);
-      return reply.status(204).send();
+      const { rank = 0, next } = req.query;
+      const kept = await controller().agentFinish(jobId(req.principal), req.body, rank);
+      if (kept === null || next === undefined) return reply.status(204).send();
+      return pilotJob(ctx, kept, next * 1000);
     },
   );
 }

@@ -5,6 +5,7 @@
  * SlurmError whose message names the command and carries its stderr on one line.
  */
 import { execFile, type ExecFileException } from 'node:child_process';
+import type { CommandRunner } from './command-runner.js';
 import { parseSqueue, SQUEUE_FORMAT, type SlurmJob } from './squeue-format.js';
 
 export { expandHostlist, isEndedState, parseSlurmTime, parseSqueue, type SlurmJob } from './squeue-format.js';
@@ -16,6 +17,8 @@ export interface SlurmCliOptions {
   env?: Record<string, string>;
   /** How long one command may take; default 30 s. */
   commandTimeoutMs?: number;
+  /** Runs the commands in a helper process (command-runner.ts) rather than in this one. */
+  runner?: CommandRunner;
 }
 
 export interface SubmitRequest {
@@ -37,9 +40,10 @@ export interface SubmitRequest {
   output?: string;
   /**
    * Variables for the job, values passed unchanged (commas, quotes, $, newlines): they go into
-   * sbatch's own environment and --export=NAME,... names them, so no value is ever parsed by
-   * sbatch's comma-separated --export syntax, nor shows in the process list or an error message.
-   * Names must be shell identifiers and not start with SLURM_ or SBATCH_ (sbatch reads those).
+   * sbatch's own environment, which holds nothing else the job should not get, and --export=ALL
+   * passes it on, so no value is ever parsed by sbatch's comma-separated --export syntax, nor
+   * shows in the process list or an error message. Names must be shell identifiers and not start
+   * with SLURM_ or SBATCH_ (sbatch reads those).
    */
   env?: Record<string, string>;
   /**
@@ -98,6 +102,8 @@ const ALREADY_DONE = /already completing or completed/i;
 
 export class SlurmCli {
   private readonly timeoutMs: number;
+  /** The server's settings for Slurm's commands (SLURM_*, SBATCH_*), read once. */
+  private settings: Record<string, string> | undefined;
 
   constructor(private readonly opts: SlurmCliOptions = {}) {
     this.timeoutMs = opts.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -109,7 +115,7 @@ export class SlurmCli {
    */
   async submit(req: SubmitRequest): Promise<string> {
     const { args, env } = buildSbatch(req);
-    const out = await this.run('sbatch', args, { stdin: req.script, env });
+    const out = await this.run('sbatch', args, { stdin: req.script, env, clean: true });
     // --parsable prints "id" or "id;cluster" (warnings, if any, go to stderr).
     const id = out.trim().split('\n').pop()?.split(';')[0]?.trim() ?? '';
     if (!JOB_ID.test(id)) {
@@ -175,18 +181,40 @@ export class SlurmCli {
   }
 
   /** Runs one command; resolves with its stdout. */
-  private run(
+  private async run(
     command: string,
     args: string[],
-    extra: { stdin?: string; env?: Record<string, string> } = {},
+    extra: { stdin?: string; env?: Record<string, string>; clean?: boolean } = {},
   ): Promise<string> {
     const env = {
-      ...process.env,
+      // clean: the command gets only what is given, and the server's own settings for Slurm's
+      // commands (SLURM_CONF, SBATCH_*, …): sbatch passes all of its environment on to the job.
+      ...(extra.clean ? (this.settings ??= slurmSettings(process.env)) : process.env),
       ...this.opts.env,
       ...(this.opts.slurmConf !== undefined && { SLURM_CONF: this.opts.slurmConf }),
       ...extra.env,
     };
     const timeout = this.timeoutMs;
+    const { runner } = this.opts;
+    if (runner) {
+      const r = await runner.run({
+        command,
+        args,
+        env,
+        stdin: extra.stdin ?? '',
+        timeoutMs: timeout,
+        maxBuffer: MAX_OUTPUT,
+      });
+      if (r.error)
+        throw commandError(
+          command,
+          args,
+          Object.assign(new Error(r.error.message), r.error),
+          r.stderr,
+          timeout,
+        );
+      return r.stdout;
+    }
     return new Promise((resolve, reject) => {
       const child = execFile(
         command,
@@ -204,8 +232,14 @@ export class SlurmCli {
   }
 }
 
-/** sbatch's arguments and the environment additions for a request (the script goes on stdin). */
-export function buildSbatch(req: SubmitRequest): { args: string[]; env: Record<string, string> } {
+/**
+ * sbatch's arguments and its whole environment for a request (the script goes on stdin): the
+ * job's variables and those it inherits of `from`, the submitter's environment, and nothing else.
+ */
+export function buildSbatch(
+  req: SubmitRequest,
+  from: NodeJS.ProcessEnv = process.env,
+): { args: string[]; env: Record<string, string> } {
   if (req.name === '' || hasControlChar(req.name)) {
     throw new RangeError(`bad job name ${JSON.stringify(req.name)}: empty or with control characters`);
   }
@@ -223,20 +257,31 @@ export function buildSbatch(req: SubmitRequest): { args: string[]; env: Record<s
   if (nodes > 1) args.push(`--ntasks-per-node=1`);
   if (req.workdir !== undefined) args.push(`--chdir=${req.workdir}`);
   args.push(`--output=${req.output ?? '/dev/null'}`);
-  const env = checkEnv(req.env ?? {});
-  // Explicit even without variables: an SBATCH_EXPORT in berth's environment must not change it.
-  // Without ALL, only the named variables (and SLURM_*) reach the job.
-  const inherit = req.inherit === true ? ['ALL'] : checkNames(req.inherit ?? []);
-  const names = [...new Set([...inherit, ...Object.keys(env)])];
-  args.push(`--export=${names.length > 0 ? names.join(',') : 'NONE'}`);
+  const jobEnv = checkEnv(req.env ?? {});
+  // --export=ALL of an environment made for the job, never a list of names: with a list (or
+  // NONE) slurmd loads the user's login environment first (`su - user`), which costs every job
+  // about half a second. Explicit: an SBATCH_EXPORT in berth's environment must not change it.
+  const inherited: Record<string, string> = {};
+  const names = req.inherit === true ? Object.keys(from) : checkNames(req.inherit ?? []);
+  for (const name of names)
+    if (from[name] !== undefined && !RESERVED_ENV.test(name)) inherited[name] = from[name];
+  args.push('--export=ALL');
   args.push(...(req.extraArgs ?? []));
-  return { args, env };
+  return { args, env: { ...inherited, ...jobEnv } };
 }
 
 /** Slurm counts time limits in whole minutes: round up, so a job never gets less than asked. */
 export function timeLimitMinutes(seconds: number): number {
   if (!Number.isFinite(seconds) || seconds < 0) throw new RangeError(`bad time limit ${seconds} s`);
   return Math.max(1, Math.ceil(seconds / 60));
+}
+
+/** The variables of `env` that Slurm's commands read as their settings (SLURM_*, SBATCH_*). */
+function slurmSettings(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env))
+    if (RESERVED_ENV.test(name) && value !== undefined) out[name] = value;
+  return out;
 }
 
 const hasControlChar = (s: string): boolean =>
@@ -276,7 +321,7 @@ function checkJobId(id: string): void {
 function commandError(
   command: string,
   args: string[],
-  error: ExecFileException,
+  error: Pick<ExecFileException, 'code' | 'killed' | 'message'>,
   stderr: string,
   timeoutMs: number,
 ): SlurmError {

@@ -18,8 +18,33 @@
  *   never comes back leaks nothing either.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Factory, FactoryListener, LeftWorker, WorkerHandle, WorkerRequest } from '../factory.js';
-import { isEndedState, SlurmCli, type SlurmJob } from './slurm-cli.js';
+import { mkdirSync, type FSWatcher } from 'node:fs';
+import type {
+  AgentPort,
+  Factory,
+  FactoryListener,
+  LeftWorker,
+  WorkerHandle,
+  WorkerRequest,
+} from '../factory.js';
+import {
+  directEnv,
+  type DirectPaths,
+  directPaths,
+  DirectRun,
+  directScript,
+  prepareDirect,
+  readExit,
+  removeDirect,
+  shellQuote,
+  watchExits,
+} from './direct-run.js';
+import { ConcurrencyLimit } from './concurrency-limit.js';
+import { EndedWatch } from './ended-watch.js';
+import { CommandRunner } from './command-runner.js';
+import { isEndedState, SlurmCli, type SlurmJob, type SubmitRequest } from './slurm-cli.js';
+
+export { shellQuote };
 
 export interface SlurmFactoryOptions {
   name: string;
@@ -50,24 +75,26 @@ export interface SlurmFactoryOptions {
    * the nodes: the factory's `ca`, else the server's tls.cert.
    */
   ca?: string;
+  /**
+   * A directory the server and every node see at the same path: set, each worker's batch script
+   * runs its job itself, with no agent (direct-run.ts), and `agent` plays the agent's part.
+   */
+  sharedDir?: string;
+  /** The controller's agent protocol, in-process: what direct workers are run through. */
+  agent?: AgentPort;
+  /** How many sbatch commands run at once (8): Slurm's controller takes them one at a time. */
+  submitConcurrency?: number;
 }
 
 /** What a job gets of the server's environment (jobs run with PATH, HOME, their locale). */
 const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'TZ', 'TMPDIR'];
-/** How long destroy waits for a cancelled Slurm job to end: past Slurm's default KillWait (30 s). */
-const DESTROY_WAIT_MS = 45_000;
-/** How often squeue is asked whether the Slurm jobs of destroys in progress have ended. */
-const ENDED_POLL_MS = 200;
-
-interface EndWaiter {
-  done: () => void;
-  fail: (e: Error) => void;
-  deadline: number;
-}
-
 interface Tracked {
   name: string;
   slurmId: string | undefined;
+  /** A direct worker's run (sharedDir): the server plays its agent. */
+  run?: DirectRun;
+  /** Slurm said its job ended: destroying it needs no scancel. */
+  ended?: boolean;
   submittedAt: number;
   seen: boolean;
   /** The pending reason last reported (null: not pending). */
@@ -79,33 +106,65 @@ interface Tracked {
 export class SlurmFactory implements Factory {
   readonly kind = 'slurm';
   readonly inProcess = false;
-  /** Its agents register with a one-time credential instead of receiving the job's token. */
-  readonly registers = true;
+  /**
+   * Its agents register with a one-time credential instead of receiving the job's token; a direct
+   * worker (sharedDir) has no agent, and its job gets its token in a file only it can read.
+   */
+  readonly registers: boolean;
   readonly name: string;
   readonly capacity: number;
   private readonly cli: SlurmCli;
+  /** Where Slurm's commands run: a small helper process, cheaper to fork than the server. */
+  private readonly runner = new CommandRunner();
   private readonly tracked = new Map<number, Tracked>();
   private readonly prefix: string;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
-  /** Slurm jobs that destroys wait to see ended (their last state, and the waiters). */
-  private readonly ending = new Map<string, { state: string; waiters: EndWaiter[] }>();
-  private watchingEnds = false;
+  /** Destroys wait here for their Slurm jobs to end. */
+  private readonly ended: EndedWatch;
   /** The adoption of what a previous server left, done before the first worker is made. */
   private adopted: Promise<unknown> | undefined;
+  /** Sees direct workers' exit files as they are written (where the filesystem reports it). */
+  private exits: FSWatcher | undefined;
+  /** At most submitConcurrency sbatch commands at once. */
+  private readonly submits: ConcurrencyLimit;
 
   constructor(private readonly o: SlurmFactoryOptions) {
     this.name = o.name;
     this.capacity = o.capacity;
-    this.cli = new SlurmCli({ slurmConf: o.slurmConf });
+    this.cli = new SlurmCli({ slurmConf: o.slurmConf, runner: this.runner });
+    this.ended = new EndedWatch(this.cli);
+    this.submits = new ConcurrencyLimit(o.submitConcurrency ?? 8);
     this.prefix = `berth-${o.installationId}-${o.name}-w`;
+    if (o.sharedDir !== undefined && !o.agent)
+      throw new Error('a slurm factory with sharedDir needs the agent port');
+    this.registers = o.sharedDir === undefined;
+    if (o.sharedDir !== undefined) {
+      mkdirSync(o.sharedDir, { recursive: true, mode: 0o700 });
+      const sharedDir = o.sharedDir;
+      this.exits = watchExits(sharedDir, (name) => {
+        const workerId = this.workerOf({ name });
+        const t = workerId === undefined ? undefined : this.tracked.get(workerId);
+        if (workerId === undefined || !t?.run || t.ended || t.slurmId === undefined) return;
+        if (readExit(directPaths(sharedDir, t.name)) === undefined) return; // not all written yet
+        this.endDirect(workerId, t, 'COMPLETED', '');
+      });
+    }
+  }
+
+  /** A direct worker's Slurm job ended (`state`, on `host`): its run reports how. */
+  private endDirect(workerId: number, t: Tracked, state: string, host: string): void {
+    t.ended = true;
+    void t.run!.end(state, host).catch((e: unknown) => {
+      this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId} could not be followed: ${String(e)}`);
+    });
   }
 
   private jobName(workerId: number): string {
     return `${this.prefix}${workerId}`;
   }
 
-  private workerOf(job: SlurmJob): number | undefined {
+  private workerOf(job: Pick<SlurmJob, 'name'>): number | undefined {
     if (!job.name.startsWith(this.prefix)) return undefined;
     const id = Number(job.name.slice(this.prefix.length));
     return Number.isSafeInteger(id) && id > 0 ? id : undefined;
@@ -128,7 +187,7 @@ export class SlurmFactory implements Factory {
       // by its id or name as Slurm answers again).
       return adopted;
     }
-    const wanted = new Set(left.map((w) => w.workerId));
+    const wanted = new Map(left.map((w) => [w.workerId, w.handle]));
     const orphans: SlurmJob[] = [];
     for (const j of jobs) {
       const workerId = this.workerOf(j);
@@ -136,28 +195,51 @@ export class SlurmFactory implements Factory {
         orphans.push(j);
         continue;
       }
-      this.tracked.set(workerId, {
+      const t: Tracked = {
         name: j.name,
         slurmId: j.id,
         submittedAt: Date.now(),
         seen: true,
         waiting: null,
         ...(j.state === 'RUNNING' ? { endsAt: endOf(j) } : {}),
-      });
-      adopted.set(workerId, { slurmJobId: j.id, slurmJobName: j.name });
+      };
+      // A direct worker's run goes on from where the last server left its output (`logged`).
+      const jobId = wanted.get(workerId)?.jobId;
+      if (this.o.sharedDir !== undefined && typeof jobId === 'number')
+        t.run = this.directRun(workerId, jobId, t, directPaths(this.o.sharedDir, j.name), true);
+      this.tracked.set(workerId, t);
+      adopted.set(workerId, { slurmJobId: j.id, slurmJobName: j.name, ...(t.run ? { jobId } : {}) });
     }
-    await Promise.all(orphans.map((j) => this.cli.cancel(j.id).catch(() => {})));
+    // A direct worker whose job ended while no server ran left its exit status: its end is reported.
+    for (const w of left) {
+      const jobId = w.handle?.jobId;
+      const slurmId = w.handle?.slurmJobId;
+      const name = w.handle?.slurmJobName;
+      if (this.o.sharedDir === undefined || adopted.has(w.workerId) || typeof jobId !== 'number') continue;
+      if (typeof slurmId !== 'string' || typeof name !== 'string') continue;
+      const paths = directPaths(this.o.sharedDir, name);
+      if (readExit(paths) === undefined) continue;
+      const t: Tracked = { name, slurmId, submittedAt: Date.now(), seen: true, waiting: null };
+      t.run = this.directRun(w.workerId, jobId, t, paths, true);
+      this.tracked.set(w.workerId, t);
+      adopted.set(w.workerId, { slurmJobId: slurmId, slurmJobName: name, jobId });
+    }
+    await Promise.all(
+      orphans.map(async (j) => {
+        await this.cli.cancel(j.id).catch(() => {});
+        if (this.o.sharedDir !== undefined) await removeDirect(directPaths(this.o.sharedDir, j.name));
+      }),
+    );
     this.schedulePoll();
     return adopted;
   }
 
   async create(req: WorkerRequest): Promise<WorkerHandle> {
-    if (!req.registration) throw new Error('a slurm worker needs a registration credential');
     // The controller adopts first; a factory used on its own still removes what was left.
     await (this.adopted ??= this.takeOver([]).catch(() => {}));
-    const name = this.jobName(req.workerId);
-    const t: Tracked = { name, slurmId: undefined, submittedAt: Date.now(), seen: false, waiting: null };
-    this.tracked.set(req.workerId, t);
+    if (this.o.sharedDir !== undefined) return this.createDirect(req, this.o.sharedDir);
+    const registration = req.registration;
+    if (!registration) throw new Error('a slurm worker needs a registration credential');
     const agent = [
       ...this.o.agentCommand,
       'agent',
@@ -170,92 +252,141 @@ export class SlurmFactory implements Factory {
     ];
     // A gang: one allocation of `members` nodes, and an agent on each through srun, which tells
     // each its rank (SLURM_PROCID). Slurm gives all the nodes at once, or none.
-    const gang = req.members > 1;
-    const run = gang ? ['srun', '--kill-on-bad-exit=0', ...agent] : agent;
+    const run = req.members > 1 ? ['srun', '--kill-on-bad-exit=0', ...agent] : agent;
+    const t = this.track(req.workerId);
+    await this.submit(req.workerId, t, {
+      script: `#!/bin/sh\nexec ${run.map(shellQuote).join(' ')}\n`,
+      nodes: req.members,
+      env: { BERTH_AGENT_CREDENTIAL: registration },
+    });
+    return { slurmJobId: t.slurmId, slurmJobName: t.name };
+  }
+
+  /**
+   * A direct worker: its working directory and files in sharedDir (the job's variables, output,
+   * exit status), and a batch script that runs the job's command itself.
+   */
+  private async createDirect(req: WorkerRequest, sharedDir: string): Promise<WorkerHandle> {
+    if (req.members > 1)
+      throw new Error(`factory ${this.name} runs jobs without an agent (sharedDir): a gang job needs one`);
+    if (!req.token) throw new Error("a direct slurm worker needs the job's token");
+    const spec = this.o.agent!.agentSpec(req.jobId);
+    if (spec.artifacts?.length)
+      throw new Error(`factory ${this.name} runs jobs without an agent (sharedDir): artifacts need one`);
+    const t = this.track(req.workerId);
+    const paths = directPaths(sharedDir, t.name);
+    t.run = this.directRun(req.workerId, req.jobId, t, paths);
+    const ctx = { url: req.url, token: req.token, workerId: req.workerId };
     try {
-      t.slurmId = await this.cli.submit({
-        name,
-        script: `#!/bin/sh\nexec ${run.map(shellQuote).join(' ')}\n`,
-        nodes: req.members,
-        partition: this.o.partition,
-        account: this.o.account,
-        qos: this.o.qos,
-        cpusPerTask: this.o.cpusPerTask,
-        timeLimitSeconds: this.o.timeLimitSeconds,
-        env: { BERTH_AGENT_CREDENTIAL: req.registration },
-        // Of the server's own environment (which may hold secrets) only what a job expects.
-        inherit: INHERITED.filter((k) => process.env[k] !== undefined),
-        extraArgs: ['--no-requeue', ...this.o.sbatchArgs],
-      });
+      prepareDirect(paths, directEnv(spec, paths, ctx));
     } catch (e) {
-      this.tracked.delete(req.workerId);
-      // sbatch may have made the job before it failed (a timeout): none may be left behind.
-      await this.cancelNamed(name).catch(() => {});
+      await removeDirect(paths);
+      throw e;
+    }
+    await this.submit(req.workerId, t, { script: directScript(spec, paths), output: paths.out }, () =>
+      removeDirect(paths),
+    );
+    return { slurmJobId: t.slurmId, slurmJobName: t.name, jobId: req.jobId };
+  }
+
+  /** A worker about to be submitted. */
+  private track(workerId: number): Tracked {
+    const name = this.jobName(workerId);
+    return { name, slurmId: undefined, submittedAt: Date.now(), seen: false, waiting: null };
+  }
+
+  /**
+   * Submits worker `workerId`'s Slurm job with the factory's settings, and watches it. On failure
+   * nothing of it is left: sbatch may have made the job before it failed (a timeout), and `undo`
+   * removes what was made for it.
+   */
+  private async submit(
+    workerId: number,
+    t: Tracked,
+    job: Pick<SubmitRequest, 'script' | 'nodes' | 'output' | 'env'>,
+    undo?: () => Promise<void>,
+  ): Promise<void> {
+    this.tracked.set(workerId, t);
+    try {
+      t.slurmId = await this.submits.run(() =>
+        this.cli.submit({
+          name: t.name,
+          ...job,
+          partition: this.o.partition,
+          account: this.o.account,
+          qos: this.o.qos,
+          cpusPerTask: this.o.cpusPerTask,
+          timeLimitSeconds: this.o.timeLimitSeconds,
+          // Of the server's own environment (which may hold secrets) only what a job expects.
+          inherit: INHERITED.filter((k) => process.env[k] !== undefined),
+          extraArgs: ['--no-requeue', ...this.o.sbatchArgs],
+        }),
+      );
+    } catch (e) {
+      this.tracked.delete(workerId);
+      await this.cancelNamed(t.name).catch(() => {});
+      await undo?.();
       throw e;
     }
     this.schedulePoll();
-    return { slurmJobId: t.slurmId, slurmJobName: name };
+  }
+
+  /** The server's side of a direct worker's run. */
+  private directRun(
+    workerId: number,
+    jobId: number,
+    t: Tracked,
+    paths: DirectPaths,
+    adopted = false,
+  ): DirectRun {
+    return new DirectRun({
+      workerId,
+      jobId,
+      paths,
+      adopted,
+      agent: this.o.agent!,
+      stop: (graceSeconds) => void this.stopDirect(t, graceSeconds),
+      lost: (message) => this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId ?? t.name} ${message}`),
+    });
+  }
+
+  /** Stops a direct worker's job: SIGTERM to the script and the command, SIGKILL after the grace. */
+  private async stopDirect(t: Tracked, graceSeconds: number): Promise<void> {
+    const id = t.slurmId;
+    if (id === undefined) return;
+    try {
+      if (graceSeconds <= 0) return await this.cli.cancel(id);
+      await this.cli.cancel(id, { signal: 'TERM', full: true });
+      await delay(graceSeconds * 1000);
+      if (!t.ended) await this.cli.cancel(id, { signal: 'KILL', full: true });
+    } catch {
+      // Slurm unreachable: the job's own end, or its worker's destruction, stops it.
+    }
   }
 
   async destroy(workerId: number, handle: WorkerHandle | null): Promise<void> {
     const t = this.tracked.get(workerId);
     this.tracked.delete(workerId);
+    t?.run?.close();
+    const name = typeof handle?.slurmJobName === 'string' ? handle.slurmJobName : this.jobName(workerId);
+    const direct = this.o.sharedDir !== undefined ? directPaths(this.o.sharedDir, name) : undefined;
+    // A direct worker whose Slurm job was seen ended: nothing to cancel.
+    if (!t?.ended) await this.cancelAndWait(workerId, handle, t);
+    if (direct) await removeDirect(direct);
+  }
+
+  private async cancelAndWait(
+    workerId: number,
+    handle: WorkerHandle | null,
+    t: Tracked | undefined,
+  ): Promise<void> {
     const known = typeof handle?.slurmJobId === 'string' ? handle.slurmJobId : t?.slurmId;
     // Recorded before a crash, never told its Slurm id: found by its name.
     const ids = known ? [known] : await this.cancelNamed(this.jobName(workerId));
     if (known) await this.cli.cancel(known);
     // Destroyed means its processes are gone: wait while Slurm still runs or completes it
     // (SIGTERM, then SIGKILL after KillWait). Past the deadline the controller tries again later.
-    await Promise.all(ids.map((id) => this.untilEnded(id)));
-  }
-
-  /** Resolves once Slurm job `id` has ended (or is gone); watched with every other one by one squeue. */
-  private untilEnded(id: string): Promise<void> {
-    return new Promise<void>((done, fail) => {
-      const waiters = this.ending.get(id) ?? { state: 'unknown', waiters: [] };
-      waiters.waiters.push({ done, fail, deadline: Date.now() + DESTROY_WAIT_MS });
-      this.ending.set(id, waiters);
-      if (!this.watchingEnds) {
-        this.watchingEnds = true;
-        void this.watchEnds();
-      }
-    });
-  }
-
-  /** While destroys wait, one squeue call every 200 ms for all of their Slurm jobs. */
-  private async watchEnds(): Promise<void> {
-    for (;;) {
-      if (this.ending.size === 0) {
-        this.watchingEnds = false;
-        return;
-      }
-      const ids = [...this.ending.keys()];
-      let live: Map<string, string> | undefined;
-      try {
-        live = new Map(
-          (await this.cli.jobs({ ids })).filter((j) => !isEndedState(j.state)).map((j) => [j.id, j.state]),
-        );
-      } catch {
-        live = undefined; // Slurm unreachable this time: asked again, deadlines still run
-      }
-      const now = Date.now();
-      for (const id of ids) {
-        const entry = this.ending.get(id)!;
-        if (live && !live.has(id)) {
-          this.ending.delete(id);
-          for (const w of entry.waiters) w.done();
-          continue;
-        }
-        entry.state = live?.get(id) ?? entry.state;
-        const due = entry.waiters.filter((w) => now > w.deadline);
-        if (due.length === 0) continue;
-        entry.waiters = entry.waiters.filter((w) => now <= w.deadline);
-        if (entry.waiters.length === 0) this.ending.delete(id);
-        const err = new Error(`Slurm job ${id} (${entry.state}) did not end after scancel`);
-        for (const w of due) w.fail(err);
-      }
-      await delay(ENDED_POLL_MS);
-    }
+    await Promise.all(ids.map((id) => this.ended.until(id)));
   }
 
   /**
@@ -276,6 +407,9 @@ export class SlurmFactory implements Factory {
   }
 
   async close(): Promise<void> {
+    this.exits?.close();
+    this.runner.close();
+    for (const t of this.tracked.values()) t.run?.close();
     clearTimeout(this.timer);
     this.timer = undefined;
     this.tracked.clear();
@@ -311,11 +445,21 @@ export class SlurmFactory implements Factory {
         if (w !== undefined) byWorker.set(w, j);
       }
       const now = Date.now();
+      const reads: Promise<void>[] = [];
       for (const [workerId, t] of this.tracked) {
-        if (t.slurmId === undefined) continue; // still being submitted
+        if (t.slurmId === undefined || t.ended) continue; // still being submitted, or over
         const j = byWorker.get(workerId);
         if (j) t.seen = true;
         const missing = !j && (t.seen || now - t.submittedAt > (this.o.missingGraceSeconds ?? 30) * 1000);
+        if (t.run && (missing || (j && isEndedState(j.state)))) {
+          // A direct worker's end is its job's: the exit status it left says how it ended.
+          this.endDirect(workerId, t, j?.state ?? 'and left squeue', j?.nodes[0] ?? '');
+          continue;
+        }
+        if (t.run && j && (j.state === 'RUNNING' || j.state === 'COMPLETING')) {
+          const run = t.run;
+          reads.push(run.start(j.nodes[0] ?? '').then(() => (run.done ? undefined : run.readOutput())));
+        }
         if (missing || (j && isEndedState(j.state))) {
           this.tracked.delete(workerId);
           const how = j
@@ -334,6 +478,7 @@ export class SlurmFactory implements Factory {
           );
         }
       }
+      await Promise.all(reads.map((r) => r.catch(() => {})));
     } finally {
       this.polling = false;
     }
@@ -343,9 +488,4 @@ export class SlurmFactory implements Factory {
 /** When a running Slurm job's time limit ends (null: it has none). */
 function endOf(j: SlurmJob): number | null {
   return j.timeLeftSeconds === null ? null : Date.now() + j.timeLeftSeconds * 1000;
-}
-
-/** `s` as one word for /bin/sh. */
-export function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }

@@ -1,5 +1,5 @@
 import type { ProjectTokenAccess } from '../../domain/project-token-access.js';
-import { tokenId, type TokenView } from '../../domain/tokens.js';
+import { hashToken, tokenId, type TokenView } from '../../domain/tokens.js';
 import type { User } from '../../domain/user.js';
 import type { Db } from '../store.js';
 import { iso, isoOrNull } from './time.js';
@@ -30,6 +30,20 @@ export async function insertToken(db: Db, t: TokenRecord, now: number): Promise<
       access: t.access ?? null,
     })
     .execute();
+}
+
+/**
+ * Keeps `token` (newToken('job')) as job `jobId`'s: an agent's, and the job's own BERTH_TOKEN. Only
+ * its hash is kept; it never expires by itself and is deleted when the job ends.
+ */
+export function insertJobToken(
+  db: Db,
+  token: string,
+  jobId: number,
+  label: string,
+  now: number,
+): Promise<void> {
+  return insertToken(db, { hash: hashToken(token), userId: null, jobId, label, expiresAt: null }, now);
 }
 
 export interface FoundToken {

@@ -1,0 +1,366 @@
+/**
+ * A direct worker of the slurm factory (`sharedDir` set): its Slurm batch script runs the job's
+ * command itself, with no `berth agent` and no Node.js on the node, so that one Slurm job per
+ * berth job costs about what a plain `sbatch` does. The server plays the agent's part, in its own
+ * process, through the controller's AgentPort: it starts the job when squeue says the Slurm job
+ * runs, reads the job's output from a directory every node shares with the server (Slurm writes
+ * it there), stops the job on cancel or timeout with scancel, and reports how it ended from the
+ * exit status the script leaves beside the output. This is how Slurm executors of workflow
+ * systems work (a shared filesystem, squeue, an exit-code file).
+ *
+ * Files, in `<sharedDir>` (the server's user's; NAME is the worker's Slurm job name):
+ *   NAME/         the job's working directory (BERTH_WORKDIR), mode 0700
+ *   NAME.env      the job's variables (its token, its resources' metadata: mode 0600), sourced
+ *   NAME.out      its stdout and stderr, written by Slurm (--output)
+ *   NAME.logged   how much of NAME.out the server has appended to the job's log: after a
+ *                 restart, the server that adopts the worker goes on from there
+ *   NAME.exit     its exit status, written by the script once the command has ended
+ * All side by side, so that one watch of sharedDir sees every job end at once where the
+ * filesystem reports changes (a local one; NFS does not, and squeue's poll finds the end).
+ */
+import { constants as osConstants } from 'node:os';
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmdirSync,
+  unlinkSync,
+  watch,
+  writeFileSync,
+  type FSWatcher,
+} from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FinishRequest, StartResponse } from '../../agent/protocol.js';
+import { resourceVariable } from '../../agent/run-job.js';
+import type { AgentPort } from '../factory.js';
+
+/** A shell word for /bin/sh: unchanged when safe, else single-quoted. */
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The most output one read takes into the job's log (the rest comes in the next read). */
+const READ_CHUNK = 1024 * 1024;
+
+export interface DirectPaths {
+  /** The job's working directory. */
+  work: string;
+  env: string;
+  out: string;
+  exit: string;
+  logged: string;
+}
+
+export function directPaths(sharedDir: string, name: string): DirectPaths {
+  const base = join(sharedDir, name);
+  return {
+    work: base,
+    env: `${base}.env`,
+    out: `${base}.out`,
+    exit: `${base}.exit`,
+    logged: `${base}.logged`,
+  };
+}
+
+/** Where the job reaches the server, and with what. */
+export interface DirectContext {
+  url: string;
+  token: string;
+  workerId: number;
+}
+
+/** The job's variables, as the agent would give them (agent/run-job.ts), but BERTH_HOSTS. */
+export function directEnv(
+  spec: StartResponse,
+  paths: DirectPaths,
+  ctx: DirectContext,
+): Record<string, string> {
+  const env: Record<string, string> = { ...spec.env };
+  for (const [type, metadata] of Object.entries(spec.resources))
+    for (const [field, value] of Object.entries(metadata)) env[resourceVariable(type, field)] = value;
+  return {
+    ...env,
+    BERTH_WORKER_ID: String(ctx.workerId),
+    BERTH_URL: ctx.url,
+    BERTH_TOKEN: ctx.token,
+    BERTH_JOB_ID: String(spec.jobId),
+    BERTH_PROJECT: spec.project,
+    BERTH_WORKDIR: paths.work,
+    BERTH_RANK: '0',
+    BERTH_WORLD_SIZE: '1',
+  };
+}
+
+/** `export NAME='value'` lines for /bin/sh; names a shell cannot take are left out. */
+export function envFile(env: Record<string, string>): string {
+  return Object.entries(env)
+    .filter(([name, value]) => SHELL_NAME.test(name) && !value.includes('\0'))
+    .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
+    .join('');
+}
+
+/** The batch script: the job's command, in its directory, its exit status left in `exit`. */
+export function directScript(spec: StartResponse, paths: DirectPaths): string {
+  const q = shellQuote;
+  return [
+    '#!/bin/sh',
+    `# berth job ${spec.jobId}, run without an agent: the server reads its output and exit status here.`,
+    `. ${q(paths.env)} || { echo "berth: cannot read the job's variables" >&2; exit 125; }`,
+    `cd ${q(paths.work)} || exit 125`,
+    'export BERTH_HOSTS="${SLURMD_NODENAME:-$(hostname)}"',
+    `${spec.command.map(q).join(' ')} </dev/null`,
+    'rc=$?',
+    `echo "$rc" > ${q(paths.exit)}`,
+    'exit "$rc"',
+    '',
+  ].join('\n');
+}
+
+/*
+ * The files are small and few per job: they are read and written with the synchronous calls,
+ * which cost microseconds each, rather than through the promise API, whose hand-off to libuv's
+ * thread pool cost the server about a millisecond per call under load (PERFORMANCE.md, "Slurm").
+ */
+
+/** Removes what the worker left in sharedDir. */
+export async function removeDirect(paths: DirectPaths): Promise<void> {
+  const code = (f: () => void) => {
+    try {
+      f();
+      return undefined;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code;
+    }
+  };
+  for (const file of [paths.env, paths.out, paths.exit, paths.logged]) code(() => unlinkSync(file));
+  const left = code(() => rmdirSync(paths.work));
+  // What a job left is removed whole (in the thread pool: it may be a large tree).
+  if (left === 'ENOTEMPTY' || left === 'EEXIST') await rm(paths.work, { recursive: true, force: true });
+}
+
+/** Makes the worker's working directory and its variables' file (mode 0700 / 0600: they hold the job's token). */
+export function prepareDirect(paths: DirectPaths, env: Record<string, string>): void {
+  mkdirSync(paths.work, { mode: 0o700 });
+  writeFileSync(paths.env, envFile(env), { mode: 0o600 });
+}
+
+/**
+ * Calls `ended(name)` as a worker's `<name>.exit` is written: at once where the filesystem reports
+ * changes; undefined where it cannot be watched (squeue's poll then finds every end). NFS reports
+ * nothing written on other machines: there too the poll finds them.
+ */
+export function watchExits(sharedDir: string, ended: (name: string) => void): FSWatcher | undefined {
+  try {
+    const watcher = watch(sharedDir, { persistent: false }, (_event, file) => {
+      if (typeof file === 'string' && file.endsWith('.exit')) ended(file.slice(0, -'.exit'.length));
+    });
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The exit status the script left; undefined if it left none (killed, or never ran the command)
+ * or has not finished writing it (a whole line).
+ */
+export function readExit(paths: DirectPaths): number | undefined {
+  try {
+    const text = readFileSync(paths.exit, 'utf8');
+    const n = Number(text.trim());
+    return text.endsWith('\n') && Number.isInteger(n) && n >= 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How a command that left exit status `rc` ended, as an agent reports it (sh: 128 + N is signal N). */
+export function exitedWith(rc: number): FinishRequest {
+  const signal =
+    rc > 128 ? Object.entries(osConstants.signals).find(([, n]) => n === rc - 128)?.[0] : undefined;
+  return { outcome: 'exited', exitCode: rc, signal: signal ?? null };
+}
+
+/** Why the server stops a direct run. */
+export type DirectStop = { outcome: 'cancelled' | 'timeout'; message: string };
+
+export interface DirectRunOptions {
+  workerId: number;
+  jobId: number;
+  paths: DirectPaths;
+  agent: AgentPort;
+  /** Stops the Slurm job: SIGTERM, then SIGKILL after `graceSeconds` (slurm-factory.ts). */
+  stop: (graceSeconds: number) => void;
+  /** The run failed in a way no outcome describes (its worker is then lost). */
+  lost: (message: string) => void;
+  /** Taken over from a previous server: its output is read on from where that one left it. */
+  adopted?: boolean;
+}
+
+/**
+ * One direct worker's run, as the server sees it: started when Slurm runs it, output read at each
+ * poll, ended when Slurm says so.
+ */
+export class DirectRun {
+  private spec: StartResponse | undefined;
+  private starting: Promise<void> | undefined;
+  private stopping: DirectStop | undefined;
+  private ended = false;
+  private timer: NodeJS.Timeout | undefined;
+  private offset: number;
+  private reading: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: DirectRunOptions) {
+    this.offset = o.adopted ? readOffset(o.paths) : 0;
+  }
+
+  get done(): boolean {
+    return this.ended;
+  }
+
+  /** Slurm runs it (on `host`): the job starts; its heartbeats and timeout run from now. */
+  start(host: string): Promise<void> {
+    return (this.starting ??= this.begin(host));
+  }
+
+  private async begin(host: string): Promise<void> {
+    try {
+      const spec = await this.o.agent.agentStart(this.o.jobId, { rank: 0, host });
+      if (!spec) throw new Error('the server gave no start');
+      this.spec = spec;
+    } catch (e) {
+      // Being stopped before it started: its Slurm job goes; its end reports nothing.
+      this.ended = true;
+      this.o.stop(0);
+      this.o.lost(`its job could not start: ${e instanceof Error ? e.message : String(e)}`);
+      return;
+    }
+    if (this.spec.timeoutSeconds !== null) {
+      const seconds = this.spec.timeoutSeconds;
+      this.timer = setTimeout(
+        () => this.halt({ outcome: 'timeout', message: `timed out after ${seconds}s` }),
+        seconds * 1000,
+      );
+      this.timer.unref();
+    }
+    void this.beat();
+  }
+
+  /** Heartbeats (in-process long polls): they keep the job alive and say when it must stop. */
+  private async beat(): Promise<void> {
+    const spec = this.spec!;
+    const waitMs = (spec.heartbeatSeconds * 1000) / 3;
+    while (!this.ended) {
+      try {
+        const r = await this.o.agent.agentHeartbeat(spec.jobId, waitMs);
+        if (r.cancel && !this.ended) this.halt({ outcome: 'cancelled', message: r.reason ?? 'cancelled' });
+        if (r.cancel) return;
+      } catch {
+        return; // the job is no longer the worker's: its end is the controller's to decide
+      }
+    }
+  }
+
+  private halt(why: DirectStop): void {
+    if (this.stopping || this.ended) return;
+    this.stopping = why;
+    this.o.stop(this.spec?.graceSeconds ?? 0);
+  }
+
+  /**
+   * Appends what the job wrote since the last read to its log, and notes how far it has read
+   * (`logged`) for a server that takes the worker over — not once the run has ended. One read at
+   * a time: a poll's and the end's would otherwise both append what lies past the same offset.
+   */
+  readOutput(ended = false): Promise<void> {
+    const read = this.reading.then(() => this.readMore(ended));
+    this.reading = read.catch(() => {});
+    return read;
+  }
+
+  private async readMore(ended: boolean): Promise<void> {
+    let fd: number;
+    try {
+      fd = openSync(this.o.paths.out, 'r');
+    } catch {
+      return; // not written yet
+    }
+    try {
+      for (;;) {
+        const size = Math.min(fstatSync(fd).size - this.offset, READ_CHUNK);
+        if (size <= 0) return;
+        const buf = Buffer.allocUnsafe(size);
+        const n = readSync(fd, buf, 0, size, this.offset);
+        if (n === 0) return;
+        // Whole characters only: a UTF-8 sequence cut by the read waits for the next one.
+        const end = n < READ_CHUNK ? n : wholeUtf8(buf, n);
+        await this.o.agent.agentLogs(this.o.jobId, buf.toString('utf8', 0, end));
+        this.offset += end;
+        if (!ended) writeFileSync(this.o.paths.logged, String(this.offset));
+        if (n < READ_CHUNK) return;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Slurm says its job ended (`state`): the rest of the output, then how the run ended. */
+  async end(state: string, host: string): Promise<void> {
+    if (this.ended) return;
+    // Ended before a poll saw it run: it ran all the same.
+    await this.start(host);
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.timer);
+    try {
+      await this.readOutput(true);
+    } catch {
+      // Output that cannot be read is lost; the outcome must still be reported.
+    }
+    const rc = readExit(this.o.paths);
+    let result: FinishRequest;
+    if (this.stopping)
+      result = {
+        ...(rc === undefined ? { exitCode: 143, signal: 'SIGTERM' } : exitedWith(rc)),
+        ...this.stopping,
+      };
+    else if (rc !== undefined) result = exitedWith(rc);
+    else return this.o.lost(`its Slurm job ended ${state} without the command's exit status`);
+    try {
+      await this.o.agent.agentFinish(this.o.jobId, result);
+    } catch (e) {
+      this.o.lost(`its end could not be reported: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** The worker is destroyed: nothing more is reported. */
+  close(): void {
+    this.ended = true;
+    clearTimeout(this.timer);
+  }
+}
+
+function readOffset(paths: DirectPaths): number {
+  try {
+    const n = Number(readFileSync(paths.logged, 'utf8'));
+    return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** How many of the first `n` bytes end on a whole UTF-8 character. */
+function wholeUtf8(buf: Buffer, n: number): number {
+  let i = n - 1;
+  // Step back over continuation bytes to the last sequence's lead byte.
+  while (i > 0 && n - i < 4 && (buf[i]! & 0xc0) === 0x80) i--;
+  const lead = buf[i]!;
+  const len = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return i + len <= n ? n : i;
+}
