@@ -261,6 +261,23 @@ describe('direct workers on Slurm', { skip: slurmSkip() }, () => {
     );
   });
 
+  it('records a worker destroyed only once Slurm has ended its job, though its exit file comes first', async () => {
+    // The script writes the exit file a moment before it ends and Slurm completes its job. That
+    // moment is stretched here: the command writes the exit file itself, then goes on for 2 s.
+    const job = await submit(ctx.server.api, ctx.server.adminToken, 'default', {
+      command: ['sh', '-c', 'echo 0 > "$BERTH_WORKDIR.exit"; sleep 2'],
+    });
+    const workerId = await waitFor('its worker to be destroyed', async () => {
+      const worker = (await getJob(ctx.server.api, ctx.server.adminToken, job.id)).worker;
+      return worker?.state === 'destroyed' ? worker.id : undefined;
+    });
+    const live = (await slurm.jobs({ namePrefix: 'berth-' })).filter(
+      (j) => j.name.endsWith(`-w${workerId}`) && !isEndedState(j.state),
+    );
+    assert.deepEqual(live, [], `worker ${workerId} is destroyed`);
+    assert.equal((await getJob(ctx.server.api, ctx.server.adminToken, job.id)).state, 'succeeded');
+  });
+
   it('stops a job at its timeout', async () => {
     const id = submitted(ok(await ctx.admin(['submit', '--timeout', '2s', '--', 'sleep', '300'])));
     const done = await waitDone(ctx.server.api, ctx.server.adminToken, id, 60_000);

@@ -1,5 +1,6 @@
 /**
- * Waits for Slurm jobs to end, as a destroy does after its scancel: one squeue call every 200 ms
+ * Waits for Slurm jobs to end, as a destroy does after its scancel (or after a direct worker's
+ * exit file, while Slurm ends its job): one squeue call every 200 ms
  * for all of the jobs being waited for, however many destroys wait (never one call per job).
  */
 import { setTimeout as delay } from 'node:timers/promises';
@@ -65,7 +66,7 @@ export class EndedWatch {
         if (due.length === 0) continue;
         entry.waiters = entry.waiters.filter((w) => now <= w.deadline);
         if (entry.waiters.length === 0) this.ending.delete(id);
-        const err = new Error(`Slurm job ${id} (${entry.state}) did not end after scancel`);
+        const err = new Error(`Slurm job ${id} (${entry.state}) did not end`);
         for (const w of due) w.fail(err);
       }
       await delay(ENDED_POLL_MS);

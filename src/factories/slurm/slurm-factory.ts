@@ -93,8 +93,10 @@ interface Tracked {
   slurmId: string | undefined;
   /** A direct worker's run (sharedDir): the server plays its agent. */
   run?: DirectRun;
-  /** Slurm said its job ended: destroying it needs no scancel. */
+  /** Its run ended: its exit file was written, or Slurm said its job ended. It needs no scancel. */
   ended?: boolean;
+  /** Slurm said its job ended: nothing of it runs. (An exit file comes a moment before.) */
+  slurmEnded?: boolean;
   submittedAt: number;
   seen: boolean;
   /** The pending reason last reported (null: not pending). */
@@ -147,14 +149,18 @@ export class SlurmFactory implements Factory {
         const t = workerId === undefined ? undefined : this.tracked.get(workerId);
         if (workerId === undefined || !t?.run || t.ended || t.slurmId === undefined) return;
         if (readExit(directPaths(sharedDir, t.name)) === undefined) return; // not all written yet
-        this.endDirect(workerId, t, 'COMPLETED', '');
+        this.endDirect(workerId, t, 'COMPLETED', '', false);
       });
     }
   }
 
-  /** A direct worker's Slurm job ended (`state`, on `host`): its run reports how. */
-  private endDirect(workerId: number, t: Tracked, state: string, host: string): void {
+  /**
+   * A direct worker's run ended (`state`, on `host`): its run reports how. `bySlurm`: squeue said
+   * so; else its exit file was seen, and Slurm is still ending its job.
+   */
+  private endDirect(workerId: number, t: Tracked, state: string, host: string, bySlurm: boolean): void {
     t.ended = true;
+    t.slurmEnded = bySlurm;
     void t.run!.end(state, host).catch((e: unknown) => {
       this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId} could not be followed: ${String(e)}`);
     });
@@ -370,8 +376,11 @@ export class SlurmFactory implements Factory {
     t?.run?.close();
     const name = typeof handle?.slurmJobName === 'string' ? handle.slurmJobName : this.jobName(workerId);
     const direct = this.o.sharedDir !== undefined ? directPaths(this.o.sharedDir, name) : undefined;
-    // A direct worker whose Slurm job was seen ended: nothing to cancel.
+    // A direct worker whose run has ended needs no scancel; destroyed still means its processes
+    // are gone, so one whose exit file came first waits for Slurm to end its job (the script's
+    // last line, then Slurm stops what the job left running).
     if (!t?.ended) await this.cancelAndWait(workerId, handle, t);
+    else if (!t.slurmEnded && t.slurmId !== undefined) await this.ended.until(t.slurmId);
     if (direct) await removeDirect(direct);
   }
 
@@ -453,7 +462,7 @@ export class SlurmFactory implements Factory {
         const missing = !j && (t.seen || now - t.submittedAt > (this.o.missingGraceSeconds ?? 30) * 1000);
         if (t.run && (missing || (j && isEndedState(j.state)))) {
           // A direct worker's end is its job's: the exit status it left says how it ended.
-          this.endDirect(workerId, t, j?.state ?? 'and left squeue', j?.nodes[0] ?? '');
+          this.endDirect(workerId, t, j?.state ?? 'and left squeue', j?.nodes[0] ?? '', true);
           continue;
         }
         if (t.run && j && (j.state === 'RUNNING' || j.state === 'COMPLETING')) {
