@@ -24,6 +24,15 @@ export function processCpuSeconds(pid: number): number {
   return ticks / 100; // USER_HZ is 100 on Linux
 }
 
+/** The whole machine's CPU time from /proc/stat: busy and in all, in seconds of one CPU. */
+export function machineCpuSeconds(): { busy: number; all: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const all = ticks.reduce((a, b) => a + b, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0); // idle, iowait
+  return { busy: (all - idle) / 100, all: all / 100 };
+}
+
 export type BenchStore = 'sqlite' | 'postgres';
 
 const ROOT = join(import.meta.dirname, '..');

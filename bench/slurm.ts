@@ -25,7 +25,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { isEndedState, SlurmCli } from '../src/factories/slurm/slurm-cli.js';
 import { startSlurm } from '../test/helpers/slurm.js';
-import { fmt, get, pool, post, startBenchServer, type BenchServer } from './lib.js';
+import { fmt, get, machineCpuSeconds, pool, post, startBenchServer, type BenchServer } from './lib.js';
 
 const run = promisify(execFile);
 const DIST_MAIN = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
@@ -45,6 +45,8 @@ export interface SlurmBenchRound {
   pilotWarmSeconds: number;
   /** The server's CPU seconds in the warm batch. */
   pilotWarmServerCpu: number;
+  /** How busy the machine's CPUs were in the warm batch (0–1). */
+  pilotWarmBusy: number;
 }
 
 export interface SlurmBenchResult {
@@ -86,11 +88,14 @@ function agentCommand(): string[] {
 interface BerthRun {
   seconds: number;
   serverCpu: number;
+  /** How busy the whole machine was meanwhile (0–1: its CPUs' busy share). */
+  machineBusy: number;
 }
 
 /** Submits `n` no-op jobs to a running bench server and waits until the queue is empty. */
 async function runBatch(s: BenchServer, n: number): Promise<BerthRun> {
   const cpu0 = s.cpuSeconds();
+  const machine0 = machineCpuSeconds();
   const t0 = performance.now();
   // A timeout, so that pilots may take them (a job without one needs a fresh worker).
   await pool(n, 16, () =>
@@ -105,7 +110,12 @@ async function runBatch(s: BenchServer, n: number): Promise<BerthRun> {
   const failed = await get<unknown[]>(s.api, s.token, '/projects/bench/jobs?state=failed&limit=5');
   if (Array.isArray(failed) && failed.length > 0)
     throw new Error(`jobs failed in the benchmark: ${JSON.stringify(failed).slice(0, 500)}`);
-  return { seconds, serverCpu: s.cpuSeconds() - cpu0 };
+  const machine = machineCpuSeconds();
+  return {
+    seconds,
+    serverCpu: s.cpuSeconds() - cpu0,
+    machineBusy: (machine.busy - machine0.busy) / (machine.all - machine0.all),
+  };
 }
 
 /**
@@ -163,11 +173,12 @@ export async function runSlurmBench(
       pilotColdSeconds: cold!.seconds,
       pilotWarmSeconds: warm!.seconds,
       pilotWarmServerCpu: warm!.serverCpu,
+      pilotWarmBusy: warm!.machineBusy,
     };
     out.push(x);
     console.error(
       `  round ${r + 1}: plain ${fmt(plainSeconds, 2)} s, node ${fmt(nodeSeconds, 2)} s, one ${fmt(x.oneSeconds, 2)} s, direct ${fmt(x.directSeconds, 2)} s, ` +
-        `pilots ${fmt(x.pilotColdSeconds, 2)} s cold, ${fmt(x.pilotWarmSeconds, 2)} s warm (server ${fmt(x.pilotWarmServerCpu, 2)} cpu·s)`,
+        `pilots ${fmt(x.pilotColdSeconds, 2)} s cold, ${fmt(x.pilotWarmSeconds, 2)} s warm (server ${fmt(x.pilotWarmServerCpu, 2)} cpu·s, machine ${fmt(x.pilotWarmBusy * 100)} % busy)`,
     );
   }
   return { jobs: n, slots: SLOTS, rounds: out };
@@ -197,7 +208,7 @@ export function printSlurmBench(r: SlurmBenchResult): void {
       `${time(x.oneSeconds)} (${fmt(x.oneSeconds / x.nodeSeconds, 2)}× node)`,
       time(x.directSeconds),
       throughput(x.pilotColdSeconds),
-      `${throughput(x.pilotWarmSeconds)} (${rate(x.pilotWarmSeconds)}; server ${fmt((x.pilotWarmServerCpu * 1000) / r.jobs, 2)} ms CPU per job)`,
+      `${throughput(x.pilotWarmSeconds)} (${rate(x.pilotWarmSeconds)}; server ${fmt((x.pilotWarmServerCpu * 1000) / r.jobs, 2)} ms CPU per job; machine ${fmt(x.pilotWarmBusy * 100)} % busy)`,
     ]);
   });
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));

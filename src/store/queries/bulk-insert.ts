@@ -6,17 +6,13 @@
  */
 import { CompiledQuery } from 'kysely';
 import type { Db, Dialect } from '../store.js';
+import { placeholder, quoted, statementText } from './statement-text.js';
 
 /**
  * Rows per statement at most: few sizes, so few statements to keep here and in SQLite's cache of
  * prepared statements (store/sqlite.ts); an allocation of a month (720 hourly rows) takes 12.
  */
 const ROWS_PER_INSERT = 64;
-
-export const quoted = (name: string): string => `"${name}"`;
-
-/** Each table is written with one column list and one conflict clause: the key leaves them out. */
-const statements = new Map<string, string>();
 
 /** An `INSERT` of `rows` rows into `table` in the dialect's placeholders, with `conflict` after it. */
 export function insertSql(
@@ -26,15 +22,12 @@ export function insertSql(
   rows: number,
   conflict = '',
 ): string {
-  const key = `${dialect} ${table} ${rows}`;
-  let text = statements.get(key);
-  if (text === undefined) {
+  // Each table is written with one column list and one conflict clause: the key leaves them out.
+  return statementText(`${dialect} insert ${table} ${rows}`, () => {
     let n = 0;
-    const row = () => `(${columns.map(() => (dialect === 'postgres' ? `$${++n}` : '?')).join(', ')})`;
-    text = `INSERT INTO ${quoted(table)} (${columns.map(quoted).join(', ')}) VALUES ${Array.from({ length: rows }, row).join(', ')}${conflict}`;
-    statements.set(key, text);
-  }
-  return text;
+    const row = () => `(${columns.map(() => placeholder(dialect, ++n)).join(', ')})`;
+    return `INSERT INTO ${quoted(table)} (${columns.map(quoted).join(', ')}) VALUES ${Array.from({ length: rows }, row).join(', ')}${conflict}`;
+  });
 }
 
 /** Inserts `rows` (each row's values in `columns` order), ROWS_PER_INSERT per statement. */

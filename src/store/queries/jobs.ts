@@ -3,6 +3,7 @@ import { byPriority, compareJobs, type JobKey, type JobSort } from '../../domain
 import { CompiledQuery, sql, type Updateable } from 'kysely';
 import type { JobRow, JobsTable } from '../schema.js';
 import type { Db, Dialect } from '../store.js';
+import { updateById } from './statement-text.js';
 
 /** The record of row `r`, whose `spec` column (JSON) is `spec`. */
 const withSpec = (r: JobRow, spec: JobSpec): JobRecord => ({
@@ -398,7 +399,7 @@ export async function updateJob(db: Db, id: number, set: JobUpdate): Promise<voi
   if (set.admittedAt !== undefined) row.admitted_at = set.admittedAt;
   if (set.startedAt !== undefined) row.started_at = set.startedAt;
   if (set.finishedAt !== undefined) row.finished_at = set.finishedAt;
-  await db.updateTable('jobs').set(row).where('id', '=', id).execute();
+  await updateById(db, 'jobs', id, row);
 }
 
 const UNFINISHED: JobState[] = ['queued', 'admitted', 'running'];

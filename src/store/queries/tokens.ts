@@ -2,6 +2,8 @@ import type { ProjectTokenAccess } from '../../domain/project-token-access.js';
 import { hashToken, tokenId, type TokenView } from '../../domain/tokens.js';
 import type { User } from '../../domain/user.js';
 import type { Db } from '../store.js';
+import { insertRows } from './bulk-insert.js';
+import { dialectOf, runFixed } from './statement-text.js';
 import { iso, isoOrNull } from './time.js';
 
 export interface TokenRecord {
@@ -16,20 +18,11 @@ export interface TokenRecord {
   access?: ProjectTokenAccess | null;
 }
 
+const TOKEN_COLUMNS = ['hash', 'user_id', 'job_id', 'label', 'created_at', 'expires_at', 'scope', 'access'];
+
 export async function insertToken(db: Db, t: TokenRecord, now: number): Promise<void> {
-  await db
-    .insertInto('api_tokens')
-    .values({
-      hash: t.hash,
-      user_id: t.userId,
-      job_id: t.jobId,
-      label: t.label,
-      created_at: now,
-      expires_at: t.expiresAt,
-      scope: t.scope ?? null,
-      access: t.access ?? null,
-    })
-    .execute();
+  const values = [t.hash, t.userId, t.jobId, t.label, now, t.expiresAt, t.scope ?? null, t.access ?? null];
+  await insertRows(db, dialectOf(db), 'api_tokens', TOKEN_COLUMNS, [values]);
 }
 
 /**
@@ -55,14 +48,29 @@ export interface FoundToken {
   access: ProjectTokenAccess | null;
 }
 
+/** A token's row, with its user's columns (null for a job's token). */
+interface FoundRow {
+  job_id: number | string | null;
+  expires_at: number | string | null;
+  scope: string | null;
+  access: string | null;
+  id: number | null;
+  name: string | null;
+  admin: number | null;
+  created_at: number | string | null;
+}
+
 /** The token's owner: a user (joined) or a job id. */
 export async function findToken(db: Db, hash: string): Promise<FoundToken | undefined> {
-  const row = await db
-    .selectFrom('api_tokens as t')
-    .leftJoin('users as u', 'u.id', 't.user_id')
-    .select(['t.job_id', 't.expires_at', 't.scope', 't.access', 'u.id', 'u.name', 'u.admin', 'u.created_at'])
-    .where('t.hash', '=', hash)
-    .executeTakeFirst();
+  // Every API call looks its token up: a fixed text (statement-text.ts).
+  const [row] = await runFixed<FoundRow>(
+    db,
+    'find token',
+    (p) =>
+      'SELECT t.job_id, t.expires_at, t.scope, t.access, u.id, u.name, u.admin, u.created_at ' +
+      `FROM api_tokens AS t LEFT JOIN users AS u ON u.id = t.user_id WHERE t.hash = ${p(1)}`,
+    [hash],
+  );
   if (!row) return undefined;
   const user =
     row.id === null || row.name === null || row.admin === null || row.created_at === null
@@ -81,7 +89,12 @@ export async function findToken(db: Db, hash: string): Promise<FoundToken | unde
 
 /** Deletes the job's agent token (project tokens die with their resource instance). */
 export async function deleteJobTokens(db: Db, jobId: number): Promise<void> {
-  await db.deleteFrom('api_tokens').where('job_id', '=', jobId).where('scope', 'is', null).execute();
+  await runFixed(
+    db,
+    'delete job tokens',
+    (p) => `DELETE FROM api_tokens WHERE job_id = ${p(1)} AND scope IS NULL`,
+    [jobId],
+  );
 }
 
 /** Deletes the `token` well's tokens of one instance (never a user's, whatever its label). */

@@ -20,7 +20,8 @@ import {
 } from '../../domain/usage.js';
 import type { Database } from '../schema.js';
 import type { Db, Dialect } from '../store.js';
-import { insertRows, quoted } from './bulk-insert.js';
+import { insertRows } from './bulk-insert.js';
+import { quoted } from './statement-text.js';
 
 type Counter =
   | 'allocations'

@@ -7,6 +7,7 @@ import {
 } from '../../domain/worker.js';
 import type { WorkerRow } from '../schema.js';
 import type { Db } from '../store.js';
+import { runFixed, updateById } from './statement-text.js';
 import { iso, isoOrNull } from './time.js';
 
 const toWorkerRecord = (r: WorkerRow): WorkerRecord => ({
@@ -35,20 +36,16 @@ export async function insertWorker(
   w: { jobId: number; factory: string; target: string; registration?: string; members?: number },
   now: number,
 ): Promise<number> {
-  const row = await db
-    .insertInto('workers')
-    .values({
-      job_id: w.jobId,
-      factory: w.factory,
-      target: w.target,
-      registration: w.registration ?? null,
-      unregistered: w.members ?? 1,
-      state: 'creating',
-      created_at: now,
-      updated_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const values = [w.jobId, w.factory, w.target, w.registration ?? null, w.members ?? 1, 'creating', now, now];
+  const [row] = await runFixed<{ id: number | string }>(
+    db,
+    'insert worker',
+    (p) =>
+      'INSERT INTO workers (job_id, factory, target, registration, unregistered, state, created_at, updated_at) ' +
+      `VALUES (${values.map((_, i) => p(i + 1)).join(', ')}) RETURNING id`,
+    values,
+  );
+  if (!row) throw new Error('the worker was not inserted');
   return Number(row.id);
 }
 
@@ -59,16 +56,12 @@ export async function updateWorker(
   now: number,
 ): Promise<void> {
   const { handle, jobId, ...rest } = set;
-  await db
-    .updateTable('workers')
-    .set({
-      ...rest,
-      ...(jobId === undefined ? {} : { job_id: jobId }),
-      ...(handle === undefined ? {} : { handle: handle === null ? null : JSON.stringify(handle) }),
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .execute();
+  await updateById(db, 'workers', id, {
+    ...rest,
+    job_id: jobId,
+    handle: handle === undefined ? undefined : handle === null ? null : JSON.stringify(handle),
+    updated_at: now,
+  });
 }
 
 /**
