@@ -246,7 +246,9 @@ export class Lifecycle implements ProvisioningOutcomes {
     const used = job.retriesUsed;
     const n = used.job + used.infrastructure + 1;
     const delay = retryDelayMs(job.retryPolicy.backoffSeconds, n);
-    const retryAt = o.now() + delay;
+    // The backoff runs from the attempt's end, as its record says (endedAt).
+    const endedAt = o.now();
+    const retryAt = endedAt + delay;
     const which = describeRetry(job.retryPolicy, used, kind);
     const head = `attempt ${job.attempts + 1} failed: ${failure}; ${which}`;
     const reason = retryingReason(head, delay);
@@ -255,6 +257,7 @@ export class Lifecycle implements ProvisioningOutcomes {
       { outcome: 'retried', charged: kind, reason: failure, exitCode },
       { reason, retryAt, [kind === 'job' ? 'retried' : 'infraRetried']: used[kind] + 1 },
       { attempt: job.attempts + 1, exitCode, charged: kind, retryAt: new Date(retryAt).toISOString() },
+      endedAt,
     );
     used[kind]++;
     job.retryAfter = head;
@@ -268,12 +271,14 @@ export class Lifecycle implements ProvisioningOutcomes {
   /**
    * Ends the current attempt of a job that will run again: it goes back to state queued with
    * nothing held, its token revoked, and the attempt kept with where its output ends in the log.
+   * `endedAt`: when it ended (now, unless the caller has timed something from it already).
    */
   private async endAttempt(
     job: TrackedJob,
     a: { outcome: 'requeued' | 'retried'; charged: AttemptCharge; reason: string; exitCode: number | null },
     extra: JobUpdate = {},
     data?: Record<string, unknown>,
+    endedAt?: number,
   ): Promise<void> {
     const { jobs, journal, o } = this.core;
     const revoke = job.mayHoldToken;
@@ -284,7 +289,7 @@ export class Lifecycle implements ProvisioningOutcomes {
     // (agent-desk's jobForAgent, workerLost), and it is not requeued twice (endRun).
     jobs.dropWorker(job);
     const logEnd = await o.logs.mark(job.id);
-    const now = o.now();
+    const now = endedAt ?? o.now();
     const allocation = allocationOf(job, a.outcome, now, workerId);
     // The next attempt is queued from now, or from the end of its backoff.
     const queuedAt = extra.retryAt ?? now;
