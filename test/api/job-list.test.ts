@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { JOB_STATES, type JobState } from '../../src/domain/job.js';
 import { JOB_SORTS, type JobSort } from '../../src/domain/job-order.js';
-import { insertJobs, updateJob } from '../../src/store/queries/jobs.js';
+import { updateJob } from '../../src/store/queries/jobs.js';
+import { seedJob } from '../helpers/db.js';
 import { call, useTestServer } from '../helpers/server.js';
 import { assertError } from './fixtures.js';
 
@@ -81,35 +82,16 @@ describe('paging', () => {
   const rows: Row[] = [];
   before(async () => {
     // Rows straight into the store: many jobs, few priorities (so, many ties), every state.
-    const { db, dialect } = server().server.context.store;
+    const store = server().server.context.store;
+    const { db } = store;
     const priorities = [0, 0, 0, 5, -3, 10, 0, 5];
     for (let i = 0; i < 120; i++) {
-      const [row] = await insertJobs(
-        db,
-        dialect,
-        [
-          {
-            project: PROJECT,
-            name: `j${i}`,
-            clusterQueue: 'held',
-            target: 'local',
-            priority: priorities[i % priorities.length]!,
-            spec: {
-              command: ['true'],
-              env: {},
-              timeoutSeconds: null,
-              requests: {},
-              resources: [],
-              dependsOn: [],
-            },
-            idempotencyKey: null,
-            createdBy: 'admin',
-            reason: 'seeded',
-          },
-        ],
-        Date.now(),
-      );
-      assert.ok(row, 'inserted');
+      const row = await seedJob(store, {
+        project: PROJECT,
+        name: `j${i}`,
+        clusterQueue: 'held',
+        priority: priorities[i % priorities.length]!,
+      });
       const state = JOB_STATES[(i * 7) % JOB_STATES.length]!;
       if (state !== 'queued') await updateJob(db, Number(row.id), { state });
       rows.push({ id: Number(row.id), priority: row.priority, state });

@@ -1,13 +1,50 @@
 /**
  * Reaching into a test server's store, on either store: its own Kysely handle, its table names,
- * and a trigger that makes certain inserts fail (to see a change rolled back with its event).
+ * job rows written straight in, and a trigger that makes certain inserts fail (to see a change rolled back with its event).
  */
 import { sql } from 'kysely';
+import type { JobRecord } from '../../src/domain/job.js';
 import type { RunningServer } from '../../src/server/run.js';
+import { insertJobs, type NewJob } from '../../src/store/queries/jobs.js';
 import type { Store } from '../../src/store/store.js';
 
 export const storeOf = (server: { server: RunningServer } | RunningServer): Store =>
   ('server' in server ? server.server : server).context.store;
+
+/**
+ * Writes a job row straight into the store (`true`, no requests; `fields` override), bypassing
+ * submission: the server's controller does not know it and leaves it alone.
+ */
+export async function seedJob(store: Store, fields: Partial<NewJob> = {}): Promise<JobRecord> {
+  const [record] = await insertJobs(
+    store.db,
+    store.dialect,
+    [
+      {
+        project: 'default',
+        name: 'seeded',
+        clusterQueue: 'default',
+        target: 'local',
+        priority: 0,
+        spec: {
+          command: ['true'],
+          env: {},
+          timeoutSeconds: null,
+          requests: {},
+          resources: [],
+          dependsOn: [],
+        },
+        idempotencyKey: null,
+        createdBy: 'admin',
+        reason: 'seeded',
+        ...fields,
+      },
+    ],
+    Date.now(),
+  );
+  if (!record) throw new Error('the seeded job was not inserted');
+  return record;
+}
 
 /** The tables of the store (berth's, without the store's own). */
 export async function tableNames(store: Store): Promise<string[]> {

@@ -5,46 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findJob, insertJobs, updateJob } from '../../src/store/queries/jobs.js';
+import { findJob, updateJob } from '../../src/store/queries/jobs.js';
 import { dialectOf } from '../../src/store/queries/statement-text.js';
 import { deleteJobTokens, findToken, insertJobToken } from '../../src/store/queries/tokens.js';
 import { hashToken, newToken } from '../../src/domain/tokens.js';
-import { storeOf } from '../helpers/db.js';
+import { seedJob, storeOf } from '../helpers/db.js';
 import { useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
 
 /** A job row the server's controller does not know (written here, not submitted): left alone. */
-async function aJob(): Promise<number> {
-  const { db, dialect } = storeOf(server());
-  const spec = {
-    command: ['true'],
-    env: {},
-    timeoutSeconds: null,
-    requests: {},
-    resources: [],
-    dependsOn: [],
-  };
-  const [record] = await insertJobs(
-    db,
-    dialect,
-    [
-      {
-        project: 'default',
-        name: 'statement-text',
-        clusterQueue: 'default',
-        target: 'local',
-        priority: 0,
-        spec,
-        idempotencyKey: null,
-        createdBy: 'admin',
-        reason: 'written by the test',
-      },
-    ],
-    Date.now(),
-  );
-  return record!.id;
-}
+const aJob = async (): Promise<number> => (await seedJob(storeOf(server()))).id;
 
 describe('statements written as text once', () => {
   it("reads the handle's dialect, in a transaction too", async () => {
