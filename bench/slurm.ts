@@ -39,6 +39,8 @@ export interface SlurmBenchRound {
   oneSeconds: number;
   /** One Slurm job per berth job, direct workers (sharedDir): no agent, the script runs the job. */
   directSeconds: number;
+  /** The server's CPU seconds in the direct run. */
+  directServerCpu: number;
   /** Pilots started by this batch. */
   pilotColdSeconds: number;
   /** The next batch, on the same pilots, idle by then. */
@@ -170,6 +172,7 @@ export async function runSlurmBench(
       nodeSeconds,
       oneSeconds: one.seconds,
       directSeconds: direct!.seconds,
+      directServerCpu: direct!.serverCpu,
       pilotColdSeconds: cold!.seconds,
       pilotWarmSeconds: warm!.seconds,
       pilotWarmServerCpu: warm!.serverCpu,
@@ -177,7 +180,7 @@ export async function runSlurmBench(
     };
     out.push(x);
     console.error(
-      `  round ${r + 1}: plain ${fmt(plainSeconds, 2)} s, node ${fmt(nodeSeconds, 2)} s, one ${fmt(x.oneSeconds, 2)} s, direct ${fmt(x.directSeconds, 2)} s, ` +
+      `  round ${r + 1}: plain ${fmt(plainSeconds, 2)} s, node ${fmt(nodeSeconds, 2)} s, one ${fmt(x.oneSeconds, 2)} s, direct ${fmt(x.directSeconds, 2)} s (server ${fmt(x.directServerCpu, 2)} cpu·s), ` +
         `pilots ${fmt(x.pilotColdSeconds, 2)} s cold, ${fmt(x.pilotWarmSeconds, 2)} s warm (server ${fmt(x.pilotWarmServerCpu, 2)} cpu·s, machine ${fmt(x.pilotWarmBusy * 100)} % busy)`,
     );
   }
@@ -206,7 +209,7 @@ export function printSlurmBench(r: SlurmBenchResult): void {
       `${fmt(x.plainSeconds, 2)} s ${rate(x.plainSeconds)}`,
       `${fmt(x.nodeSeconds, 2)} s ${rate(x.nodeSeconds)}`,
       `${time(x.oneSeconds)} (${fmt(x.oneSeconds / x.nodeSeconds, 2)}× node)`,
-      time(x.directSeconds),
+      `${time(x.directSeconds)} (server ${fmt((x.directServerCpu * 1000) / r.jobs, 2)} ms CPU per job)`,
       throughput(x.pilotColdSeconds),
       `${throughput(x.pilotWarmSeconds)} (${rate(x.pilotWarmSeconds)}; server ${fmt((x.pilotWarmServerCpu * 1000) / r.jobs, 2)} ms CPU per job; machine ${fmt(x.pilotWarmBusy * 100)} % busy)`,
     ]);

@@ -6,7 +6,8 @@
  * worker over and goes on from the output it had already logged.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -74,15 +75,42 @@ describe('direct workers, the pure parts', () => {
     );
   });
 
-  it('runs the command quoted, in its directory, and leaves its exit status', () => {
-    const script = directScript(spec, paths);
+  it('runs the command quoted, with its variables, in a directory of its own, and leaves its exit status', () => {
+    const script = directScript(spec, paths, { BERTH_TOKEN: 'secret', A: "it's" });
     assert.match(script, /^#!\/bin\/sh\n/);
-    assert.match(script, /\n\. \/shared\/berth\/berth-x-hpc-w7\.env \|\|/);
-    assert.match(script, /\ncd \/shared\/berth\/berth-x-hpc-w7 \|\| exit 125\n/);
+    assert.match(script, /\nexport BERTH_TOKEN=secret\nexport A='it'\\''s'\n/);
+    assert.match(script, /\ncd \/shared\/berth\/berth-x-hpc-w7 \|\| \{[^\n]*exit 125; \}\n/);
     assert.match(
       script,
       /\nsh -c 'echo "\$1"' 'a b' <\/dev\/null\nrc=\$\?\necho "\$rc" > \/shared\/berth\/berth-x-hpc-w7\.exit\n/,
     );
+  });
+
+  it('runs the command with its variables in its working directory, and not without one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-direct-'));
+    try {
+      const p = directPaths(dir, 'w');
+      const run = (command: string[]) =>
+        spawnSync('sh', ['-s'], {
+          input: directScript({ ...spec, command }, p, { GREETING: "it's $HOME" }),
+          encoding: 'utf8',
+        });
+      mkdirSync(p.work);
+      const first = run(['sh', '-c', 'echo "$GREETING in $(pwd)"; exit 3']);
+      assert.equal(first.stdout, `it's $HOME in ${p.work}\n`);
+      assert.equal(first.status, 3);
+      assert.equal(readExit(p), 3);
+      // Its directory gone (removed by hand, say): the command does not run anywhere else.
+      rmSync(p.exit);
+      rmSync(p.work, { recursive: true });
+      const again = run(['sh', '-c', 'echo ran']);
+      assert.equal(again.status, 125);
+      assert.equal(again.stdout, '');
+      assert.match(again.stderr, /berth: the job's working directory is gone/);
+      assert.equal(readExit(p), undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads an exit status only once it is whole; 128 + N is signal N, as sh says', () => {
@@ -237,7 +265,7 @@ describe('direct workers on Slurm', { skip: slurmSkip() }, () => {
     assert.equal(self.status, 401, self.text);
   });
 
-  it("streams a running job's output, keeps its variables' file to the server's user, and cancels it with scancel", async () => {
+  it("streams a running job's output, leaves no file of its variables, and cancels it with scancel", async () => {
     const id = submitted(ok(await ctx.admin(['submit', '--', 'sh', '-c', 'echo first; sleep 300'])));
     await waitFor('the first line while it runs', async () => /^first$/m.test(await logs(id)));
     const job = await getJob(ctx.server.api, ctx.server.adminToken, id);
@@ -245,7 +273,11 @@ describe('direct workers on Slurm', { skip: slurmSkip() }, () => {
     const [dir] = readdirSync(shared).filter((f) => statSync(join(shared, f)).isDirectory());
     assert.ok(dir, 'its working directory');
     assert.equal(statSync(join(shared, dir)).mode & 0o777, 0o700);
-    assert.equal(statSync(join(shared, `${dir}.env`)).mode & 0o777, 0o600);
+    // Its token is in the script Slurm keeps, not in a file of the shared directory.
+    assert.deepEqual(
+      readdirSync(shared).filter((f) => f !== dir && f !== `${dir}.out` && f !== `${dir}.logged`),
+      [],
+    );
     const slurmId = (await slurm.jobs({ namePrefix: dir })).find((j) => j.name === dir)?.id;
     assert.ok(slurmId, 'its Slurm job');
     ok(await ctx.admin(['cancel', String(id)]));

@@ -10,29 +10,30 @@
  *
  * Files, in `<sharedDir>` (the server's user's; NAME is the worker's Slurm job name):
  *   NAME/         the job's working directory (BERTH_WORKDIR), mode 0700
- *   NAME.env      the job's variables (its token, its resources' metadata: mode 0600), sourced
  *   NAME.out      its stdout and stderr, written by Slurm (--output)
  *   NAME.logged   how much of NAME.out the server has appended to the job's log: after a
  *                 restart, the server that adopts the worker goes on from there
  *   NAME.exit     its exit status, written by the script once the command has ended
  * All side by side, so that one watch of sharedDir sees every job end at once where the
  * filesystem reports changes (a local one; NFS does not, and squeue's poll finds the end).
+ * The job's variables (its token among them) go in the script itself, which Slurm keeps as
+ * privately as the environment it keeps of every job, rather than in a file beside it: making a
+ * file costs a shared filesystem a round trip to its server, and even a local ext4 here 0.3–0.6 ms
+ * of kernel time (PERFORMANCE.md, "Slurm"). For the same reason the working directory is made in
+ * libuv's thread pool, off the event loop, not by a synchronous call.
  */
 import { constants as osConstants } from 'node:os';
 import {
   closeSync,
   fstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   readSync,
-  rmdirSync,
-  unlinkSync,
   watch,
   writeFileSync,
   type FSWatcher,
 } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FinishRequest, StartResponse } from '../../agent/protocol.js';
 import { resourceVariable } from '../../agent/run-job.js';
@@ -50,6 +51,7 @@ const READ_CHUNK = 1024 * 1024;
 export interface DirectPaths {
   /** The job's working directory. */
   work: string;
+  /** Where earlier servers wrote the job's variables: removed with the rest, if there. */
   env: string;
   out: string;
   exit: string;
@@ -104,14 +106,17 @@ export function envFile(env: Record<string, string>): string {
     .join('');
 }
 
-/** The batch script: the job's command, in its directory, its exit status left in `exit`. */
-export function directScript(spec: StartResponse, paths: DirectPaths): string {
+/**
+ * The batch script: the job's variables (`env`), then its command, run in its directory; its exit
+ * status is left in `exit`.
+ */
+export function directScript(spec: StartResponse, paths: DirectPaths, env: Record<string, string>): string {
   const q = shellQuote;
   return [
     '#!/bin/sh',
     `# berth job ${spec.jobId}, run without an agent: the server reads its output and exit status here.`,
-    `. ${q(paths.env)} || { echo "berth: cannot read the job's variables" >&2; exit 125; }`,
-    `cd ${q(paths.work)} || exit 125`,
+    envFile(env).trimEnd(),
+    `cd ${q(paths.work)} || { echo "berth: the job's working directory is gone" >&2; exit 125; }`,
     'export BERTH_HOSTS="${SLURMD_NODENAME:-$(hostname)}"',
     `${spec.command.map(q).join(' ')} </dev/null`,
     'rc=$?',
@@ -122,31 +127,25 @@ export function directScript(spec: StartResponse, paths: DirectPaths): string {
 }
 
 /*
- * The files are small and few per job: they are read and written with the synchronous calls,
- * which cost microseconds each, rather than through the promise API, whose hand-off to libuv's
- * thread pool cost the server about a millisecond per call under load (PERFORMANCE.md, "Slurm").
+ * A job's output and exit status are small, and read on its way to its end: with the synchronous
+ * calls, which cost microseconds each, rather than through the promise API, whose hand-off to
+ * libuv's thread pool cost the server about a millisecond per call under load (PERFORMANCE.md,
+ * "Slurm"). Removing files is another matter: an unlink or rmdir took the kernel 0.1–1 ms here,
+ * and a shared filesystem a round trip, so it goes to the thread pool, off the event loop; by
+ * then the job has ended and nothing waits for it but the worker's destroy.
  */
 
-/** Removes what the worker left in sharedDir. */
-export async function removeDirect(paths: DirectPaths): Promise<void> {
-  const code = (f: () => void) => {
-    try {
-      f();
-      return undefined;
-    } catch (e) {
-      return (e as NodeJS.ErrnoException).code;
-    }
-  };
-  for (const file of [paths.env, paths.out, paths.exit, paths.logged]) code(() => unlinkSync(file));
-  const left = code(() => rmdirSync(paths.work));
-  // What a job left is removed whole (in the thread pool: it may be a large tree).
-  if (left === 'ENOTEMPTY' || left === 'EEXIST') await rm(paths.work, { recursive: true, force: true });
+/** Makes the worker's working directory (mode 0700: the job's files are the job's). */
+export async function prepareDirect(paths: DirectPaths): Promise<void> {
+  await mkdir(paths.work, { mode: 0o700 });
 }
 
-/** Makes the worker's working directory and its variables' file (mode 0700 / 0600: they hold the job's token). */
-export function prepareDirect(paths: DirectPaths, env: Record<string, string>): void {
-  mkdirSync(paths.work, { mode: 0o700 });
-  writeFileSync(paths.env, envFile(env), { mode: 0o600 });
+/** Removes what the worker left in sharedDir (its working directory whole: it may be a large tree). */
+export async function removeDirect(paths: DirectPaths): Promise<void> {
+  const files = [paths.env, paths.out, paths.exit, paths.logged];
+  await Promise.all(
+    [...files, paths.work].map((path) => rm(path, { recursive: path === paths.work, force: true })),
+  );
 }
 
 /**

@@ -269,8 +269,8 @@ export class SlurmFactory implements Factory {
   }
 
   /**
-   * A direct worker: its working directory and files in sharedDir (the job's variables, output,
-   * exit status), and a batch script that runs the job's command itself.
+   * A direct worker: its working directory in sharedDir, where its output and exit status go too,
+   * and a batch script that holds the job's variables and runs its command itself.
    */
   private async createDirect(req: WorkerRequest, sharedDir: string): Promise<WorkerHandle> {
     if (req.members > 1)
@@ -282,14 +282,9 @@ export class SlurmFactory implements Factory {
     const t = this.track(req.workerId);
     const paths = directPaths(sharedDir, t.name);
     t.run = this.directRun(req.workerId, req.jobId, t, paths);
-    const ctx = { url: req.url, token: req.token, workerId: req.workerId };
-    try {
-      prepareDirect(paths, directEnv(spec, paths, ctx));
-    } catch (e) {
-      await removeDirect(paths);
-      throw e;
-    }
-    await this.submit(req.workerId, t, { script: directScript(spec, paths), output: paths.out }, () =>
+    const env = directEnv(spec, paths, { url: req.url, token: req.token, workerId: req.workerId });
+    await prepareDirect(paths);
+    await this.submit(req.workerId, t, { script: directScript(spec, paths, env), output: paths.out }, () =>
       removeDirect(paths),
     );
     return { slurmJobId: t.slurmId, slurmJobName: t.name, jobId: req.jobId };
