@@ -330,7 +330,7 @@ export class DirectRun {
         ...this.stopping,
       };
     else if (rc !== undefined) result = exitedWith(rc);
-    else return this.o.lost(`its Slurm job ended ${state} without the command's exit status`);
+    else return this.o.lost(`ended ${state} without leaving the command's exit status`);
     try {
       await this.o.agent.agentFinish(this.o.jobId, result);
     } catch (e) {

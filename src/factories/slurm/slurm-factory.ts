@@ -68,7 +68,7 @@ export interface SlurmFactoryOptions {
   workRoot?: string;
   /** How often squeue is asked about every worker (2 s). */
   pollSeconds?: number;
-  /** How long a submitted job may be missing from squeue before its worker is lost (30 s). */
+  /** How long a job may be missing from squeue after its sbatch returned before its worker is lost (30 s). */
   missingGraceSeconds?: number;
   /**
    * A PEM file the agents trust for the server's certificate (`berth agent --ca`), at this path on
@@ -93,11 +93,22 @@ interface Tracked {
   slurmId: string | undefined;
   /** A direct worker's run (sharedDir): the server plays its agent. */
   run?: DirectRun;
-  /** Its run ended: its exit file was written, or Slurm said its job ended. It needs no scancel. */
-  ended?: boolean;
-  /** Slurm said its job ended: nothing of it runs. (An exit file comes a moment before.) */
-  slurmEnded?: boolean;
+  /**
+   * How a direct worker's run ended (undefined: it has not), which says what its destroy must do:
+   * - `exit-file`: its exit file was written; Slurm is ending its job (the script's last line):
+   *   destroy waits for that, no scancel;
+   * - `slurm`: squeue said its job ended, or listed it and then no more: nothing of it runs;
+   * - `unseen`: squeue never listed it within missingGraceSeconds of its sbatch: whatever Slurm
+   *   may still have of it is cancelled.
+   */
+  ended?: 'exit-file' | 'slurm' | 'unseen';
+  /** When its sbatch started: its time limit cannot end earlier than this plus the limit. */
   submittedAt: number;
+  /**
+   * When its Slurm id became known (sbatch returned). A squeue that started earlier may not list
+   * it yet, so such a poll says nothing of it; missingGraceSeconds runs from here.
+   */
+  knownAt: number;
   seen: boolean;
   /** The pending reason last reported (null: not pending). */
   waiting: string | null;
@@ -149,18 +160,23 @@ export class SlurmFactory implements Factory {
         const t = workerId === undefined ? undefined : this.tracked.get(workerId);
         if (workerId === undefined || !t?.run || t.ended || t.slurmId === undefined) return;
         if (readExit(directPaths(sharedDir, t.name)) === undefined) return; // not all written yet
-        this.endDirect(workerId, t, 'COMPLETED', '', false);
+        this.endDirect(workerId, t, 'COMPLETED', '', 'exit-file');
       });
     }
   }
 
   /**
-   * A direct worker's run ended (`state`, on `host`): its run reports how. `bySlurm`: squeue said
-   * so; else its exit file was seen, and Slurm is still ending its job.
+   * A direct worker's run ended (`state`, on `host`): its run reports how; `how` tells its destroy
+   * what is left to do (Tracked.ended).
    */
-  private endDirect(workerId: number, t: Tracked, state: string, host: string, bySlurm: boolean): void {
-    t.ended = true;
-    t.slurmEnded = bySlurm;
+  private endDirect(
+    workerId: number,
+    t: Tracked,
+    state: string,
+    host: string,
+    how: NonNullable<Tracked['ended']>,
+  ): void {
+    t.ended = how;
     void t.run!.end(state, host).catch((e: unknown) => {
       this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId} could not be followed: ${String(e)}`);
     });
@@ -205,6 +221,7 @@ export class SlurmFactory implements Factory {
         name: j.name,
         slurmId: j.id,
         submittedAt: Date.now(),
+        knownAt: 0,
         seen: true,
         waiting: null,
         ...(j.state === 'RUNNING' ? { endsAt: endOf(j) } : {}),
@@ -225,7 +242,7 @@ export class SlurmFactory implements Factory {
       if (typeof slurmId !== 'string' || typeof name !== 'string') continue;
       const paths = directPaths(this.o.sharedDir, name);
       if (readExit(paths) === undefined) continue;
-      const t: Tracked = { name, slurmId, submittedAt: Date.now(), seen: true, waiting: null };
+      const t: Tracked = { name, slurmId, submittedAt: Date.now(), knownAt: 0, seen: true, waiting: null };
       t.run = this.directRun(w.workerId, jobId, t, paths, true);
       this.tracked.set(w.workerId, t);
       adopted.set(w.workerId, { slurmJobId: slurmId, slurmJobName: name, jobId });
@@ -293,7 +310,8 @@ export class SlurmFactory implements Factory {
   /** A worker about to be submitted. */
   private track(workerId: number): Tracked {
     const name = this.jobName(workerId);
-    return { name, slurmId: undefined, submittedAt: Date.now(), seen: false, waiting: null };
+    const now = Date.now();
+    return { name, slurmId: undefined, submittedAt: now, knownAt: now, seen: false, waiting: null };
   }
 
   /**
@@ -309,8 +327,9 @@ export class SlurmFactory implements Factory {
   ): Promise<void> {
     this.tracked.set(workerId, t);
     try {
-      t.slurmId = await this.submits.run(() =>
-        this.cli.submit({
+      t.slurmId = await this.submits.run(() => {
+        t.submittedAt = Date.now();
+        return this.cli.submit({
           name: t.name,
           ...job,
           partition: this.o.partition,
@@ -321,8 +340,9 @@ export class SlurmFactory implements Factory {
           // Of the server's own environment (which may hold secrets) only what a job expects.
           inherit: INHERITED.filter((k) => process.env[k] !== undefined),
           extraArgs: ['--no-requeue', ...this.o.sbatchArgs],
-        }),
-      );
+        });
+      });
+      t.knownAt = Date.now();
     } catch (e) {
       this.tracked.delete(workerId);
       await this.cancelNamed(t.name).catch(() => {});
@@ -347,7 +367,7 @@ export class SlurmFactory implements Factory {
       adopted,
       agent: this.o.agent!,
       stop: (graceSeconds) => void this.stopDirect(t, graceSeconds),
-      lost: (message) => this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId ?? t.name} ${message}`),
+      lost: (message) => this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId ?? t.name}: ${message}`),
     });
   }
 
@@ -359,7 +379,7 @@ export class SlurmFactory implements Factory {
       if (graceSeconds <= 0) return await this.cli.cancel(id);
       await this.cli.cancel(id, { signal: 'TERM', full: true });
       await delay(graceSeconds * 1000);
-      if (!t.ended) await this.cli.cancel(id, { signal: 'KILL', full: true });
+      if (t.ended === undefined) await this.cli.cancel(id, { signal: 'KILL', full: true });
     } catch {
       // Slurm unreachable: the job's own end, or its worker's destruction, stops it.
     }
@@ -374,8 +394,8 @@ export class SlurmFactory implements Factory {
     // A direct worker whose run has ended needs no scancel; destroyed still means its processes
     // are gone, so one whose exit file came first waits for Slurm to end its job (the script's
     // last line, then Slurm stops what the job left running).
-    if (!t?.ended) await this.cancelAndWait(workerId, handle, t);
-    else if (!t.slurmEnded && t.slurmId !== undefined) await this.ended.until(t.slurmId);
+    if (t?.ended === 'exit-file' && t.slurmId !== undefined) await this.ended.until(t.slurmId);
+    else if (t?.ended !== 'slurm') await this.cancelAndWait(workerId, handle, t);
     if (direct) await removeDirect(direct);
   }
 
@@ -438,6 +458,7 @@ export class SlurmFactory implements Factory {
     this.polling = true;
     try {
       let jobs: SlurmJob[];
+      const asked = Date.now();
       try {
         jobs = await this.cli.jobs({ namePrefix: this.prefix });
       } catch {
@@ -448,16 +469,20 @@ export class SlurmFactory implements Factory {
         const w = this.workerOf(j);
         if (w !== undefined) byWorker.set(w, j);
       }
-      const now = Date.now();
+      const grace = (this.o.missingGraceSeconds ?? 30) * 1000;
       const reads: Promise<void>[] = [];
       for (const [workerId, t] of this.tracked) {
-        if (t.slurmId === undefined || t.ended) continue; // still being submitted, or over
+        // Still being submitted, over, or submitted while squeue ran (its answer may not have it).
+        if (t.slurmId === undefined || t.ended || t.knownAt > asked) continue;
         const j = byWorker.get(workerId);
         if (j) t.seen = true;
-        const missing = !j && (t.seen || now - t.submittedAt > (this.o.missingGraceSeconds ?? 30) * 1000);
+        const missing = !j && (t.seen || asked - t.knownAt > grace);
         if (t.run && (missing || (j && isEndedState(j.state)))) {
           // A direct worker's end is its job's: the exit status it left says how it ended.
-          this.endDirect(workerId, t, j?.state ?? 'and left squeue', j?.nodes[0] ?? '', true);
+          const how = j || t.seen ? 'slurm' : 'unseen';
+          const state =
+            j?.state ?? (t.seen ? 'and left squeue' : `unseen by squeue ${grace / 1000} s after sbatch`);
+          this.endDirect(workerId, t, state, j?.nodes[0] ?? '', how);
           continue;
         }
         if (t.run && j && (j.state === 'RUNNING' || j.state === 'COMPLETING')) {
