@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import pg from 'pg';
 
 function find(dir) {
@@ -46,13 +46,29 @@ async function dropTestDatabases() {
   }
 }
 
+/**
+ * Suites whose subject is a client of the HTTP API or a system outside berth — the CLI, the
+ * dashboard in Chromium, shell completion, the simulator, Slurm and its factory — run in the first
+ * store's pass only: what they exercise of the server goes through the API, whose routes the api,
+ * jobs, store, controller, replicas and conformance suites (the slurm factory's included) run on
+ * every store. Running them twice doubled CI's longest suites and tested no more of the store.
+ */
+const ONCE = ['test/cli/', 'test/web/', 'test/simulate/', 'test/factories/'];
+const once = (f) => ONCE.some((dir) => f.split(sep).join('/').startsWith(dir));
+
 const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : ['sqlite', 'postgres'];
 let status = 0;
-for (const store of stores) {
-  console.log(`\n== tests on ${store}\n`);
+for (const [pass, store] of stores.entries()) {
+  const these = pass === 0 ? files : files.filter((f) => !once(f));
+  const skipped = files.length - these.length;
+  const note = skipped
+    ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients and outside systems ran on ${stores[0]})`
+    : '';
+  console.log(`\n== tests on ${store}${note}\n`);
+  if (these.length === 0) continue;
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-reporter=spec', ...files],
+    ['--import', 'tsx', '--test', '--test-reporter=spec', ...these],
     {
       stdio: 'inherit',
       env: { ...process.env, BERTH_TEST: '1', BERTH_TEST_STORE: store, BERTH_TEST_RUN: RUN },

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isEndedState, SlurmCli } from '../../src/factories/slurm/slurm-cli.js';
 import { SlurmFactory } from '../../src/factories/slurm/slurm-factory.js';
-import type { WorkerHandle } from '../../src/factories/factory.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 
 describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
@@ -56,7 +55,7 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
     let polls = 0;
     const creating = Promise.all(
       ids.map(async (workerId) => {
-        const handle = await factory.create({
+        await factory.create({
           workerId,
           jobId: workerId,
           target: 't',
@@ -66,7 +65,6 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
           members: 1,
         });
         created++;
-        return [workerId, handle] as const;
       }),
     );
     // Polls back to back while the sbatches return, one at a time: most return mid-squeue. (A
@@ -76,7 +74,7 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
       if (created > 0) polls++;
       await new Promise(setImmediate);
     }
-    const handles = new Map<number, WorkerHandle>(await creating);
+    await creating;
     await factory.poll(); // one whose squeue started after every sbatch had returned
     assert.ok(polls >= 2, `the factory polled ${polls} times while the workers were submitted`);
     assert.deepEqual(lost, [], 'no worker is lost: each one is in squeue');
@@ -84,11 +82,7 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
       (j) => !isEndedState(j.state),
     );
     assert.equal(live.length, ids.length, 'every worker has its Slurm job');
-
-    await Promise.all([...handles].map(([workerId, handle]) => factory.destroy(workerId, handle)));
-    const left = (await slurm.jobs({ namePrefix: `berth-${installationId}-` })).filter(
-      (j) => !isEndedState(j.state),
-    );
-    assert.deepEqual(left, [], 'destroyed workers leave no Slurm job');
+    // Destroying them is the conformance suite's to test; `after` cancels them without waiting
+    // (one cancelled while Slurm still launches it can take KillWait, 30 s, to end).
   });
 });

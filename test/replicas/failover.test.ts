@@ -96,22 +96,31 @@ describe(
       };
       await waitFor('a third of the jobs to end', async () => (await done(b)) >= JOBS / 3, 120_000);
 
-      // Two long jobs are surely running when it dies: they must fail, not run again.
+      // Two long jobs are surely running when it dies: they must fail, not run again. A higher
+      // priority puts them ahead of the hundreds still queued, so that they run while jobs flow
+      // however fast this machine works through the queue.
       const long: number[] = [];
       for (let i = 0; i < 2; i++)
         long.push(
           (
             await call<{ id: number }>(b.api, b.token, 'POST', '/projects/default/jobs', {
               script: `echo long-$BERTH_JOB_ID >> ${marks}; sleep 300`,
+              priority: 100,
             })
           ).body.id,
         );
-      await waitFor('the long jobs to run', async () => {
-        for (const id of long)
-          if ((await call<{ state: string }>(b.api, b.token, 'GET', `/jobs/${id}`)).body.state !== 'running')
-            return false;
-        return true;
-      });
+      await waitFor(
+        'the long jobs to run',
+        async () => {
+          for (const id of long)
+            if (
+              (await call<{ state: string }>(b.api, b.token, 'GET', `/jobs/${id}`)).body.state !== 'running'
+            )
+              return false;
+          return true;
+        },
+        60_000,
+      );
       const killedAt = Date.now();
       await killHard(a);
       const leader = await waitFor(
