@@ -16,6 +16,10 @@
  *   job of this installation and factory is cancelled, so no Slurm job is ever leaked; and an
  *   agent that cannot reach any server for a minute stops its job and exits, so a server that
  *   never comes back leaks nothing either.
+ *
+ * The pure parts live beside it: the jobs' names (worker-names.ts), the agent's batch script
+ * (agent-script.ts), what one squeue answer says of a worker (tracked-worker.ts), what a restart
+ * takes over (take-over.ts); a direct worker's run is direct-run.ts. This file does the I/O.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { mkdirSync, type FSWatcher } from 'node:fs';
@@ -39,10 +43,14 @@ import {
   shellQuote,
   watchExits,
 } from './direct-run.js';
+import { agentScript } from './agent-script.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
 import { EndedWatch } from './ended-watch.js';
 import { CommandRunner } from './command-runner.js';
 import { isEndedState, SlurmCli, type SlurmJob, type SubmitRequest } from './slurm-cli.js';
+import { planTakeOver } from './take-over.js';
+import { judge, submitting, takenOver, type Tracked } from './tracked-worker.js';
+import { WorkerNames } from './worker-names.js';
 
 export { shellQuote };
 
@@ -88,40 +96,13 @@ export interface SlurmFactoryOptions {
 
 /** What a job gets of the server's environment (jobs run with PATH, HOME, their locale). */
 const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'TZ', 'TMPDIR'];
-interface Tracked {
-  name: string;
-  slurmId: string | undefined;
-  /** A direct worker's run (sharedDir): the server plays its agent. */
-  run?: DirectRun;
-  /**
-   * How a direct worker's run ended (undefined: it has not), which says what its destroy must do:
-   * - `exit-file`: its exit file was written; Slurm is ending its job (the script's last line):
-   *   destroy waits for that, no scancel;
-   * - `slurm`: squeue said its job ended, or listed it and then no more: nothing of it runs;
-   * - `unseen`: squeue never listed it within missingGraceSeconds of its sbatch: whatever Slurm
-   *   may still have of it is cancelled.
-   */
-  ended?: 'exit-file' | 'slurm' | 'unseen';
-  /** When its sbatch started: its time limit cannot end earlier than this plus the limit. */
-  submittedAt: number;
-  /**
-   * When its Slurm id became known (sbatch returned). A squeue that started earlier may not list
-   * it yet, so such a poll says nothing of it; missingGraceSeconds runs from here.
-   */
-  knownAt: number;
-  seen: boolean;
-  /** The pending reason last reported (null: not pending). */
-  waiting: string | null;
-  /** When its time limit ends, as squeue last said while it ran (null: no limit). */
-  endsAt?: number | null;
-}
 
 export class SlurmFactory implements Factory {
   readonly kind = 'slurm';
   readonly inProcess = false;
   /**
    * Its agents register with a one-time credential instead of receiving the job's token; a direct
-   * worker (sharedDir) has no agent, and its job gets its token in a file only it can read.
+   * worker (sharedDir) has no agent, and its job gets its token in its batch script.
    */
   readonly registers: boolean;
   readonly name: string;
@@ -130,7 +111,7 @@ export class SlurmFactory implements Factory {
   /** Where Slurm's commands run: a small helper process, cheaper to fork than the server. */
   private readonly runner = new CommandRunner();
   private readonly tracked = new Map<number, Tracked>();
-  private readonly prefix: string;
+  private readonly names: WorkerNames;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   /** Destroys wait here for their Slurm jobs to end. */
@@ -148,7 +129,7 @@ export class SlurmFactory implements Factory {
     this.cli = new SlurmCli({ slurmConf: o.slurmConf, runner: this.runner });
     this.ended = new EndedWatch(this.cli);
     this.submits = new ConcurrencyLimit(o.submitConcurrency ?? 8);
-    this.prefix = `berth-${o.installationId}-${o.name}-w`;
+    this.names = new WorkerNames(o.installationId, o.name);
     if (o.sharedDir !== undefined && !o.agent)
       throw new Error('a slurm factory with sharedDir needs the agent port');
     this.registers = o.sharedDir === undefined;
@@ -156,7 +137,7 @@ export class SlurmFactory implements Factory {
       mkdirSync(o.sharedDir, { recursive: true, mode: 0o700 });
       const sharedDir = o.sharedDir;
       this.exits = watchExits(sharedDir, (name) => {
-        const workerId = this.workerOf({ name });
+        const workerId = this.names.workerOf(name);
         const t = workerId === undefined ? undefined : this.tracked.get(workerId);
         if (workerId === undefined || !t?.run || t.ended || t.slurmId === undefined) return;
         if (readExit(directPaths(sharedDir, t.name)) === undefined) return; // not all written yet
@@ -182,16 +163,6 @@ export class SlurmFactory implements Factory {
     });
   }
 
-  private jobName(workerId: number): string {
-    return `${this.prefix}${workerId}`;
-  }
-
-  private workerOf(job: Pick<SlurmJob, 'name'>): number | undefined {
-    if (!job.name.startsWith(this.prefix)) return undefined;
-    const id = Number(job.name.slice(this.prefix.length));
-    return Number.isSafeInteger(id) && id > 0 ? id : undefined;
-  }
-
   adopt(left: LeftWorker[]): Promise<Map<number, WorkerHandle>> {
     const adoption = this.takeOver(left);
     this.adopted = adoption.catch(() => {});
@@ -201,54 +172,32 @@ export class SlurmFactory implements Factory {
   /** Takes over the live Slurm jobs of `left`, by name, and cancels every other job of ours. */
   private async takeOver(left: LeftWorker[]): Promise<Map<number, WorkerHandle>> {
     const adopted = new Map<number, WorkerHandle>();
-    let jobs: SlurmJob[];
+    let live: SlurmJob[];
     try {
-      jobs = (await this.cli.jobs({ namePrefix: this.prefix })).filter((j) => !isEndedState(j.state));
+      live = (await this.cli.jobs({ namePrefix: this.names.prefix })).filter((j) => !isEndedState(j.state));
     } catch {
       // Slurm unreachable now: none is taken over (the controller destroys them, cancelling each
       // by its id or name as Slurm answers again).
       return adopted;
     }
-    const wanted = new Map(left.map((w) => [w.workerId, w.handle]));
-    const orphans: SlurmJob[] = [];
-    for (const j of jobs) {
-      const workerId = this.workerOf(j);
-      if (workerId === undefined || !wanted.has(workerId) || adopted.has(workerId)) {
-        orphans.push(j);
-        continue;
-      }
-      const t: Tracked = {
-        name: j.name,
-        slurmId: j.id,
-        submittedAt: Date.now(),
-        knownAt: 0,
-        seen: true,
-        waiting: null,
-        ...(j.state === 'RUNNING' ? { endsAt: endOf(j) } : {}),
-      };
-      // A direct worker's run goes on from where the last server left its output (`logged`).
-      const jobId = wanted.get(workerId)?.jobId;
-      if (this.o.sharedDir !== undefined && typeof jobId === 'number')
-        t.run = this.directRun(workerId, jobId, t, directPaths(this.o.sharedDir, j.name), true);
-      this.tracked.set(workerId, t);
-      adopted.set(workerId, { slurmJobId: j.id, slurmJobName: j.name, ...(t.run ? { jobId } : {}) });
-    }
-    // A direct worker whose job ended while no server ran left its exit status: its end is reported.
-    for (const w of left) {
-      const jobId = w.handle?.jobId;
-      const slurmId = w.handle?.slurmJobId;
-      const name = w.handle?.slurmJobName;
-      if (this.o.sharedDir === undefined || adopted.has(w.workerId) || typeof jobId !== 'number') continue;
-      if (typeof slurmId !== 'string' || typeof name !== 'string') continue;
-      const paths = directPaths(this.o.sharedDir, name);
-      if (readExit(paths) === undefined) continue;
-      const t: Tracked = { name, slurmId, submittedAt: Date.now(), knownAt: 0, seen: true, waiting: null };
-      t.run = this.directRun(w.workerId, jobId, t, paths, true);
+    const { sharedDir } = this.o;
+    const exitLeft =
+      sharedDir === undefined
+        ? undefined
+        : (name: string) => readExit(directPaths(sharedDir, name)) !== undefined;
+    const plan = planTakeOver(live, left, this.names, exitLeft);
+    for (const w of plan.adopt) {
+      const t = takenOver(w.name, w.slurmId, w.job);
+      // A direct worker's run goes on from where the last server left its output (`logged`), or
+      // reports the end its job had while no server ran.
+      if (w.jobId !== undefined)
+        t.run = this.directRun(w.workerId, w.jobId, t, directPaths(this.o.sharedDir!, w.name), true);
       this.tracked.set(w.workerId, t);
-      adopted.set(w.workerId, { slurmJobId: slurmId, slurmJobName: name, jobId });
+      const direct = w.jobId === undefined ? {} : { jobId: w.jobId };
+      adopted.set(w.workerId, { slurmJobId: w.slurmId, slurmJobName: w.name, ...direct });
     }
     await Promise.all(
-      orphans.map(async (j) => {
+      plan.orphans.map(async (j) => {
         await this.cli.cancel(j.id).catch(() => {});
         if (this.o.sharedDir !== undefined) await removeDirect(directPaths(this.o.sharedDir, j.name));
       }),
@@ -263,22 +212,9 @@ export class SlurmFactory implements Factory {
     if (this.o.sharedDir !== undefined) return this.createDirect(req, this.o.sharedDir);
     const registration = req.registration;
     if (!registration) throw new Error('a slurm worker needs a registration credential');
-    const agent = [
-      ...this.o.agentCommand,
-      'agent',
-      '--server',
-      req.url,
-      '--worker',
-      String(req.workerId),
-      ...(this.o.workRoot ? ['--work-root', this.o.workRoot] : []),
-      ...(this.o.ca ? ['--ca', this.o.ca] : []),
-    ];
-    // A gang: one allocation of `members` nodes, and an agent on each through srun, which tells
-    // each its rank (SLURM_PROCID). Slurm gives all the nodes at once, or none.
-    const run = req.members > 1 ? ['srun', '--kill-on-bad-exit=0', ...agent] : agent;
-    const t = this.track(req.workerId);
+    const t = submitting(this.names.of(req.workerId));
     await this.submit(req.workerId, t, {
-      script: `#!/bin/sh\nexec ${run.map(shellQuote).join(' ')}\n`,
+      script: agentScript(this.o, req.url, req.workerId, req.members),
       nodes: req.members,
       env: { BERTH_AGENT_CREDENTIAL: registration },
     });
@@ -296,7 +232,7 @@ export class SlurmFactory implements Factory {
     const spec = this.o.agent!.agentSpec(req.jobId);
     if (spec.artifacts?.length)
       throw new Error(`factory ${this.name} runs jobs without an agent (sharedDir): artifacts need one`);
-    const t = this.track(req.workerId);
+    const t = submitting(this.names.of(req.workerId));
     const paths = directPaths(sharedDir, t.name);
     t.run = this.directRun(req.workerId, req.jobId, t, paths);
     const env = directEnv(spec, paths, { url: req.url, token: req.token, workerId: req.workerId });
@@ -305,13 +241,6 @@ export class SlurmFactory implements Factory {
       removeDirect(paths),
     );
     return { slurmJobId: t.slurmId, slurmJobName: t.name, jobId: req.jobId };
-  }
-
-  /** A worker about to be submitted. */
-  private track(workerId: number): Tracked {
-    const name = this.jobName(workerId);
-    const now = Date.now();
-    return { name, slurmId: undefined, submittedAt: now, knownAt: now, seen: false, waiting: null };
   }
 
   /**
@@ -389,7 +318,7 @@ export class SlurmFactory implements Factory {
     const t = this.tracked.get(workerId);
     this.tracked.delete(workerId);
     t?.run?.close();
-    const name = typeof handle?.slurmJobName === 'string' ? handle.slurmJobName : this.jobName(workerId);
+    const name = typeof handle?.slurmJobName === 'string' ? handle.slurmJobName : this.names.of(workerId);
     const direct = this.o.sharedDir !== undefined ? directPaths(this.o.sharedDir, name) : undefined;
     // A direct worker whose run has ended needs no scancel; destroyed still means its processes
     // are gone, so one whose exit file came first waits for Slurm to end its job (the script's
@@ -406,7 +335,7 @@ export class SlurmFactory implements Factory {
   ): Promise<void> {
     const known = typeof handle?.slurmJobId === 'string' ? handle.slurmJobId : t?.slurmId;
     // Recorded before a crash, never told its Slurm id: found by its name.
-    const ids = known ? [known] : await this.cancelNamed(this.jobName(workerId));
+    const ids = known ? [known] : await this.cancelNamed(this.names.of(workerId));
     if (known) await this.cli.cancel(known);
     // Destroyed means its processes are gone: wait while Slurm still runs or completes it
     // (SIGTERM, then SIGKILL after KillWait). Past the deadline the controller tries again later.
@@ -460,51 +389,36 @@ export class SlurmFactory implements Factory {
       let jobs: SlurmJob[];
       const asked = Date.now();
       try {
-        jobs = await this.cli.jobs({ namePrefix: this.prefix });
+        jobs = await this.cli.jobs({ namePrefix: this.names.prefix });
       } catch {
         return; // Slurm's controller unreachable: heartbeats still guard running workers
       }
-      const byWorker = new Map<number, SlurmJob>();
-      for (const j of jobs) {
-        const w = this.workerOf(j);
-        if (w !== undefined) byWorker.set(w, j);
-      }
+      const byWorker = new Map(jobs.map((j) => [this.names.workerOf(j.name), j]));
       const grace = (this.o.missingGraceSeconds ?? 30) * 1000;
       const reads: Promise<void>[] = [];
       for (const [workerId, t] of this.tracked) {
-        // Still being submitted, over, or submitted while squeue ran (its answer may not have it).
-        if (t.slurmId === undefined || t.ended || t.knownAt > asked) continue;
         const j = byWorker.get(workerId);
+        const v = judge(t, j, asked, grace);
+        if (v.kind === 'unknown') continue;
         if (j) t.seen = true;
-        const missing = !j && (t.seen || asked - t.knownAt > grace);
-        if (t.run && (missing || (j && isEndedState(j.state)))) {
+        if (v.kind === 'gone' && t.run) {
           // A direct worker's end is its job's: the exit status it left says how it ended.
-          const how = j || t.seen ? 'slurm' : 'unseen';
-          const state =
-            j?.state ?? (t.seen ? 'and left squeue' : `unseen by squeue ${grace / 1000} s after sbatch`);
-          this.endDirect(workerId, t, state, j?.nodes[0] ?? '', how);
-          continue;
-        }
-        if (t.run && j && (j.state === 'RUNNING' || j.state === 'COMPLETING')) {
-          const run = t.run;
-          reads.push(run.start(j.nodes[0] ?? '').then(() => (run.done ? undefined : run.readOutput())));
-        }
-        if (missing || (j && isEndedState(j.state))) {
+          this.endDirect(workerId, t, v.state, v.host, v.how);
+        } else if (v.kind === 'gone') {
           this.tracked.delete(workerId);
-          const how = j
-            ? `ended ${j.state}${j.reason && j.reason !== 'None' ? ` (${j.reason})` : ''}`
-            : 'is gone';
-          this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId} ${how}`);
-          continue;
-        }
-        if (j?.state === 'RUNNING') t.endsAt = endOf(j);
-        const waiting = j?.state === 'PENDING' ? j.reason || 'pending' : null;
-        if (waiting !== t.waiting) {
-          t.waiting = waiting;
-          this.o.listener.workerWaiting?.(
-            workerId,
-            waiting === null ? null : `Slurm keeps job ${t.slurmId} pending: ${waiting}`,
-          );
+          this.o.listener.workerLost(workerId, `Slurm job ${t.slurmId} ${v.lost}`);
+        } else {
+          const run = t.run;
+          if (run && v.running)
+            reads.push(run.start(v.host).then(() => (run.done ? undefined : run.readOutput())));
+          if (v.endsAt !== undefined) t.endsAt = v.endsAt;
+          if (v.waiting !== t.waiting) {
+            t.waiting = v.waiting;
+            this.o.listener.workerWaiting?.(
+              workerId,
+              v.waiting === null ? null : `Slurm keeps job ${t.slurmId} pending: ${v.waiting}`,
+            );
+          }
         }
       }
       await Promise.all(reads.map((r) => r.catch(() => {})));
@@ -512,9 +426,4 @@ export class SlurmFactory implements Factory {
       this.polling = false;
     }
   }
-}
-
-/** When a running Slurm job's time limit ends (null: it has none). */
-function endOf(j: SlurmJob): number | null {
-  return j.timeLeftSeconds === null ? null : Date.now() + j.timeLeftSeconds * 1000;
 }

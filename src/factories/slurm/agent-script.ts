@@ -1,0 +1,31 @@
+/**
+ * The batch script of a slurm worker that runs `berth agent`: the agent command with the server's
+ * URL and the worker's id (its one-time credential travels in the job's environment, never on a
+ * command line); for a gang, one allocation of N nodes and an agent on each through srun, which
+ * tells each its rank (SLURM_PROCID). Slurm gives all the nodes at once, or none.
+ */
+import { shellQuote } from './direct-run.js';
+
+export interface AgentScriptOptions {
+  /** The command that starts `berth agent` on a node; `agent`, `--server` and `--worker` follow. */
+  agentCommand: string[];
+  /** Where the agent makes its jobs' working directories on the node. */
+  workRoot?: string;
+  /** A PEM file the agent trusts for the server's certificate, at this path on the nodes. */
+  ca?: string;
+}
+
+export function agentScript(o: AgentScriptOptions, url: string, workerId: number, members: number): string {
+  const agent = [
+    ...o.agentCommand,
+    'agent',
+    '--server',
+    url,
+    '--worker',
+    String(workerId),
+    ...(o.workRoot ? ['--work-root', o.workRoot] : []),
+    ...(o.ca ? ['--ca', o.ca] : []),
+  ];
+  const run = members > 1 ? ['srun', '--kill-on-bad-exit=0', ...agent] : agent;
+  return `#!/bin/sh\nexec ${run.map(shellQuote).join(' ')}\n`;
+}
