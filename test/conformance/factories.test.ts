@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { processesWithEnv } from '../helpers/processes.js';
 import { isEndedState, SlurmCli } from '../../src/factories/slurm/slurm-cli.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
-import { factoryConformance, type FactorySubject } from './factory-suite.js';
+import { FACTORY, factoryConformance, type FactorySubject } from './factory-suite.js';
 
 factoryConformance({
   kind: 'local',
@@ -51,10 +51,16 @@ factoryConformance({
 // `berth agent`, and a direct worker (`sharedDir`) whose batch script runs the job itself.
 const slurm = new SlurmCli();
 
+/**
+ * Whether a Slurm job name is that of worker `workerId` of this run's factory (whatever the
+ * installation: the factory's name is this test process's own).
+ */
+const ofWorker = (name: string, workerId: number) => name.endsWith(`-${FACTORY}-w${workerId}`);
+
 /** What is left in Slurm of worker `workerId`: its job, if it still runs. */
 async function slurmLeftovers(workerId: number): Promise<string[]> {
   return (await slurm.jobs({ namePrefix: 'berth-' }))
-    .filter((j) => j.name.endsWith(`-f-w${workerId}`) && !isEndedState(j.state))
+    .filter((j) => ofWorker(j.name, workerId) && !isEndedState(j.state))
     .map((j) => `Slurm job ${j.id} (${j.name}) ${j.state}`);
 }
 
@@ -88,7 +94,8 @@ factoryConformance(
       async leftovers(_dataDir, workerId) {
         return [
           ...(await slurmLeftovers(workerId)),
-          ...processesWithEnv((v) => v === `BERTH_WORKER_ID=${workerId}`).map(
+          // The agent passes Slurm's variables on to the job: its processes carry the job's name.
+          ...processesWithEnv((v) => v.startsWith('SLURM_JOB_NAME=') && ofWorker(v, workerId)).map(
             (pid) => `process ${pid} of worker ${workerId}`,
           ),
         ];
@@ -105,7 +112,7 @@ factoryConformance(
     {
       gangs: false,
       async leftovers(_dataDir, workerId) {
-        const mine = new RegExp(`-f-w${workerId}(\\.|$)`);
+        const mine = new RegExp(`-${FACTORY}-w${workerId}(\\.|$)`);
         return [
           ...(await slurmLeftovers(workerId)),
           ...readdirSync(shared)

@@ -12,6 +12,7 @@
  * way nothing a worker made outlives its job.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,8 +27,12 @@ import { call } from '../helpers/server.js';
 import { serverDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
 
-/** The factory under test is always named `f`, with one target `t`. */
-const FACTORY = 'f';
+/**
+ * The factory under test, with one target `t`. Its name is this test process's own (`f` and 6 hex
+ * digits), so that what another run left in an outside system (Slurm jobs named after their
+ * factory) is never taken for this run's leftovers.
+ */
+export const FACTORY = `f${randomBytes(3).toString('hex')}`;
 
 export interface FactorySubject {
   kind: string;
@@ -157,7 +162,7 @@ export function factoryConformance(subject: FactorySubject): void {
       await waitState(s, jobs[1]!.id, 'running');
       const third = await waitFor('the third job to wait for a worker', async () => {
         const j = await getJob(s.api, s.token, jobs[2]!.id);
-        return /waiting for a worker from factory f: 2\/2 in use/.test(j.reason) ? j : undefined;
+        return j.reason.includes(`waiting for a worker from factory ${FACTORY}: 2/2 in use`) ? j : undefined;
       });
       assert.equal(third.state, 'admitted');
       const figures = (
