@@ -92,7 +92,9 @@ export class Elector {
       const term = await acquireLease(this.o.db, this.id, this.o.url(), this.o.leaseMs);
       if (term === undefined) {
         const lease = await readLease(this.o.db);
-        this.leaderUrl = lease && lease.expiresAt >= lease.now ? lease.url : undefined;
+        // Its own lease, not yet expired after a step-down, names no leader.
+        const held = lease && lease.expiresAt >= lease.now && lease.holder !== this.id;
+        this.leaderUrl = held ? lease.url : undefined;
         this.term = lease?.term ?? this.term;
         return;
       }
@@ -148,8 +150,9 @@ export class Elector {
     this.changing = previous
       .then(() => this.o.deposed(reason))
       .then(async () => {
-        if (!release) return;
-        await releaseLease(this.o.db, this.id, term);
+        if (release) await releaseLease(this.o.db, this.id, term);
+        // At once rather than at the next renewal: the election, or a look at who leads now
+        // (a follower that does not know the leader answers the leader's routes with 503).
         this.tickSoon();
       })
       .catch((e: unknown) => this.o.onError(e, 'stepping down'));
