@@ -8,10 +8,9 @@ import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { parseDuration } from '../domain/duration.js';
 import { parseAmount } from '../domain/quantity.js';
 import { ConfigError } from '../domain/errors.js';
-import { DNS_LABEL, DNS_LABEL_HELP, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
+import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
 import {
   ConfigSchema,
   MAX_HISTORY_SAMPLES,
@@ -19,10 +18,11 @@ import {
   type Config,
   type FactoryConfig,
   type RawConfig,
-  type TargetConfig,
   type TlsConfig,
   type ArtifactsConfig,
 } from './schema.js';
+import { checkName, durationSetting } from './settings.js';
+import { resolveTargets } from './targets.js';
 
 /**
  * A token's API requests per second by default: far above what a person or a script that waits
@@ -73,10 +73,6 @@ export function validateConfig(raw: unknown, file?: string): RawConfig {
     throw new ConfigError(key, unknown ? 'unknown key' : first.message.toLowerCase(), file);
   }
   return raw;
-}
-
-function checkName(key: string, name: string, file?: string): void {
-  if (!DNS_LABEL.test(name)) throw new ConfigError(key, `"${name}" ${DNS_LABEL_HELP}`, file);
 }
 
 /** Settings only a slurm factory takes. */
@@ -138,30 +134,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
       capacity: f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism()),
     };
   }
-  const targets: Record<string, TargetConfig> = {};
-  for (const [name, t] of Object.entries(
-    raw.targets ?? (factories.local ? { local: { factory: 'local' } } : {}),
-  )) {
-    checkName(`targets.${name}`, name, file);
-    const factory = factories[t.factory];
-    if (!factory) throw new ConfigError(`targets.${name}.factory`, `no factory named "${t.factory}"`, file);
-    if (t.privilege && !PRIVILEGE.test(t.privilege))
-      throw new ConfigError(`targets.${name}.privilege`, PRIVILEGE_HELP, file);
-    // Pilots need agents that ask for their next job: those of factories whose agents register.
-    if (t.reuse && factory.kind !== 'slurm')
-      throw new ConfigError(`targets.${name}.reuse`, 'is for a target of a slurm factory only', file);
-    if (t.reuse && factory.sharedDir !== undefined)
-      throw new ConfigError(
-        `targets.${name}.reuse`,
-        `pilots need berth agent: factory "${t.factory}" runs jobs without one (sharedDir)`,
-        file,
-      );
-    if (t.idleTimeout !== undefined && !t.reuse)
-      throw new ConfigError(`targets.${name}.idleTimeout`, 'is for a target with reuse: true only', file);
-    const { idleTimeout, ...rest } = t;
-    const idleTimeoutSeconds = durationSetting(`targets.${name}.idleTimeout`, idleTimeout, file);
-    targets[name] = t.reuse ? { ...rest, idleTimeoutSeconds: idleTimeoutSeconds ?? 300 } : rest;
-  }
+  const targets = resolveTargets(raw.targets, factories, file);
   const resources = raw.resources ?? {};
   for (const [name, r] of Object.entries(resources)) {
     checkName(`resources.${name}`, name, file);
@@ -307,13 +280,6 @@ function checkPlainHttp(
 }
 
 /** A duration setting ("90m", "2h", or seconds) in seconds; undefined when not set. */
-function durationSetting(key: string, value: string | number | undefined, file?: string): number | undefined {
-  const seconds = typeof value === 'string' ? parseDuration(value) : value;
-  if (seconds === undefined && value !== undefined)
-    throw new ConfigError(key, `"${value}" is not a duration (90m, 2h, 1d12h, or seconds)`, file);
-  return seconds;
-}
-
 /** An http(s) URL without a trailing slash. */
 function parsePublicUrl(text: string, file?: string): string {
   let url: URL | undefined;

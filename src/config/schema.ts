@@ -63,6 +63,8 @@ const TargetSchema = strict({
   reuse: Type.Optional(Type.Boolean()),
   /** How long a pilot waits, idle, for its next job before it is destroyed (default 5m). */
   idleTimeout: Type.Optional(Type.Union([Type.String(), Type.Integer({ minimum: 1 })])),
+  /** The timeout of a job on this target that gives none (default: none, as Slurm's DefaultTime). */
+  defaultTimeout: Type.Optional(Type.Union([Type.String(), Type.Integer({ minimum: 1 })])),
 });
 const ResourceSchema = strict({
   kind: Type.Union(RESOURCE_KINDS.map((k) => Type.Literal(k))),
@@ -142,9 +144,11 @@ export type FactoryConfig = Omit<Static<typeof FactorySchema>, 'timeLimit'> & {
   /** slurm: `timeLimit` in seconds. */
   timeLimitSeconds?: number;
 };
-export type TargetConfig = Omit<Static<typeof TargetSchema>, 'idleTimeout'> & {
+export type TargetConfig = Omit<Static<typeof TargetSchema>, 'idleTimeout' | 'defaultTimeout'> & {
   /** With `reuse`: `idleTimeout` in seconds. */
   idleTimeoutSeconds?: number;
+  /** `defaultTimeout` in seconds, when set. */
+  defaultTimeoutSeconds?: number;
 };
 export type ResourceConfig = Static<typeof ResourceSchema>;
 

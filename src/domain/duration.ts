@@ -19,8 +19,8 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /**
- * A time span in its largest units: `42s`, `5m`, `2h`, `4d` with `parts` 1 (ages), `5m3s`, `2h5m`
- * with `parts` 2 (durations). Negative spans (clock skew) count as zero.
+ * A time span in its largest units: `42s`, `5m`, `2h`, `4d` with `parts` 1 (ages), `5m3s`, `2h5m`,
+ * `1h` with `parts` 2 (durations). Negative spans (clock skew) count as zero.
  */
 export function formatSpan(ms: number, parts: 1 | 2 = 1): string {
   const total = Math.max(0, Math.floor(ms / 1000));
@@ -29,7 +29,9 @@ export function formatSpan(ms: number, parts: 1 | 2 = 1): string {
   return DURATION_UNITS.slice(first, first + parts)
     .map(([unit, seconds], k) => {
       const within = k === 0 ? total : total % DURATION_UNITS[first + k - 1]![1];
-      return `${Math.floor(within / seconds)}${unit}`;
+      const n = Math.floor(within / seconds);
+      // `1h`, not `1h0m`: a zero after the first part says nothing.
+      return k > 0 && n === 0 ? '' : `${n}${unit}`;
     })
     .join('');
 }

@@ -19,6 +19,10 @@ export interface TargetView {
   name: string;
   factory: string;
   privilege: string | null;
+  /** Pilot workers: one worker runs the target's jobs one after another. */
+  reuse: boolean;
+  /** The timeout of a job that gives none (`defaultTimeout`), in seconds. */
+  defaultTimeoutSeconds: number | null;
   capacity: number;
   inUse: number;
   waiting: number;

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/app.js';
 import { isLoopback, loadConfigFile, parseListen, resolveConfig } from '../config/load.js';
+import { targetWarnings } from '../config/targets.js';
 import type { Config, RawConfig } from '../config/schema.js';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
@@ -264,6 +265,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     for (const line of transportWarnings(config, tls, url)) print(line);
     print(`data directory: ${dataDir}`);
     for (const line of enforcement) print(line);
+    for (const line of targetWarnings(config.targets)) print(line);
     if (store.dialect !== 'sqlite') {
       const role = replica?.elector.leading ? `leader (term ${replica.elector.term})` : 'follower';
       print(`database: ${redactUrl(config.database)}; this replica is the ${role}`);

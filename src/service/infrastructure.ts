@@ -24,6 +24,8 @@ export function targets(ctx: ServiceContext, p: Principal): TargetView[] {
       name,
       factory: t.factory,
       privilege: t.privilege ?? null,
+      reuse: t.reuse === true,
+      defaultTimeoutSeconds: t.defaultTimeoutSeconds ?? null,
       capacity: f?.capacity ?? 0,
       inUse: f?.inUse ?? 0,
       waiting: f?.waiting ?? 0,

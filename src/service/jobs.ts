@@ -133,6 +133,14 @@ function buildSpec(input: SubmitInput): JobSpec {
 }
 
 /**
+ * A job that gives no timeout gets its target's `defaultTimeout`, kept in its spec: it is then
+ * stopped after it, shown with it, and may run on a pilot worker (which needs to know it ends).
+ */
+function withDefaultTimeout(spec: JobSpec, seconds: number | undefined): JobSpec {
+  return spec.timeoutSeconds === null && seconds !== undefined ? { ...spec, timeoutSeconds: seconds } : spec;
+}
+
+/**
  * Refuses with 422 anything that could never run: unknown target or resource, missing privilege,
  * too big. Returns the project's cluster queue.
  */
@@ -214,8 +222,8 @@ export async function submitJob(
 ): Promise<{ job: Job; created: boolean }> {
   const createdBy = actorName(p);
   const rt = runtimeOf(ctx);
-  const spec = buildSpec(input);
   const target = input.target ?? rt.defaultTarget;
+  const spec = withDefaultTimeout(buildSpec(input), rt.targets[target]?.defaultTimeoutSeconds);
   // The checks read before the write, on a connection of their own: the write transaction, which
   // one server runs one at a time (store/group-commit.ts), holds only the two inserts. (Inside it
   // they would be no safer: read committed takes no lock on what it reads.)

@@ -4,22 +4,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { resolveConfig, validateConfig } from '../../src/config/load.js';
+import { validateConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/domain/errors.js';
+import { failureAs, resolveAs } from './support.js';
 import { startTestServer } from '../helpers/server.js';
 
 const FILE = '/etc/berth/berth.yaml';
-const resolve = (raw: unknown) => resolveConfig(validateConfig(raw, FILE), {}, FILE);
-
-function failure(raw: unknown): string {
-  try {
-    resolve(raw);
-  } catch (e) {
-    assert.ok(e instanceof ConfigError, `not a ConfigError: ${String(e)}`);
-    return e.message;
-  }
-  assert.fail('no error');
-}
+const resolve = resolveAs(FILE);
+const failure = failureAs(FILE);
 
 const scratch = mkdtempSync(join(tmpdir(), 'berth-config-artifacts-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));

@@ -2,20 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { resolveConfig, validateConfig } from '../../src/config/load.js';
-import { ConfigError } from '../../src/domain/errors.js';
+import { failureAs, resolveAs } from './support.js';
 
-const resolve = (raw: unknown) => resolveConfig(validateConfig(raw, 'berth.yaml'), {}, 'berth.yaml');
-
-/** The message of the ConfigError `raw` gives. */
-function failure(raw: unknown): string {
-  try {
-    resolve(raw);
-  } catch (e) {
-    assert.ok(e instanceof ConfigError, `not a ConfigError: ${String(e)}`);
-    return e.message;
-  }
-  assert.fail('no error');
-}
+const resolve = resolveAs('berth.yaml');
+const failure = failureAs('berth.yaml');
 
 describe('configuration: slurm factories', () => {
   const slurm = (extra: Record<string, unknown>) => ({

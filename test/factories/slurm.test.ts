@@ -47,6 +47,7 @@ const CONFIG = [
   '  held: { factory: held }',
   '  onn2: { factory: onn2 }',
   '  pilot: { factory: pilots, reuse: true, idleTimeout: 4s }',
+  '  pilotdefault: { factory: pilots, reuse: true, idleTimeout: 4s, defaultTimeout: 30s }',
   '  minute: { factory: minute }',
   '  heldpilot: { factory: held, reuse: true, idleTimeout: 1s }',
 ].join('\n');
@@ -267,30 +268,39 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
     assert.match(done.reason, /timed out after 2s/);
   });
 
+  /** Runs a job on a pilot target: its Slurm job id (from its output), worker and timeout. */
+  const runOn = async (target: string, timeout: string[]) => {
+    const { api, adminToken } = ctx.server;
+    const out = ok(
+      await ctx.admin([
+        'submit',
+        '--wait',
+        '--target',
+        target,
+        ...timeout,
+        '--',
+        'sh',
+        '-c',
+        'echo "slurm=$SLURM_JOB_ID"',
+      ]),
+    );
+    const id = submitted(out);
+    const slurmId = /^slurm=(\d+)$/m.exec(ok(await ctx.admin(['logs', String(id)])))?.[1];
+    assert.ok(slurmId, `job ${id} printed its Slurm job`);
+    const job = await getJob(api, adminToken, id);
+    const types = (await events(api, adminToken, id)).map((e) => e.type);
+    return {
+      id,
+      slurmId,
+      worker: job.worker?.id,
+      timeout: job.timeoutSeconds,
+      reused: types.includes('worker-reused'),
+    };
+  };
+
   it('runs jobs one after another on a pilot, never one longer than its time left, and retires it when idle', async () => {
     const { api, adminToken } = ctx.server;
-    /** Runs a job on the pilot target: its Slurm job id (from its output) and worker. */
-    const runOnPilot = async (timeout: string[]) => {
-      const out = ok(
-        await ctx.admin([
-          'submit',
-          '--wait',
-          '--target',
-          'pilot',
-          ...timeout,
-          '--',
-          'sh',
-          '-c',
-          'echo "slurm=$SLURM_JOB_ID"',
-        ]),
-      );
-      const id = submitted(out);
-      const slurmId = /^slurm=(\d+)$/m.exec(ok(await ctx.admin(['logs', String(id)])))?.[1];
-      assert.ok(slurmId, `job ${id} printed its Slurm job`);
-      const job = await getJob(api, adminToken, id);
-      const types = (await events(api, adminToken, id)).map((e) => e.type);
-      return { id, slurmId, worker: job.worker?.id, reused: types.includes('worker-reused') };
-    };
+    const runOnPilot = (timeout: string[]) => runOn('pilot', timeout);
     const first = await runOnPilot(['--timeout', '30s']);
     const second = await runOnPilot(['--timeout', '30s']);
     const third = await runOnPilot(['--timeout', '30s']);
@@ -316,6 +326,16 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
       return mine?.state === 'destroyed' && mine;
     });
     assert.ok(w);
+  });
+
+  it("gives jobs without a timeout their target's defaultTimeout, so they run on one pilot", async () => {
+    const first = await runOn('pilotdefault', []);
+    const second = await runOn('pilotdefault', []);
+    assert.deepEqual([first.timeout, first.reused], [30, false]);
+    assert.deepEqual(
+      [second.timeout, second.slurmId, second.worker, second.reused],
+      [30, first.slurmId, first.worker, true],
+    );
   });
 
   it("ends a job without a timeout at its worker's Slurm time limit, saying so", async () => {
@@ -374,6 +394,17 @@ describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip()
 
   it('takes over running and pending workers by name, cancels an orphan, and the jobs go on', async () => {
     server = await spawnServer(dataDir, configFile);
+    // At start, the server names the pilot targets whose jobs may come without a timeout.
+    const said = await waitFor('the server to print its start-up lines', () => {
+      const out = server!.output();
+      return /^dashboard: /m.test(out) && out;
+    });
+    const warned = [
+      ...said.matchAll(
+        /^target "([^"]+)": reuse: true, but jobs submitted without a timeout never run on a pilot; set targets\.\1\.defaultTimeout/gm,
+      ),
+    ];
+    assert.deepEqual(warned.map((m) => m[1]).sort(), ['heldpilot', 'pilot']);
     const flag = join(dir, 'go');
     const a = await submit(server.api, server.token, 'default', {
       command: [

@@ -7,6 +7,7 @@ export interface JobView {
   state: string;
   reason: string;
   target: string;
+  timeoutSeconds: number | null;
   exitCode: number | null;
   position: number | null;
   startedAt: string | null;

@@ -28,6 +28,7 @@ before(async () => {
       'targets:',
       '  local: { factory: local }',
       '  gpu: { factory: local, privilege: target.gpu }',
+      '  capped: { factory: local, defaultTimeout: 1s }',
     ].join('\n'),
   );
   s = await startTestServer({ configFile: config });
@@ -224,6 +225,37 @@ describe('stopping a job', () => {
     assert.equal(done.state, 'failed');
     assert.match(done.reason, /timed out after 1s/);
     await waitFor('the job processes to be gone', () => pids.every((p) => !alive(p)));
+  });
+
+  it("a job that gives no timeout gets its target's defaultTimeout; one it gives wins", async () => {
+    const dir = mkdtempSync(join(scratch, 'default-timeout-'));
+    const job = await submit(s.api, s.adminToken, 'default', { target: 'capped', script: treeScript(dir) });
+    assert.equal(job.timeoutSeconds, 1, 'the job shows the timeout it got');
+    const pids = await pidsOf(dir);
+    const done = await waitDone(s.api, s.adminToken, job.id);
+    assert.equal(done.state, 'failed');
+    assert.match(done.reason, /timed out after 1s/);
+    await waitFor('the job processes to be gone', () => pids.every((p) => !alive(p)));
+    const own = await submit(s.api, s.adminToken, 'default', {
+      target: 'capped',
+      script: 'sleep 2; echo slept',
+      timeoutSeconds: 30,
+    });
+    assert.equal(own.timeoutSeconds, 30);
+    assert.equal((await waitDone(s.api, s.adminToken, own.id)).state, 'succeeded');
+    // Other targets keep none.
+    const open = await submit(s.api, s.adminToken, 'default', { command: ['true'] });
+    assert.equal(open.timeoutSeconds, null);
+    // GET /targets says so.
+    const targets = await call<{ name: string; reuse: boolean; defaultTimeoutSeconds: number | null }[]>(
+      s.api,
+      s.adminToken,
+      'GET',
+      '/targets',
+    );
+    const of = (name: string) => targets.body.find((t) => t.name === name);
+    assert.deepEqual([of('capped')?.defaultTimeoutSeconds, of('capped')?.reuse], [1, false]);
+    assert.equal(of('local')?.defaultTimeoutSeconds, null);
   });
 
   it('cancelling a queued job never runs it', async () => {

@@ -167,7 +167,11 @@ function registerSubmit(program: Command): void {
       priority,
     )
     .option('--env <name=value>', 'an environment variable; NAME alone passes ours on (repeatable)', envEntry)
-    .option('--timeout <duration>', 'stop it after this long: 90 (seconds), 90s, 10m, 1h30m', timeoutSeconds)
+    .option(
+      '--timeout <duration>',
+      "stop it after this long: 90 (seconds), 90s, 10m, 1h30m (default: the target's defaultTimeout, if any)",
+      timeoutSeconds,
+    )
     .option(
       '--workers <n>',
       'a gang job: n workers at once, all or nothing; each runs the command with BERTH_RANK, BERTH_WORLD_SIZE and BERTH_HOSTS (--request is per worker)',

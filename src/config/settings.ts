@@ -1,0 +1,23 @@
+/** Checks shared by the sections of berth.yaml: each names the key it refuses. */
+import { parseDuration } from '../domain/duration.js';
+import { ConfigError } from '../domain/errors.js';
+import { DNS_LABEL, DNS_LABEL_HELP } from '../domain/names.js';
+
+/** A factory's, target's or resource type's name: a DNS label. */
+export function checkName(key: string, name: string, file?: string): void {
+  if (!DNS_LABEL.test(name)) throw new ConfigError(key, `"${name}" ${DNS_LABEL_HELP}`, file);
+}
+
+/** A duration setting (`90m`, `2h`, `1d12h`, or seconds) in whole seconds; undefined when not set. */
+export function durationSetting(
+  key: string,
+  value: string | number | undefined,
+  file?: string,
+): number | undefined {
+  const seconds = typeof value === 'string' ? parseDuration(value) : value;
+  if (seconds === undefined && value !== undefined)
+    throw new ConfigError(key, `"${value}" is not a duration (90m, 2h, 1d12h, or seconds)`, file);
+  // As the schema asks of a number: no setting of berth's means anything at zero.
+  if (seconds === 0) throw new ConfigError(key, `"${value}" must be at least 1s`, file);
+  return seconds;
+}

@@ -1,0 +1,93 @@
+/** The targets section: pilot settings, a target's defaultTimeout, and what the server warns of (pure). */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { targetWarnings } from '../../src/config/targets.js';
+import { failureAs, resolveAs } from './support.js';
+
+const resolve = resolveAs('berth.yaml');
+const failure = failureAs('berth.yaml');
+
+/** A config with a slurm factory `hpc` (timeLimit 4h), a local one, and the targets given. */
+const withTargets = (targets: Record<string, unknown>) => ({
+  factories: {
+    hpc: { kind: 'slurm', partition: 'main', timeLimit: '4h' },
+    local: { kind: 'local' },
+  },
+  targets,
+});
+
+describe('configuration: a target’s defaultTimeout', () => {
+  it('is read as a duration or seconds, on any target; unset, there is none', () => {
+    const c = resolve(
+      withTargets({
+        short: { factory: 'hpc', reuse: true, defaultTimeout: '10m' },
+        plain: { factory: 'local', defaultTimeout: 90 },
+        open: { factory: 'local' },
+      }),
+    );
+    assert.equal(c.targets.short?.defaultTimeoutSeconds, 600);
+    assert.equal(c.targets.plain?.defaultTimeoutSeconds, 90);
+    assert.equal(c.targets.open?.defaultTimeoutSeconds, undefined);
+    assert.equal('defaultTimeout' in c.targets.short, false, 'only the seconds are kept');
+  });
+
+  it('names the key of one that is not a duration, zero, or longer than the factory lets a worker run', () => {
+    assert.match(
+      failure(withTargets({ t: { factory: 'local', defaultTimeout: 'soon' } })),
+      /^berth\.yaml: targets\.t\.defaultTimeout: "soon" is not a duration/,
+    );
+    assert.match(
+      failure(withTargets({ t: { factory: 'local', defaultTimeout: '0s' } })),
+      /^berth\.yaml: targets\.t\.defaultTimeout: "0s" must be at least 1s/,
+    );
+    assert.match(
+      failure(withTargets({ t: { factory: 'local', defaultTimeout: 0 } })),
+      /targets\.t\.defaultTimeout/,
+    );
+    assert.match(
+      failure(withTargets({ t: { factory: 'hpc', defaultTimeout: '5h' } })),
+      /^berth\.yaml: targets\.t\.defaultTimeout: 5h is longer than factory "hpc" lets a worker run \(timeLimit 4h\)/,
+    );
+    // As long as the time limit is allowed: the job then gets a fresh worker, never a pilot.
+    assert.equal(
+      resolve(withTargets({ t: { factory: 'hpc', defaultTimeout: '4h' } })).targets.t?.defaultTimeoutSeconds,
+      14_400,
+    );
+  });
+});
+
+describe('configuration: pilot targets', () => {
+  it('wait 5m idle by default; idleTimeout sets it', () => {
+    const c = resolve(
+      withTargets({
+        a: { factory: 'hpc', reuse: true },
+        b: { factory: 'hpc', reuse: true, idleTimeout: '30s' },
+      }),
+    );
+    assert.deepEqual([c.targets.a?.idleTimeoutSeconds, c.targets.b?.idleTimeoutSeconds], [300, 30]);
+  });
+
+  it('are refused on a factory that is not slurm, and idleTimeout without reuse', () => {
+    assert.match(
+      failure(withTargets({ t: { factory: 'local', reuse: true } })),
+      /targets\.t\.reuse: is for a target of a slurm factory only/,
+    );
+    assert.match(
+      failure(withTargets({ t: { factory: 'hpc', idleTimeout: '1m' } })),
+      /targets\.t\.idleTimeout: is for a target with reuse: true only/,
+    );
+  });
+
+  it('without a defaultTimeout make the server warn that jobs without a timeout never use a pilot', () => {
+    const c = resolve(
+      withTargets({
+        bare: { factory: 'hpc', reuse: true },
+        bounded: { factory: 'hpc', reuse: true, defaultTimeout: '10m' },
+        plain: { factory: 'hpc' },
+      }),
+    );
+    assert.deepEqual(targetWarnings(c.targets), [
+      'target "bare": reuse: true, but jobs submitted without a timeout never run on a pilot; set targets.bare.defaultTimeout to give them one',
+    ]);
+  });
+});
