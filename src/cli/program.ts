@@ -11,6 +11,7 @@ import { registerProjectCommands } from './commands/project.js';
 import { registerQueueCommands } from './commands/queue.js';
 import { registerResourceCommands } from './commands/resources.js';
 import { registerServerCommand } from './commands/server.js';
+import { registerTargetCommand } from './commands/targets.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerStoreCommands } from './commands/store.js';
 import { registerUserCommands } from './commands/user.js';
@@ -41,6 +42,7 @@ the context's (berth login --ca FILE), else a local server's own certificate.`,
   registerUsageCommand(program);
   registerJobCommands(program);
   registerArtifactCommands(program);
+  registerTargetCommand(program);
   registerResourceCommands(program);
   registerSimulateCommand(program);
   registerStoreCommands(program);

@@ -19,6 +19,8 @@ export interface TargetView {
   name: string;
   factory: string;
   privilege: string | null;
+  /** The target of jobs submitted without one (`defaultTarget`). */
+  default: boolean;
   /** Pilot workers: one worker runs the target's jobs one after another. */
   reuse: boolean;
   /** The timeout of a job that gives none (`defaultTimeout`), in seconds. */

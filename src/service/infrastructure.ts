@@ -24,6 +24,7 @@ export function targets(ctx: ServiceContext, p: Principal): TargetView[] {
       name,
       factory: t.factory,
       privilege: t.privilege ?? null,
+      default: name === rt.defaultTarget,
       reuse: t.reuse === true,
       defaultTimeoutSeconds: t.defaultTimeoutSeconds ?? null,
       capacity: f?.capacity ?? 0,

@@ -1,0 +1,38 @@
+/** `berth targets`: where jobs can run — each target's factory and its figures, pilots, default timeout. */
+import type { Command } from 'commander';
+import type { TargetView } from '../../domain/pool-figures.js';
+import { formatSpan } from '../../domain/duration.js';
+import { table } from '../output.js';
+import { clientCommand, openSession, type CommonFlags } from '../session.js';
+
+export function registerTargetCommand(program: Command): void {
+  clientCommand(
+    program,
+    'targets',
+    'list targets (berth submit --target): factory, workers in use and jobs waiting, pilots, default timeout',
+  ).action(async (f: CommonFlags) => {
+    const s = openSession(f);
+    const targets = await s.client.get<TargetView[]>('/targets');
+    s.show(targets, () => {
+      if (targets.length === 0) return 'no targets are configured (see targets: in berth.yaml)';
+      const rows = targets.map((t) => [
+        t.name,
+        t.factory,
+        t.capacity,
+        t.inUse,
+        t.waiting,
+        t.reuse ? 'yes' : '-',
+        t.defaultTimeoutSeconds === null ? '-' : formatSpan(t.defaultTimeoutSeconds * 1000, 2),
+        t.privilege ?? '-',
+      ]);
+      const chosen = targets.find((t) => t.default);
+      return [
+        table(
+          ['NAME', 'FACTORY', 'CAPACITY', 'IN USE', 'WAITING', 'PILOTS', 'DEFAULT TIMEOUT', 'PRIVILEGE'],
+          rows,
+        ),
+        ...(chosen ? [`jobs submitted without --target run on ${chosen.name}`] : []),
+      ].join('\n');
+    });
+  });
+}
