@@ -1,12 +1,13 @@
 /**
- * Jobs as the API shows them: the stored record, its worker and resource instances (two queries
+ * Jobs as the API shows them: the stored record, its worker and resource instances (a few queries
  * for a whole page), and the controller's live reason, position and blockers laid over it.
  */
 import { isTerminal, type Job, type JobRecord } from '../domain/job.js';
 import { retryPolicy } from '../domain/retry.js';
+import type { WorkerRecord } from '../domain/worker.js';
 import { instancesOfJobs } from '../store/queries/resource-instances.js';
 import { iso, isoOrNull } from '../store/queries/time.js';
-import { latestWorkers } from '../store/queries/workers.js';
+import { latestWorkers, workersOfLastAllocations } from '../store/queries/workers.js';
 import type { ServiceContext } from './context.js';
 
 /** A job's retry budgets and their use; `retryAt` only while it waits out a retry's backoff. */
@@ -76,7 +77,11 @@ export function toJobView(r: JobRecord, live: Live): Job {
 /** The views of `records`, in their order. `fresh`: just submitted, so no worker or instance yet. */
 export async function jobViews(ctx: ServiceContext, records: JobRecord[], fresh = false): Promise<Job[]> {
   const ids = records.map((r) => r.id);
-  const workers = fresh ? new Map<number, never>() : await latestWorkers(ctx.store.db, ids);
+  const workers = fresh ? new Map<number, WorkerRecord>() : await latestWorkers(ctx.store.db, ids);
+  // An ended job's worker is the one its last allocation ran on: a pilot's row names only the
+  // pilot's latest job.
+  const ended = fresh ? [] : records.filter((r) => isTerminal(r.state)).map((r) => r.id);
+  for (const [job, worker] of await workersOfLastAllocations(ctx.store.db, ended)) workers.set(job, worker);
   const instances = fresh ? new Map<number, never>() : await instancesOfJobs(ctx.store.db, ids);
   return records.map((r) => {
     // A job just submitted shows no estimate: making one per submission would cost a forecast each.

@@ -308,6 +308,8 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
     for (const next of [second, third]) {
       assert.deepEqual([next.slurmId, next.worker, next.reused], [first.slurmId, first.worker, true]);
     }
+    // Each still names the worker it ran on, now that the pilot has run others.
+    assert.equal((await getJob(api, adminToken, first.id)).worker?.id, first.worker);
     // 119 s and the grace (2 s) do not fit in what is left of the pilot's 2 minutes: a fresh
     // worker, and the idle pilot is destroyed to make room (the factory holds one worker).
     const long = await runOnPilot(['--timeout', '119s']);

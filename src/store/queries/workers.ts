@@ -127,6 +127,36 @@ export async function loadLiveWorkers(db: Db): Promise<WorkerRecord[]> {
   return rows.map(toWorkerRecord);
 }
 
+/**
+ * The worker each of `jobIds` ran its last allocation on, as the usage ledger recorded it when
+ * that allocation ended: a pilot worker moves on to other jobs, so the worker's own `job_id`
+ * names only its latest (two queries for a whole page of jobs).
+ */
+export async function workersOfLastAllocations(db: Db, jobIds: number[]): Promise<Map<number, WorkerRecord>> {
+  const out = new Map<number, WorkerRecord>();
+  if (jobIds.length === 0) return out;
+  const allocations = await db
+    .selectFrom('usage_ledger')
+    .select(['job_id', 'worker_id'])
+    .where('job_id', 'in', jobIds)
+    .where('worker_id', 'is not', null)
+    .orderBy('attempt')
+    .execute();
+  const workerOf = new Map(allocations.map((a) => [Number(a.job_id), Number(a.worker_id)])); // the last attempt wins
+  if (workerOf.size === 0) return out;
+  const rows = await db
+    .selectFrom('workers')
+    .selectAll()
+    .where('id', 'in', [...new Set(workerOf.values())])
+    .execute();
+  const byId = new Map(rows.map((r) => [Number(r.id), toWorkerRecord(r)]));
+  for (const [job, worker] of workerOf) {
+    const w = byId.get(worker);
+    if (w) out.set(job, w);
+  }
+  return out;
+}
+
 /** The latest worker of each of `jobIds` (one query for a whole page of jobs). */
 export async function latestWorkers(db: Db, jobIds: number[]): Promise<Map<number, WorkerRecord>> {
   const out = new Map<number, WorkerRecord>();
