@@ -23,6 +23,8 @@ export interface ArraySubmission {
   project: Project;
   queue: QueueModel;
   audit: Omit<AuditRecord, 'subject' | 'at'>;
+  /** What the `submitted` event adds to its message (the timeout given by the target), or ''. */
+  note: string;
   /** One unit on the submissions' write path. */
   write: <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 }
@@ -41,7 +43,7 @@ export async function submitArray(
       const records = await insertArrayTasks(db, ctx.store.dialect, s.job, indices, now);
       if (!records) return undefined;
       const head = records[0]!;
-      const message = `array of ${indices.length.toLocaleString('en')} tasks (${s.job.spec.array}) submitted by ${s.job.createdBy} to cluster queue ${s.job.clusterQueue}`;
+      const message = `array of ${indices.length.toLocaleString('en')} tasks (${s.job.spec.array}) submitted by ${s.job.createdBy} to cluster queue ${s.job.clusterQueue}${s.note}`;
       await appendEvent(
         db,
         {

@@ -11,6 +11,7 @@ import {
   type JobState,
 } from '../domain/job.js';
 import { checkArtifactPatterns } from '../domain/artifact.js';
+import { formatSpan } from '../domain/duration.js';
 import { dependenciesOf, type DependencyCondition } from '../domain/dependency.js';
 import { retrySpec } from '../domain/retry.js';
 import { arraySpecOf } from '../domain/job-array.js';
@@ -263,15 +264,20 @@ export async function submitJob(
     project: project.name,
     detail: submissionDetail(job.name, target, spec),
   };
+  // Said in the timeline: a job stopped after a timeout it never gave shows where that came from.
+  const note =
+    input.timeoutSeconds === undefined && spec.timeoutSeconds !== null
+      ? `; timeout ${formatSpan(spec.timeoutSeconds * 1000, 2)}, target ${target}'s defaultTimeout`
+      : '';
   if (spec.array !== undefined)
-    return submitArray(ctx, { job, project, queue, audit: auditEntry, write: (fn) => write(ctx, fn) });
+    return submitArray(ctx, { job, project, queue, audit: auditEntry, note, write: (fn) => write(ctx, fn) });
   // Its place under the project's maxQueued, held until the job counts among the queued itself.
   const release = await reserveQueued(ctx, rt, project, queue);
   const inserted = await submissionsOf(ctx)
     .submit({
       job,
       inserted: async (db, record) => {
-        const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}`;
+        const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}${note}`;
         const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
         await appendEvent(db, { ...event, jobId: record.id, type: 'submitted', message }, record.createdAt);
         ctx.control?.(db, { kind: 'submitted', id: record.id });

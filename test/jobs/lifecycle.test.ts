@@ -231,6 +231,11 @@ describe('stopping a job', () => {
     const dir = mkdtempSync(join(scratch, 'default-timeout-'));
     const job = await submit(s.api, s.adminToken, 'default', { target: 'capped', script: treeScript(dir) });
     assert.equal(job.timeoutSeconds, 1, 'the job shows the timeout it got');
+    const submitted = (await events(s.api, s.adminToken, job.id)).find((e) => e.type === 'submitted');
+    assert.match(
+      submitted?.message ?? '',
+      /^submitted by admin to cluster queue default; timeout 1s, target capped's defaultTimeout$/,
+    );
     const pids = await pidsOf(dir);
     const done = await waitDone(s.api, s.adminToken, job.id);
     assert.equal(done.state, 'failed');
@@ -242,7 +247,21 @@ describe('stopping a job', () => {
       timeoutSeconds: 30,
     });
     assert.equal(own.timeoutSeconds, 30);
+    const ownSubmitted = (await events(s.api, s.adminToken, own.id)).find((e) => e.type === 'submitted');
+    assert.equal(ownSubmitted?.message, 'submitted by admin to cluster queue default');
     assert.equal((await waitDone(s.api, s.adminToken, own.id)).state, 'succeeded');
+    // An array's tasks get it too, and its one submitted event says so.
+    const array = await submit(s.api, s.adminToken, 'default', {
+      target: 'capped',
+      command: ['true'],
+      array: '0-1',
+    });
+    assert.equal(array.timeoutSeconds, 1);
+    const arraySubmitted = (await events(s.api, s.adminToken, array.id)).find((e) => e.type === 'submitted');
+    assert.match(
+      arraySubmitted?.message ?? '',
+      /^array of 2 tasks \(0-1\) submitted by admin .*; timeout 1s, target capped's defaultTimeout$/,
+    );
     // Other targets keep none.
     const open = await submit(s.api, s.adminToken, 'default', { command: ['true'] });
     assert.equal(open.timeoutSeconds, null);
