@@ -279,7 +279,6 @@ function checkPlainHttp(
     );
 }
 
-/** A duration setting ("90m", "2h", or seconds) in seconds; undefined when not set. */
 /** An http(s) URL without a trailing slash. */
 function parsePublicUrl(text: string, file?: string): string {
   let url: URL | undefined;
