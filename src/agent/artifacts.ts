@@ -21,6 +21,11 @@ export interface ArtifactOptions {
   url: string;
   token: string;
   workdir: string;
+  /**
+   * The job's own uid, when it ran under one: only files it owns are kept. A hard link it made to
+   * a file of someone else's (the agent reads as root) is not its file.
+   */
+  owner?: number;
   patterns: readonly string[];
   /** Calls the server (heartbeats while the uploads take long). */
   client: AgentClient;
@@ -42,6 +47,7 @@ export interface ArtifactFile {
 export async function matchArtifacts(
   workdir: string,
   patterns: readonly string[],
+  owner?: number,
 ): Promise<{ files: ArtifactFile[]; refused: string[] }> {
   const root = await realpath(workdir);
   const refused: string[] = [];
@@ -60,7 +66,7 @@ export async function matchArtifacts(
   const files: ArtifactFile[] = [];
   for (const name of [...new Set(names)].sort()) {
     const path = join(root, name);
-    const why = await notKept(root, path);
+    const why = await notKept(root, path, owner);
     if (why) refused.push(`artifact ${name} not kept: ${why}`);
     else files.push({ name, path, size: (await lstat(path)).size });
   }
@@ -68,11 +74,12 @@ export async function matchArtifacts(
 }
 
 /** Why the match at `path` cannot be kept, or undefined when it can. */
-async function notKept(root: string, path: string): Promise<string | undefined> {
+async function notKept(root: string, path: string, owner?: number): Promise<string | undefined> {
   try {
     const stat = await lstat(path);
     if (stat.isSymbolicLink()) return 'a symbolic link (only regular files are kept)';
     if (!stat.isFile()) return 'not a regular file';
+    if (owner !== undefined && stat.uid !== owner) return "not the job's own file";
     // A directory on the way may be a link that leads elsewhere.
     if (!(await realpath(path)).startsWith(root + sep)) return 'it lies outside the working directory';
     return undefined;
@@ -88,7 +95,7 @@ async function notKept(root: string, path: string): Promise<string | undefined> 
 export async function uploadArtifacts(o: ArtifactOptions): Promise<void> {
   let matched: Awaited<ReturnType<typeof matchArtifacts>>;
   try {
-    matched = await matchArtifacts(o.workdir, o.patterns);
+    matched = await matchArtifacts(o.workdir, o.patterns, o.owner);
   } catch (e) {
     o.log(`berth: artifacts not kept: cannot search the working directory: ${(e as Error).message}\n`);
     return;

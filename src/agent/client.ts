@@ -27,10 +27,16 @@ export class AgentClient {
     this.retryForMs = opts.retryForMs ?? 60_000;
   }
 
-  async post<T>(path: string, body?: unknown, contentType = 'application/json'): Promise<T | undefined> {
+  async post<T>(
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+    headers: Record<string, string> = {},
+  ): Promise<T | undefined> {
     const res = await postRetrying(
       this.base + path,
       {
+        ...headers,
         authorization: `Bearer ${this.opts.token}`,
         ...(body === undefined ? {} : { 'content-type': contentType }),
       },

@@ -1,5 +1,6 @@
 /** Messages between the server's local factory and its agent host child process (Node IPC). */
 import type { JobCgroup } from './cgroups.js';
+import type { JobIdentity } from './identity.js';
 import type { FinishRequest } from './protocol.js';
 
 export type HostCommand =
@@ -13,6 +14,8 @@ export type HostCommand =
       workdir: string;
       /** The cgroups made for the job, which it joins before its command runs. */
       cgroup?: JobCgroup;
+      /** The uid and gid the member runs under (agent/identity.ts); absent: the host's own. */
+      identity?: JobIdentity;
     }
   /** Kills every member of the worker. */
   | { type: 'kill'; workerId: number };
@@ -20,8 +23,12 @@ export type HostCommand =
 export type HostEvent =
   | { type: 'ready' }
   | { type: 'spawned'; workerId: number; rank: number; pid: number }
-  /** The member's process group is gone (before its output and outcome reach the server). */
-  | { type: 'exited'; workerId: number; rank: number }
+  /**
+   * The member's process group is gone (before its output and outcome reach the server); with an
+   * identity, `clean` says whether every process of its uid is gone too.
+   */
+  | { type: 'exited'; workerId: number; rank: number; clean: boolean }
   | { type: 'finished'; workerId: number; rank: number; result: FinishRequest }
   | { type: 'failed'; workerId: number; rank: number; message: string }
-  | { type: 'killed'; workerId: number };
+  /** Every member is killed; `clean`: no process of their uids is left either. */
+  | { type: 'killed'; workerId: number; clean: boolean };

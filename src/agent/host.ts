@@ -13,6 +13,7 @@
 import { removeCgroup } from './cgroups.js';
 import type { HostCommand, HostEvent } from './host-protocol.js';
 import { trustCa } from './http-post.js';
+import { endProcesses, type JobIdentity } from './identity.js';
 import { killGroup } from './process-group.js';
 import { runJob } from './run-job.js';
 import { CA_ENV, readCaFile } from './trust.js';
@@ -24,11 +25,21 @@ let caFile: string | undefined;
 const pids = new Map<number, Map<number, number>>();
 /** The cgroups of the jobs running here, removed by the factory on destroy — or here on exit. */
 const cgroups = new Map<number, string[][]>();
+/** The uids the members of each worker run under, when the factory isolates its jobs. */
+const identities = new Map<number, JobIdentity[]>();
 
-function killWorker(workerId: number): void {
+/**
+ * Kills every member's process group, then every process left under the members' uids (one that
+ * left its group: `setsid`, a double fork); resolves whether none is left.
+ */
+async function killWorker(workerId: number): Promise<boolean> {
   for (const pid of pids.get(workerId)?.values() ?? []) killGroup(pid, 'SIGKILL');
   pids.delete(workerId);
   cgroups.delete(workerId);
+  const ids = identities.get(workerId) ?? [];
+  identities.delete(workerId);
+  const ended = await Promise.all(ids.map((id) => endProcesses(id)));
+  return ended.every(Boolean);
 }
 
 function send(e: HostEvent): void {
@@ -40,12 +51,14 @@ function send(e: HostEvent): void {
 function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
   const { workerId, rank } = cmd;
   if (cmd.cgroup) cgroups.set(workerId, [...(cgroups.get(workerId) ?? []), cmd.cgroup.dirs]);
+  if (cmd.identity) identities.set(workerId, [...(identities.get(workerId) ?? []), cmd.identity]);
   runJob({
     url: cmd.url,
     token: cmd.token,
     workdir: cmd.workdir,
     env: { BERTH_WORKER_ID: String(workerId), ...(caFile ? { [CA_ENV]: caFile } : {}) },
     cgroup: cmd.cgroup,
+    ...(cmd.identity ? { identity: cmd.identity } : {}),
     rank,
     onSpawn: (pid) => {
       let members = pids.get(workerId);
@@ -53,7 +66,15 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
       members.set(rank, pid);
       send({ type: 'spawned', workerId, rank, pid });
     },
-    onExit: () => send({ type: 'exited', workerId, rank }),
+    onExit: (clean) => {
+      // Nothing of this member's uid is left to end when the worker is killed.
+      if (clean && cmd.identity) {
+        const left = identities.get(workerId)?.filter((id) => id.uid !== cmd.identity!.uid);
+        if (left?.length) identities.set(workerId, left);
+        else identities.delete(workerId);
+      }
+      send({ type: 'exited', workerId, rank, clean });
+    },
   }).then(
     (result) => send({ type: 'finished', workerId, rank, result }),
     (err: unknown) =>
@@ -77,16 +98,17 @@ export function runAgentHost(): void {
   trustConfiguredCa();
   process.on('message', (msg: HostCommand) => {
     if (msg.type === 'start') start(msg);
-    else if (msg.type === 'kill') {
-      killWorker(msg.workerId);
-      send({ type: 'killed', workerId: msg.workerId });
-    }
+    else if (msg.type === 'kill')
+      void killWorker(msg.workerId).then((clean) => send({ type: 'killed', workerId: msg.workerId, clean }));
   });
   process.on('disconnect', () => {
     const left = [...cgroups.values()].flat();
-    for (const workerId of [...pids.keys()]) killWorker(workerId);
+    const workers = new Set([...pids.keys(), ...identities.keys()]);
+    const killed = [...workers].map((workerId) => killWorker(workerId));
     // No factory is left to remove the jobs' cgroups (a next server would, at its start).
-    void Promise.allSettled(left.map((dirs) => removeCgroup(dirs, 2000))).then(() => process.exit(0));
+    void Promise.allSettled([...killed, ...left.map((dirs) => removeCgroup(dirs, 2000))]).then(() =>
+      process.exit(0),
+    );
   });
   send({ type: 'ready' });
 }

@@ -82,3 +82,9 @@ export type NextJob =
   { jobId: number; token: string; start?: StartResponse } | { wait: true } | { stop: string };
 
 export const JOB_SELF = '/api/v1/job/self';
+
+/**
+ * The header a pilot's agent sends its worker credential in when its finish asks for the next
+ * job (`/finish?next=`): the job's token alone, which the job's code holds, gets no next job.
+ */
+export const WORKER_CREDENTIAL_HEADER = 'berth-worker-credential';

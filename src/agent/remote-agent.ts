@@ -204,7 +204,13 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
           rank: o.rank,
           host: o.host,
           ...(reg.workerCredential
-            ? { askNext: { waitSeconds: FINISH_NEXT_WAIT_SECONDS, got: (n) => (handed = n) } }
+            ? {
+                askNext: {
+                  waitSeconds: FINISH_NEXT_WAIT_SECONDS,
+                  credential: reg.workerCredential,
+                  got: (n) => (handed = n),
+                },
+              }
             : {}),
           onSpawn: (p) => (pid = p),
           amend: async (r) => {

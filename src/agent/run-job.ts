@@ -10,8 +10,15 @@ import { joinArgv, outOfMemory, type JobCgroup } from './cgroups.js';
 import { uploadArtifacts } from './artifacts.js';
 import { AgentClient, AgentHttpError } from './client.js';
 import { commandError } from './find-command.js';
+import { endProcesses, type JobIdentity } from './identity.js';
 import { LogUploader } from './log-uploader.js';
-import type { FinishRequest, HeartbeatResponse, NextJob, StartResponse } from './protocol.js';
+import {
+  WORKER_CREDENTIAL_HEADER,
+  type FinishRequest,
+  type HeartbeatResponse,
+  type NextJob,
+  type StartResponse,
+} from './protocol.js';
 import { killGroup } from './process-group.js';
 import { RankLabel } from './rank-label.js';
 
@@ -28,11 +35,20 @@ export interface RunJobOptions {
   env?: Record<string, string>;
   /** Called once the job's process exists, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
-  /** Called once the job's process group is gone (killed after its exit), before the report. */
-  onExit?: () => void;
+  /**
+   * Called once the job's process group is gone (killed after its exit), before the report; with
+   * an identity, once every process of its uid is gone too (`clean`), or failed to go.
+   */
+  onExit?: (clean: boolean) => void;
   retryForMs?: number;
   /** The cgroups the job runs in (the local factory's enforcement of its requests). */
   cgroup?: JobCgroup;
+  /**
+   * The uid and gid the job runs under (the local factory's isolation, agent/identity.ts): its
+   * home and temporary directory are its working directory, and when it ends every process of
+   * its uid ends with it — before its artifacts are read, so nothing of it can change them then.
+   */
+  identity?: JobIdentity;
   /** Amends the outcome before it is reported (the agent knows why its job was killed). */
   amend?: (result: FinishRequest) => FinishRequest | Promise<FinishRequest>;
   /** Which member of a gang job this agent runs (0 by default: the only one). */
@@ -41,7 +57,7 @@ export interface RunJobOptions {
    * A pilot's agent: its finish asks for the worker's next job too, waiting up to `waitSeconds`,
    * and `got` receives the answer (undefined: the worker does not stay).
    */
-  askNext?: { waitSeconds: number; got: (next: NextJob | undefined) => void };
+  askNext?: { waitSeconds: number; credential: string; got: (next: NextJob | undefined) => void };
   /** The name its gang's peers reach this machine by (BERTH_HOSTS): this host's name by default. */
   host?: string;
 }
@@ -70,9 +86,16 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return (inherited = env);
 }
 
+/** A job under its own uid: the agent's user, home and temporary directory are not its own. */
+function ownUserEnv(opts: RunJobOptions): NodeJS.ProcessEnv {
+  if (!opts.identity) return inheritedEnv();
+  const { USER: _user, LOGNAME: _logname, ...env } = inheritedEnv();
+  return { ...env, HOME: opts.workdir, TMPDIR: opts.workdir };
+}
+
 function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
   return {
-    ...inheritedEnv(),
+    ...ownUserEnv(opts),
     ...spec.env,
     ...resourceEnv(spec.resources),
     ...opts.env,
@@ -140,6 +163,7 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
       url: opts.url,
       token: opts.token,
       workdir: opts.workdir,
+      ...(opts.identity ? { owner: opts.identity.uid } : {}),
       patterns: spec.artifacts,
       client,
       log: (line) => logs.write(line),
@@ -155,7 +179,10 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   const reported = opts.amend ? await opts.amend(result) : result;
   if (opts.askNext)
     opts.askNext.got(
-      await client.post<NextJob>(`/finish?${rankQuery}&next=${opts.askNext.waitSeconds}`, reported),
+      // The next job only for the worker's credential, which the job's code never held.
+      await client.post<NextJob>(`/finish?${rankQuery}&next=${opts.askNext.waitSeconds}`, reported, undefined, {
+        [WORKER_CREDENTIAL_HEADER]: opts.askNext.credential,
+      }),
     );
   else await client.post(`/finish?${rankQuery}`, reported);
   return reported;
@@ -191,6 +218,8 @@ function execute(
     const child = spawn(program!, argv, {
       cwd: opts.workdir,
       env,
+      // libuv drops the supplementary groups, then sets the gid and the uid, before the exec.
+      ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
       detached: true, // its own process group, so stopping it stops everything it started
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -211,8 +240,11 @@ function execute(
       done = true;
       for (const t of timers) clearTimeout(t);
       if (child.pid) killGroup(child.pid, 'SIGKILL'); // leftovers of the tree end with the job
-      opts.onExit?.();
-      resolve(r);
+      // …and, under its own uid, whatever left the group (setsid, nohup, a double fork).
+      void (opts.identity ? endProcesses(opts.identity) : Promise.resolve(true)).then((clean) => {
+        opts.onExit?.(clean);
+        resolve(r);
+      });
     };
 
     const stop = (why: 'timeout' | 'cancelled', message: string) => {

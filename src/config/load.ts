@@ -10,9 +10,11 @@ import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { parseAmount } from '../domain/quantity.js';
 import { ConfigError } from '../domain/errors.js';
+import { defaultUidRange, overlap, parseUidRange, rangeSize, type UidRange } from '../domain/uid-range.js';
 import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
 import {
   ConfigSchema,
+  DEFAULT_PIDS_LIMIT,
   MAX_HISTORY_SAMPLES,
   SIMULATED_CAPACITY,
   type Config,
@@ -90,6 +92,43 @@ const SLURM_FIELDS = [
   'sharedDir',
 ] as const;
 
+/** Settings only a local factory takes. */
+const LOCAL_FIELDS = ['cgroups', 'pidsLimit', 'isolation', 'runAs'] as const;
+
+/**
+ * `runAs.uids` parsed (by default a range picked from the data directory and the factory's name):
+ * at least one uid per unit of the factory's capacity, since every running worker member has a
+ * uid of its own.
+ */
+function jobUids(key: string, text: string | undefined, capacity: number, seed: string, file?: string): UidRange {
+  let range: UidRange;
+  try {
+    range = text === undefined ? defaultUidRange(seed) : parseUidRange(text);
+  } catch (e) {
+    throw new ConfigError(key, (e as Error).message, file);
+  }
+  if (rangeSize(range) < capacity)
+    throw new ConfigError(
+      key,
+      `has ${rangeSize(range)} uids, fewer than the factory's capacity (${capacity}): each running job needs one`,
+      file,
+    );
+  return range;
+}
+
+/** Two local factories never share a uid: each ends every process of its uids (docs/SECURITY.md). */
+function checkUidRangesApart(factories: Record<string, FactoryConfig>, file?: string): void {
+  const ranged = Object.entries(factories).flatMap(([name, f]) => (f.jobUids ? [[name, f.jobUids] as const] : []));
+  for (const [i, [name, range]] of ranged.entries())
+    for (const [other, theirs] of ranged.slice(0, i))
+      if (overlap(range, theirs))
+        throw new ConfigError(
+          `factories.${name}.runAs.uids`,
+          `${range.first}-${range.last} overlaps factory "${other}"'s uids (${theirs.first}-${theirs.last}): each local factory needs uids of its own`,
+          file,
+        );
+}
+
 /** What `berth server`'s flags set over the file's settings. */
 export interface ConfigOverrides {
   listen?: string;
@@ -110,8 +149,9 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
   const factories: Record<string, FactoryConfig> = {};
   for (const [name, f] of Object.entries(raw.factories ?? { local: { kind: 'local' as const } })) {
     checkName(`factories.${name}`, name, file);
-    if (f.kind !== 'local' && (f.cgroups !== undefined || f.pidsLimit !== undefined))
-      throw new ConfigError(`factories.${name}`, 'cgroups and pidsLimit are for a local factory only', file);
+    const localOnly = LOCAL_FIELDS.find((k) => f[k] !== undefined);
+    if (f.kind !== 'local' && localOnly)
+      throw new ConfigError(`factories.${name}.${localOnly}`, 'is for a local factory only', file);
     const slurmOnly = SLURM_FIELDS.find((k) => f[k] !== undefined);
     if (f.kind !== 'slurm' && slurmOnly)
       throw new ConfigError(`factories.${name}.${slurmOnly}`, 'is for a slurm factory only', file);
@@ -123,17 +163,31 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
       );
     if (f.kind === 'simulated' && f.ca !== undefined)
       throw new ConfigError(`factories.${name}.ca`, 'is for a local or slurm factory only', file);
-    const { timeLimit, ...rest } = f;
+    const { timeLimit, runAs, ...rest } = f;
     const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
     // What its agents trust: its own `ca`, else the server's certificate itself (pinned).
     const ca = f.ca === undefined ? tls?.cert : fromConfigDir(f.ca, file);
+    const capacity = f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism());
     factories[name] = {
       ...rest,
+      ...(f.kind === 'local'
+        ? {
+            jobUids: jobUids(
+              `factories.${name}.runAs.uids`,
+              runAs?.uids,
+              capacity,
+              `${resolvePath(overrides.dataDir ?? raw.dataDir ?? DEFAULT_DATA_DIR)}\0${name}`,
+              file,
+            ),
+            pidsLimit: f.pidsLimit ?? DEFAULT_PIDS_LIMIT,
+          }
+        : {}),
       ...(f.kind !== 'simulated' && ca !== undefined ? { ca } : {}),
       ...(f.kind === 'slurm' ? { timeLimitSeconds: timeLimitSeconds ?? 3600 } : {}),
-      capacity: f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism()),
+      capacity,
     };
   }
+  checkUidRangesApart(factories, file);
   const targets = resolveTargets(raw.targets, factories, file);
   const resources = raw.resources ?? {};
   for (const [name, r] of Object.entries(resources)) {

@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { PROJECT_TOKEN_ACCESS } from '../domain/project-token-access.js';
+import type { UidRange } from '../domain/uid-range.js';
 
 const Capacity = Type.Integer({ minimum: 1, description: 'instances alive at once' });
 const Privilege = Type.String({ minLength: 1 });
@@ -20,13 +21,28 @@ export const RESOURCE_KINDS = ['semaphore', 'exec', 'postgres', 'token'] as cons
 export const CGROUPS_MODES = ['auto', 'off', 'required'] as const;
 export type CgroupsMode = (typeof CGROUPS_MODES)[number];
 
+/**
+ * local: whether each job runs under a Unix identity of its own (docs/SECURITY.md): `auto` where
+ * the server can switch users, else jobs run as the server's user (one tenant only); `required`:
+ * else refuse to start; `off`: always as the server's user.
+ */
+export const ISOLATION_MODES = ['auto', 'required', 'off'] as const;
+export type IsolationMode = (typeof ISOLATION_MODES)[number];
+
+/** local, with cgroups: the processes (and threads) one job may have at once unless configured. */
+export const DEFAULT_PIDS_LIMIT = 4096;
+
 const FactorySchema = strict({
   kind: Type.Union(FACTORY_KINDS.map((k) => Type.Literal(k))),
   capacity: Type.Optional(Capacity),
   /** local: `auto` (default) where the machine allows; `required`: else refuse to start; `off`. */
   cgroups: Type.Optional(Type.Union(CGROUPS_MODES.map((m) => Type.Literal(m)))),
-  /** local, with cgroups: the most processes (and threads) one job may have at once. */
+  /** local, with cgroups: the most processes (and threads) one job may have at once (default 4096). */
   pidsLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** local: each job under a uid of its own (`auto`, default), `required`, or `off`. */
+  isolation: Type.Optional(Type.Union(ISOLATION_MODES.map((m) => Type.Literal(m)))),
+  /** local, isolated: the uids (and gids, the same numbers) its jobs run under. */
+  runAs: Type.Optional(strict({ uids: Type.String({ minLength: 1 }) })),
   /** slurm: the partition its workers are submitted to (the cluster's default when absent). */
   partition: Type.Optional(Type.String({ minLength: 1 })),
   /** slurm: each worker's time limit (`2h`, `90m`, or seconds; default 1h); see timeLimitSeconds. */
@@ -139,8 +155,10 @@ export const ConfigSchema = strict({
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
-export type FactoryConfig = Omit<Static<typeof FactorySchema>, 'timeLimit'> & {
+export type FactoryConfig = Omit<Static<typeof FactorySchema>, 'timeLimit' | 'runAs'> & {
   capacity: number;
+  /** local: `runAs.uids`, parsed (its default when absent). */
+  jobUids?: UidRange;
   /** slurm: `timeLimit` in seconds. */
   timeLimitSeconds?: number;
 };

@@ -31,6 +31,8 @@ export interface Holding {
   freed: boolean;
   destroyAttempts: number;
   nextDestroyAt: number;
+  /** A pilot worker: the project it serves, that of its first job (controller/pilots.ts). */
+  serves?: string;
 }
 
 export const holdingKey = (kind: HoldingKind, id: number): string => `${kind}:${id}`;

@@ -41,6 +41,12 @@ export type PilotNext =
 interface IdlePilot {
   holding: Holding;
   target: string;
+  /**
+   * The project whose job it ran first: a pilot serves that project alone (docs/SECURITY.md).
+   * What one job leaves on its worker — files, its uid's processes, what it read of the agent —
+   * must not reach another tenant's job.
+   */
+  project: string;
   since: number;
 }
 
@@ -81,7 +87,12 @@ export class Pilots {
     if (!h || h.destroying || h.jobId !== job.id) return false;
     job.holdings.delete(holdingKey('worker', h.id));
     this.handedOver.delete(h.id); // whatever was left of an adoption: this job has ended
-    this.idle.set(h.id, { holding: h, target: job.target, since: this.core.o.now() });
+    this.idle.set(h.id, {
+      holding: h,
+      target: job.target,
+      project: (h.serves ??= job.project),
+      since: this.core.o.now(),
+    });
     this.core.wake();
     return true;
   }
@@ -96,8 +107,12 @@ export class Pilots {
       this.handedOver.set(job.workerId, { jobId: job.id, at: this.core.o.now(), adopted: true });
   }
 
-  /** Whether the pilot has time for the job: its timeout and grace end before the worker does. */
+  /**
+   * Whether the pilot may take the job: of its project, and with time for it (its timeout and
+   * grace end before the worker does).
+   */
   private fits(job: TrackedJob, p: IdlePilot): boolean {
+    if (job.project !== p.project) return false;
     // A gang needs all its workers from one allocation: never a pilot.
     if (job.timeoutSeconds === null || job.workers > 1) return false;
     const endsAt = this.core.o.factories.get(p.holding.provider)?.endsAt?.(p.holding.id);

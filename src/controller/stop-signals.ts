@@ -14,6 +14,9 @@ export class StopSignals {
       const done = () => {
         clearTimeout(timer);
         waiters.delete(done);
+        // No empty set is kept: a pilot's worker id or a job id is asked about for a while, then
+        // never again, and a long-lived server must not keep one entry per worker it ever had.
+        if (waiters.size === 0 && this.waiters.get(jobId) === waiters) this.waiters.delete(jobId);
         resolve();
       };
       const timer = setTimeout(done, ms);

@@ -25,6 +25,11 @@ export interface TargetView {
   reuse: boolean;
   /** The timeout of a job that gives none (`defaultTimeout`), in seconds. */
   defaultTimeoutSeconds: number | null;
+  /**
+   * Who its jobs run as, in words: a uid of their own each, or the server's user (one tenant
+   * only: jobs of different projects can reach each other); null when not known.
+   */
+  isolation: string | null;
   capacity: number;
   inUse: number;
   waiting: number;

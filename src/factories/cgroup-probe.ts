@@ -5,8 +5,8 @@
  * children means the server would first have to move itself out of its own group.
  */
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export const CONTROLLERS = ['memory', 'cpu', 'pids'] as const;
 export type Controller = (typeof CONTROLLERS)[number];
@@ -111,6 +111,9 @@ export function makeParents(
       // First, for its clear error (EROFS, EACCES): a recursive mkdir reports ENOENT for those.
       accessSync(base, constants.W_OK);
       const made = mkdirSync(dir, { recursive: true });
+      // Searchable by all, whatever the server's umask (077): a job under its own uid opens its
+      // group's cgroup.procs below these to join it (cgroups.ts).
+      if (made) for (let d = dir; d.length >= made.length; d = dirname(d)) chmodSync(d, 0o755);
       accessSync(dir, constants.W_OK);
       dirs.set(c, dir);
       if (!keep && made) removeUpTo(dir, made);

@@ -7,9 +7,10 @@
  * left behind are removed when a local factory starts.
  */
 import { readdirSync } from 'node:fs';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, chmod, chown, mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { removeCgroup, type JobCgroup } from '../agent/cgroups.js';
+import type { JobIdentity } from '../agent/identity.js';
 import type { CgroupsMode, Config } from '../config/schema.js';
 import { ConfigError } from '../domain/errors.js';
 import { formatAmount, type Amounts } from '../domain/quantity.js';
@@ -103,6 +104,7 @@ export class CgroupEnforcement {
     workerId: number,
     requests: Amounts = {},
     rank?: number,
+    owner?: JobIdentity,
   ): Promise<JobCgroup | undefined> {
     const settings = new Map<Controller, Setting[]>();
     const memory = requests.memory ?? 0;
@@ -134,6 +136,13 @@ export class CgroupEnforcement {
         await mkdir(dir, { recursive: true });
         cgroup.dirs.push(dir);
         for (const setting of values) await apply(dir, setting);
+        // A job under its own uid joins its groups itself (agent/cgroups.ts): it may write its pid
+        // into its own groups' cgroup.procs, and nothing else there — not the limits, not another
+        // group's, not a subgroup (the directory stays the server's).
+        if (owner) {
+          await chmod(dir, 0o755); // made under the server's umask (077)
+          await chown(join(dir, 'cgroup.procs'), owner.uid, owner.gid);
+        }
         if (c === 'memory') cgroup.memory = { dir, limit: formatAmount('memory', memory) };
       }
     } catch (e) {

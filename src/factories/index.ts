@@ -2,6 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
+import { factoryIsolation } from './isolation.js';
 import { LocalFactory } from './local.js';
 import { SimulatedFactory } from './simulated.js';
 import { SlurmFactory } from './slurm/slurm-factory.js';
@@ -27,6 +28,7 @@ export function createFactories(
 ): Map<string, Factory> {
   const factories = new Map<string, Factory>();
   for (const [name, f] of Object.entries(config.factories)) {
+    const { uids } = factoryIsolation(name, f);
     switch (f.kind) {
       case 'local':
         factories.set(
@@ -39,6 +41,7 @@ export function createFactories(
             cgroups: f.cgroups,
             pidsLimit: f.pidsLimit,
             ca: f.ca,
+            ...(uids ? { uids } : {}),
           }),
         );
         break;

@@ -4,18 +4,27 @@
  * the machine allows — cgroups that enforce the job's requests (see cgroups.ts). A gang job's
  * worker runs its members side by side here, each in a directory (`rank-R`) and cgroups of its
  * own with one worker's requests; every member's host is this machine.
+ *
+ * Isolated (`uids`: the server can switch users, isolation.ts), each member runs under a uid and
+ * gid of its own from the range, which owns its directory (0700) and its groups' cgroup.procs; the
+ * data directory and DATA/workers are 0711, so a job reaches its own directory by its path and
+ * lists nothing. A uid goes back to the pool only once no process of it is left.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmod, chown, mkdir, rm, rmdir } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeCgroup, type JobCgroup } from '../agent/cgroups.js';
 import type { HostCommand, HostEvent } from '../agent/host-protocol.js';
+import { endProcesses, uidsWithProcesses, type JobIdentity } from '../agent/identity.js';
 import { groupAlive, killGroup } from '../agent/process-group.js';
 import type { CgroupsMode } from '../config/schema.js';
 import { CgroupEnforcement } from './cgroups.js';
+import type { UidRange } from '../domain/uid-range.js';
 import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
+import { UidPool } from './uid-pool.js';
 
 /** The host's entry point, as .ts under tsx (tests) or .js when built. */
 const HOST_MAIN = fileURLToPath(
@@ -33,6 +42,8 @@ export interface LocalFactoryOptions {
   pidsLimit?: number;
   /** A PEM file its agents trust for the server's certificate (HTTPS); see agent/trust.ts. */
   ca?: string;
+  /** Each member under a uid of its own from this range; absent: as the server's user. */
+  uids?: UidRange;
 }
 
 export class LocalFactory implements Factory {
@@ -43,7 +54,7 @@ export class LocalFactory implements Factory {
   private host: ChildProcess | undefined;
   private hostReady: Promise<ChildProcess> | undefined;
   private readonly live = new Set<number>();
-  private readonly killWaiters = new Map<number, () => void>();
+  private readonly killWaiters = new Map<number, (clean: boolean) => void>();
   private closing = false;
   /** What this machine lets the factory enforce (throws at construction for an unmet `required`). */
   readonly enforcement: CgroupEnforcement;
@@ -53,8 +64,12 @@ export class LocalFactory implements Factory {
   private readonly cgroups = new Map<number, JobCgroup[]>();
   /** The process groups of each gang worker's members, by rank, for its handle. */
   private readonly memberPids = new Map<number, number[]>();
-  /** Each live worker's members whose process group the host reports gone. */
-  private readonly exited = new Map<number, { members: number; gone: number }>();
+  /** Each live worker's members whose process group the host reports gone (and whether clean). */
+  private readonly exited = new Map<number, { members: number; gone: number; clean: boolean }>();
+  /** The uids jobs run under, when isolated. */
+  private readonly uids: UidPool | undefined;
+  /** Each worker's members' identities, by rank. */
+  private readonly identities = new Map<number, JobIdentity[]>();
 
   constructor(private readonly opts: LocalFactoryOptions) {
     this.name = opts.name;
@@ -65,8 +80,68 @@ export class LocalFactory implements Factory {
       mode: opts.cgroups ?? 'auto',
       pidsLimit: opts.pidsLimit,
     });
-    this.swept = this.enforcement.removeStale();
-    mkdirSync(join(opts.dataDir, 'workers'), { recursive: true, mode: 0o700 });
+    const workers = join(opts.dataDir, 'workers');
+    mkdirSync(workers, { recursive: true, mode: 0o700 });
+    if (opts.uids) {
+      this.uids = new UidPool(opts.uids);
+      // Traversable, not listable: a job under its own uid reaches its directory by its path;
+      // everything else in the data directory stays the server's alone (0700 and 0600).
+      for (const dir of [opts.dataDir, workers]) chmodSync(dir, 0o711);
+    }
+    this.swept = Promise.all([this.enforcement.removeStale(), this.endStrays()]).then(() => {});
+  }
+
+  /**
+   * Ends what runs under the factory's uids at its start: processes of jobs of a server that died
+   * (its agent host kills its jobs when it goes, but a process that left its job's group and
+   * cgroup outlives that). The range is berth's alone (docs/CONFIGURATION.md).
+   */
+  private async endStrays(): Promise<void> {
+    const range = this.opts.uids;
+    if (!range) return;
+    const strays = [...uidsWithProcesses(range.first, range.last)];
+    await Promise.all(strays.map((uid) => endProcesses({ uid, gid: uid })));
+  }
+
+  /** An identity for each member, or a clear error when the range has none left. */
+  private takeIdentities(members: number): JobIdentity[] | undefined {
+    const pool = this.uids;
+    if (!pool) return undefined;
+    const taken: JobIdentity[] = [];
+    for (let i = 0; i < members; i++) {
+      const uid = pool.take();
+      if (uid === undefined) {
+        for (const id of taken) pool.give(id.uid);
+        const held = pool.quarantined().length;
+        throw new Error(
+          `no free uid in runAs.uids (${pool.range.first}-${pool.range.last})` +
+            (held ? `: ${held} held back while processes of their last jobs are still alive` : ''),
+        );
+      }
+      taken.push({ uid, gid: uid });
+    }
+    return taken;
+  }
+
+  /** The worker's uids, once no process of theirs is left (`clean`); held back otherwise. */
+  private giveBack(workerId: number, clean: boolean): void {
+    const ids = this.identities.get(workerId);
+    this.identities.delete(workerId);
+    for (const id of ids ?? []) {
+      if (clean) this.uids?.give(id.uid);
+      else {
+        this.uids?.quarantine(id.uid);
+        void this.recheck(id);
+      }
+    }
+  }
+
+  /** A uid held back: given back once a later try ends its last processes. */
+  private async recheck(id: JobIdentity): Promise<void> {
+    for (let attempt = 0; attempt < 10 && !this.closing; attempt++) {
+      await delay(1000 * 2 ** Math.min(attempt, 5));
+      if (await endProcesses(id)) return this.uids?.give(id.uid);
+    }
   }
 
   /** The directories of a running worker's cgroups (none when its job requests nothing enforced). */
@@ -123,7 +198,10 @@ export class LocalFactory implements Factory {
       }
       case 'exited': {
         const e2 = this.exited.get(e.workerId);
-        if (e2) e2.gone++;
+        if (e2) {
+          e2.gone++;
+          e2.clean &&= e.clean;
+        }
         break;
       }
       case 'failed':
@@ -131,7 +209,7 @@ export class LocalFactory implements Factory {
           this.opts.listener.workerLost(e.workerId, `agent failed: ${e.message}`);
         break;
       case 'killed':
-        this.killWaiters.get(e.workerId)?.();
+        this.killWaiters.get(e.workerId)?.(e.clean);
         break;
       case 'finished':
       case 'ready':
@@ -155,29 +233,39 @@ export class LocalFactory implements Factory {
     const gang = req.members > 1;
     const ranks = Array.from({ length: req.members }, (_, rank) => rank);
     const dirs = ranks.map((rank) => (gang ? join(workdir, `rank-${rank}`) : workdir));
-    await makeWorkdirs(workdir, gang ? dirs : []);
     await this.swept;
+    const identities = this.takeIdentities(req.members);
     const cgroups: (JobCgroup | undefined)[] = [];
     let host: ChildProcess;
     try {
+      await makeWorkdirs(workdir, gang ? dirs : [], identities);
       if (this.enforcement.enabled)
         for (const rank of ranks)
           cgroups.push(
-            await this.enforcement.create(req.jobId, req.workerId, req.requests, gang ? rank : undefined),
+            await this.enforcement.create(
+              req.jobId,
+              req.workerId,
+              req.requests,
+              gang ? rank : undefined,
+              identities?.[rank],
+            ),
           );
       host = await this.startHost();
     } catch (e) {
-      // No worker is recorded as made, so no destroy will come for its groups.
+      // No worker is recorded as made, so no destroy will come for its groups; nothing ran yet.
       for (const c of cgroups) if (c) await removeCgroup(c.dirs).catch(() => {});
+      for (const id of identities ?? []) this.uids?.give(id.uid);
       throw e;
     }
+    if (identities) this.identities.set(req.workerId, identities);
     const made = cgroups.filter((c): c is JobCgroup => c !== undefined);
     if (made.length > 0) this.cgroups.set(req.workerId, made);
     if (gang) this.memberPids.set(req.workerId, []);
     this.live.add(req.workerId);
-    this.exited.set(req.workerId, { members: req.members, gone: 0 });
+    this.exited.set(req.workerId, { members: req.members, gone: 0, clean: true });
     for (const rank of ranks) {
       const cgroup = cgroups[rank];
+      const identity = identities?.[rank];
       this.send(host, {
         type: 'start',
         workerId: req.workerId,
@@ -186,6 +274,7 @@ export class LocalFactory implements Factory {
         token,
         workdir: dirs[rank]!,
         ...(cgroup ? { cgroup } : {}),
+        ...(identity ? { identity } : {}),
       });
     }
     return { workdir };
@@ -195,17 +284,20 @@ export class LocalFactory implements Factory {
     const exited = this.exited.get(workerId);
     this.exited.delete(workerId);
     const host = this.host?.connected ? this.host : undefined;
+    // Whether no process of the worker's uids is left (true when it has none).
+    let clean = true;
     if (this.live.delete(workerId) && host) {
       if (exited && exited.gone >= exited.members) {
-        // Every member's group is gone already (the host killed each after its exit): the host
-        // only forgets the worker, and nothing here waits for its answer.
+        // Every member's group is gone already (the host killed each after its exit, and every
+        // process of its uid): the host only forgets the worker, and nothing here waits for it.
         this.send(host, { type: 'kill', workerId });
+        clean = exited.clean;
       } else {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 5000);
-          this.killWaiters.set(workerId, () => {
+        clean = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), 10_000);
+          this.killWaiters.set(workerId, (ended) => {
             clearTimeout(timer);
-            resolve();
+            resolve(ended);
           });
           this.send(host, { type: 'kill', workerId });
         });
@@ -224,6 +316,7 @@ export class LocalFactory implements Factory {
       for (const cgroup of cgroups) await removeCgroup(cgroup.dirs);
       this.cgroups.delete(workerId);
     }
+    this.giveBack(workerId, clean);
     // Nothing of it runs any more: the next worker may start while its directory goes.
     stopped?.();
     // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others.
@@ -249,14 +342,22 @@ export class LocalFactory implements Factory {
  * A worker's directory and its members' (a gang's `rank-R`), each one mkdir: DATA/workers exists
  * (made at the factory's start), and a recursive mkdir walks the path with a stat per level.
  */
-async function makeWorkdirs(workdir: string, members: string[]): Promise<void> {
-  for (const dir of [workdir, ...members]) {
+async function makeWorkdirs(workdir: string, members: string[], owners?: JobIdentity[]): Promise<void> {
+  const dirs = [workdir, ...members];
+  for (const dir of dirs) {
     try {
       await mkdir(dir, { mode: 0o700 });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') await mkdir(dir, { recursive: true, mode: 0o700 });
       else if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
+  }
+  if (!owners) return;
+  // Each member's directory is its own; a gang's shared parent is traversable only.
+  if (members.length === 0) await chown(workdir, owners[0]!.uid, owners[0]!.gid);
+  else {
+    await chmod(workdir, 0o711);
+    for (const [rank, dir] of members.entries()) await chown(dir, owners[rank]!.uid, owners[rank]!.gid);
   }
 }
 

@@ -6,7 +6,7 @@
  * controller only while it holds the leader's lease.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/app.js';
@@ -16,6 +16,7 @@ import type { Config, RawConfig } from '../config/schema.js';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import { describeEnforcement } from '../factories/cgroups.js';
+import { isolationOf } from '../factories/isolation.js';
 import type { Factory } from '../factories/factory.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ReplicaNode } from '../replicas/replica-node.js';
@@ -36,6 +37,7 @@ import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
 import { bootstrap } from './bootstrap.js';
 import { buildController, type ControllerDeps } from './build-controller.js';
+import { secureDataDir } from './data-dir.js';
 import { announceServer, withdrawServer } from './discovery.js';
 import { openStore, redactUrl } from './open-store.js';
 import { checkFactoryCas, loadServerTls, tlsWarnings, type ServerTls } from './tls.js';
@@ -135,9 +137,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const tls = config.tls ? loadServerTls(config.tls, file) : null;
   checkFactoryCas(config, file);
   const dataDir = resolve(config.dataDir);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  // Before anything starts: `cgroups: required` that this machine cannot meet stops the server.
+  secureDataDir(dataDir);
+  // Before anything starts: `cgroups: required` or `isolation: required` that this machine cannot
+  // meet stops the server.
   const enforcement = describeEnforcement(config, dataDir, file);
+  const isolation = isolationOf(config, file);
   const store = await openStore(config, dataDir);
   const metrics = new Metrics();
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
@@ -186,6 +190,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
           return capacity === undefined ? [] : [[name, capacity]];
         }),
       ),
+      isolation: Object.fromEntries([...isolation].map(([name, i]) => [name, i.summary])),
       controller: undefined as unknown as ControllerPort, // set below, before anything reads it
       logs,
       artifacts: {
@@ -265,6 +270,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     for (const line of transportWarnings(config, tls, url)) print(line);
     print(`data directory: ${dataDir}`);
     for (const line of enforcement) print(line);
+    for (const [name, i] of isolation) if (config.factories[name]?.kind === 'local') print(`local factory "${name}": ${i.summary}`);
     for (const line of targetWarnings(config.targets)) print(line);
     if (store.dialect !== 'sqlite') {
       const role = replica?.elector.leading ? `leader (term ${replica.elector.term})` : 'follower';

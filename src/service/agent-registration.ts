@@ -15,7 +15,7 @@ import { isTerminal } from '../domain/job.js';
 import { hashToken, newToken } from '../domain/tokens.js';
 import { findJob, findJobState } from '../store/queries/jobs.js';
 import { insertJobToken } from '../store/queries/tokens.js';
-import { hasCredential, spendRegistration } from '../store/queries/workers.js';
+import { hasCredential, spendRegistration, workerWithCredential } from '../store/queries/workers.js';
 import type { Db } from '../store/store.js';
 import type { ServiceContext } from './context.js';
 
@@ -96,6 +96,22 @@ export async function pilotJob(ctx: ServiceContext, workerId: number, waitMs: nu
   // Handed over before a restart: its token is made now.
   const token = await ctx.store.transaction((db) => jobToken(db, ctx, workerId, next.jobId));
   return token === undefined ? { stop: `job ${next.jobId} has ended` } : { jobId: next.jobId, token };
+}
+
+/** The header of a pilot's worker credential on a finish that asks for the next job (as agent/protocol.ts names it). */
+export const WORKER_CREDENTIAL_HEADER = 'berth-worker-credential';
+
+/**
+ * The pilot that runs job `jobId` and holds `credential`: what a finish that asks for the next job
+ * must show (the job's token is the job's code's too; the worker credential only its agent's).
+ */
+export async function pilotOfJob(ctx: ServiceContext, jobId: number, credential: string | undefined): Promise<number> {
+  const workerId = credential ? await workerWithCredential(ctx.store.db, jobId, hashToken(credential)) : undefined;
+  if (workerId === undefined)
+    throw new UnauthorizedError(
+      `the next job goes only to the agent of job ${jobId}'s pilot worker: its worker credential is missing or wrong`,
+    );
+  return workerId;
 }
 
 /** A new token for job `jobId` on worker `workerId`; undefined once the job has ended. */

@@ -23,6 +23,8 @@ export interface JobRuntime {
   workerTimeLimits?: Record<string, number>;
   /** Per target, the most workers its factory has at once: a gang job larger can never start. */
   workerCapacity?: Record<string, number>;
+  /** Per factory, who its jobs run as (factories/isolation.ts), for `GET /targets`. */
+  isolation?: Record<string, string>;
   controller: ControllerPort;
   logs: LogStore;
   /** Where jobs' artifacts are kept, and the limits on them. */

@@ -27,6 +27,7 @@ export function targets(ctx: ServiceContext, p: Principal): TargetView[] {
       default: name === rt.defaultTarget,
       reuse: t.reuse === true,
       defaultTimeoutSeconds: t.defaultTimeoutSeconds ?? null,
+      isolation: rt.isolation?.[t.factory] ?? null,
       capacity: f?.capacity ?? 0,
       inUse: f?.inUse ?? 0,
       waiting: f?.waiting ?? 0,

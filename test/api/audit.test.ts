@@ -5,8 +5,8 @@
  * change that survived has its row and no row outlives its change.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { hashToken } from '../../src/domain/tokens.js';
@@ -20,6 +20,7 @@ import {
   type TestServer,
 } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 interface Entry {
   id: number;
@@ -271,7 +272,7 @@ describe('the audit log', () => {
 });
 
 describe('the audit log after kill -9', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-audit-crash-'));
+  const dir = scratchDir('berth-audit-crash-');
   const dataDir = join(dir, 'data');
   const config = join(dir, 'berth.yaml');
   writeFileSync(config, localFactoryConfig(1));

@@ -4,8 +4,8 @@
  * decode is refused with 415.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
@@ -13,6 +13,7 @@ import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { assertError, assertStatus, createQueue, useServer } from './fixtures.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const ctx = useServer(
   async ({ api, admin }) => {
@@ -25,7 +26,7 @@ const { api } = ctx;
 
 let scratch: string;
 before(() => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-hardening-'));
+  scratch = scratchDir('berth-hardening-');
 });
 after(() => rmSync(scratch, { recursive: true, force: true }));
 

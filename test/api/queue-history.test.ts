@@ -5,8 +5,8 @@
  * bound, and the admissions counter's restarts, are checked on the sampler itself.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { QueueHistoryView } from '../../src/domain/queue-history.js';
@@ -16,6 +16,7 @@ import { submit, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { assertError, assertStatus, createProject, createQueue, createUser, useServer } from './fixtures.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const SAMPLE_SECONDS = 0.1;
 const KEEP_SECONDS = 30;
@@ -29,7 +30,7 @@ const ctx = useServer(undefined, {
   ].join('\n'),
 });
 const { api } = ctx;
-const scratch = mkdtempSync(join(tmpdir(), 'berth-queue-history-'));
+const scratch = scratchDir('berth-queue-history-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 const history = async (name: string, minutes = 60, token = ctx.admin) => {

@@ -4,8 +4,8 @@
  * caller who is not a member never sees; and a server that closes with streams open.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { StreamOutbox, type JobNotice } from '../../src/api/stream-outbox.js';
@@ -14,6 +14,7 @@ import { submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, useTestServer } from '../helpers/server.js';
 import { Stream } from '../helpers/sse.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 interface Figures {
   clusterQueues: { name: string; admitted: number; running: number; usage: Record<string, string> }[];
@@ -45,7 +46,7 @@ const open = async (token: string, query = '') => {
 };
 
 before(() => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-stream-'));
+  scratch = scratchDir('berth-stream-');
 });
 after(() => {
   for (const s of streams) s.close();

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { resolveConfig, validateConfig } from '../../src/config/load.js';
@@ -18,6 +18,7 @@ import { berth, fails, keyValues, ok, readConfig, row, sandbox, useCliServer } f
 import { makeTestCerts } from '../helpers/certs.js';
 import { localFactoryConfig } from '../helpers/server.js';
 import { serverDatabase } from '../helpers/store.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const certs = makeTestCerts();
 after(() => certs.remove());
@@ -128,7 +129,7 @@ describe('start-up checks', () => {
   const dirs: string[] = [];
   after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
   const tempDir = () => {
-    const d = mkdtempSync(join(tmpdir(), 'berth-tls-'));
+    const d = scratchDir('berth-tls-');
     dirs.push(d);
     return d;
   };

@@ -5,8 +5,8 @@
  * revoked; and on replicas, a token revoked through one is refused by the others too.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { hashToken } from '../../src/domain/tokens.js';
@@ -16,6 +16,7 @@ import { createTestDatabase, TEST_STORE, type TestDatabase } from '../helpers/st
 import { waitFor } from '../helpers/wait.js';
 import { replicaConfig } from '../replicas/support.js';
 import type { NewTokenView, TokenView } from '../../src/domain/tokens.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 type NewToken = NewTokenView;
 
@@ -230,7 +231,7 @@ describe('the bootstrap admin token', () => {
 });
 
 describe('tokens on replicas', { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQL pass' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-token-replicas-'));
+  const dir = scratchDir('berth-token-replicas-');
   const config = join(dir, 'berth.yaml');
   writeFileSync(config, replicaConfig());
   let running: ServerProcess[] = [];

@@ -3,8 +3,8 @@
  * routes, the API's JSON 404 kept, and a placeholder page when nothing is built.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildApi, type Api } from '../../src/api/app.js';
@@ -12,6 +12,7 @@ import { packageRoot, WEB_ROOT } from '../../src/api/routes/web.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { startTestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const INDEX = '<!doctype html><html><body><div id="root">the berth app</div></body></html>';
 const HTML = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
@@ -27,7 +28,7 @@ async function api(webRoot: string): Promise<Api> {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'berth-web-'));
+  dir = scratchDir('berth-web-');
   store = await openSqliteStore(join(dir, 'berth.db'));
   const web = join(dir, 'web');
   mkdirSync(join(web, 'assets'), { recursive: true });

@@ -5,15 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
 import { parse } from 'yaml';
 import { call, useTestServer, type StartOptions, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const TSX = import.meta.resolve('tsx');
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -30,7 +31,7 @@ export interface Sandbox {
 }
 
 export function sandbox(): Sandbox {
-  const root = mkdtempSync(join(tmpdir(), 'berth-cli-'));
+  const root = scratchDir('berth-cli-');
   const dirs = {
     home: join(root, 'home'),
     config: join(root, 'config'),

@@ -3,9 +3,9 @@
  * contexts, environment overrides, and one-line errors when there is nothing to talk to.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
+
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
@@ -21,13 +21,14 @@ import {
   sandbox,
   type Sandbox,
 } from './cli.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let server: TestServer;
 /** Where the in-process server records itself as "the last server started". */
 let stateHome: string;
 
 before(async () => {
-  stateHome = mkdtempSync(join(tmpdir(), 'berth-cli-state-'));
+  stateHome = scratchDir('berth-cli-state-');
   process.env.XDG_STATE_HOME = stateHome;
   server = await startTestServer();
 });

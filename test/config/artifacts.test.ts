@@ -1,19 +1,20 @@
 /** `artifacts` in berth.yaml: its defaults, its values, and the key each mistake names. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { validateConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/domain/errors.js';
 import { failureAs, resolveAs } from './support.js';
 import { startTestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const FILE = '/etc/berth/berth.yaml';
 const resolve = resolveAs(FILE);
 const failure = failureAs(FILE);
 
-const scratch = mkdtempSync(join(tmpdir(), 'berth-config-artifacts-'));
+const scratch = scratchDir('berth-config-artifacts-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('configuration: artifacts', () => {

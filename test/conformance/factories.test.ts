@@ -1,12 +1,13 @@
 /** Every factory kind berth has, held to the Factory contract (factory-suite.ts). */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { after } from 'node:test';
-import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
 import { processesWithEnv } from '../helpers/processes.js';
 import { isEndedState, SlurmCli } from '../../src/factories/slurm/slurm-cli.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { FACTORY, factoryConformance, type FactorySubject } from './factory-suite.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 factoryConformance({
   kind: 'local',
@@ -104,7 +105,7 @@ factoryConformance(
   ),
 );
 
-const shared = mkdtempSync(join(tmpdir(), 'berth-conformance-shared-'));
+const shared = scratchDir('berth-conformance-shared-');
 after(() => rmSync(shared, { recursive: true, force: true }));
 factoryConformance(
   slurmSubject(

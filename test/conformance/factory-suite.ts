@@ -13,8 +13,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { WorkerView } from '../../src/domain/worker.js';
@@ -26,6 +26,7 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { call } from '../helpers/server.js';
 import { serverDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /**
  * The factory under test, with one target `t`. Its name is this test process's own (`f` and 6 hex
@@ -138,7 +139,7 @@ interface ServerProcessView {
 
 export function factoryConformance(subject: FactorySubject): void {
   describe(`factory kind ${subject.kind}: the Factory contract`, { skip: subject.skip ?? false }, () => {
-    const dir = mkdtempSync(join(tmpdir(), `berth-factory-${subject.kind}-`));
+    const dir = scratchDir(`berth-factory-${subject.kind}-`);
     const configFile = join(dir, 'berth.yaml');
     writeFileSync(configFile, config(subject, 2));
     let s: Server;
@@ -268,7 +269,7 @@ export function factoryConformance(subject: FactorySubject): void {
   });
 
   describe(`factory kind ${subject.kind}: across restarts`, { skip: subject.skip ?? false }, () => {
-    const dir = mkdtempSync(join(tmpdir(), `berth-factory-${subject.kind}-restart-`));
+    const dir = scratchDir(`berth-factory-${subject.kind}-restart-`);
     const configFile = join(dir, 'berth.yaml');
     writeFileSync(configFile, config(subject, 2));
     let child: ServerProcess | undefined;

@@ -4,8 +4,8 @@
  * a real SQLite file. Wells are built the way the server builds them, from a resource config.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import pg from 'pg';
 import type { ResourceConfig } from '../../src/config/schema.js';
@@ -15,8 +15,9 @@ import { ProjectTokenMinter } from '../../src/service/project-tokens.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { createWells, type TokenMinter, type Well } from '../../src/wells/index.js';
 import { wellConformance } from './well-suite.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'berth-wells-'));
+const dir = scratchDir('berth-wells-');
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 const noTokens: TokenMinter = {

@@ -4,8 +4,8 @@
  * token, and a restart leaves nothing behind.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { refuseInserts, storeOf } from '../helpers/db.js';
@@ -22,6 +22,7 @@ import {
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { call, useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** heartbeatSeconds: 1, so a run of a few seconds outlives the heartbeat deadline several times. */
 const SIMULATED = [
@@ -204,7 +205,7 @@ describe('preemption of a simulated job', () => {
 });
 
 describe('a restart with simulated jobs running', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-sim-crash-'));
+  const dir = scratchDir('berth-sim-crash-');
   const configFile = join(dir, 'berth.yaml');
   writeFileSync(configFile, `${SIMULATED}\ndefaultTarget: sim\n`);
   let server: ServerProcess | undefined;

@@ -3,8 +3,8 @@
  * local cluster of scripts/slurm/cluster.sh (3 nodes n1..n3, MinJobAge=2 s).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -28,6 +28,7 @@ import {
 } from '../../src/factories/slurm/squeue-format.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 describe('Slurm hostlists', () => {
   it('expands ranges, lists and several names, keeping zero padding', () => {
@@ -242,7 +243,7 @@ describe('SlurmCli on the local cluster', { skip: slurmSkip() }, () => {
     const { env } = await startSlurm();
     assert.ok(env.SLURM_CONF);
     slurm = new SlurmCli({ slurmConf: env.SLURM_CONF });
-    dir = mkdtempSync(join(tmpdir(), 'berth-slurm-cli-'));
+    dir = scratchDir('berth-slurm-cli-');
   });
 
   after(async () => {

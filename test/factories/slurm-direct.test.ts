@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FinishRequest, StartResponse } from '../../src/agent/protocol.js';
@@ -30,6 +30,7 @@ import { call } from '../helpers/server.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const config = (shared: string, heartbeat = 120) =>
   [
@@ -87,7 +88,7 @@ describe('direct workers, the pure parts', () => {
   });
 
   it('runs the command with its variables in its working directory, and not without one', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'berth-direct-'));
+    const dir = scratchDir('berth-direct-');
     try {
       const p = directPaths(dir, 'w');
       const run = (command: string[]) =>
@@ -114,7 +115,7 @@ describe('direct workers, the pure parts', () => {
   });
 
   it('reads an exit status only once it is whole; 128 + N is signal N, as sh says', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'berth-direct-'));
+    const dir = scratchDir('berth-direct-');
     try {
       const p = directPaths(dir, 'w');
       assert.equal(readExit(p), undefined);
@@ -130,7 +131,7 @@ describe('direct workers, the pure parts', () => {
   });
 
   it('appends each byte of output once, when a poll and the end read at the same time', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'berth-direct-'));
+    const dir = scratchDir('berth-direct-');
     try {
       const p = directPaths(dir, 'w');
       writeFileSync(p.out, 'one\n');
@@ -192,7 +193,7 @@ describe('direct workers, the pure parts', () => {
 
 describe('direct workers on Slurm', { skip: slurmSkip() }, () => {
   const slurm = new SlurmCli();
-  const shared = mkdtempSync(join(tmpdir(), 'berth-direct-shared-'));
+  const shared = scratchDir('berth-direct-shared-');
   before(async () => {
     Object.assign(process.env, (await startSlurm()).env);
     // Of the server's environment, a job gets only PATH, HOME and the like.
@@ -329,7 +330,7 @@ describe('direct workers on Slurm', { skip: slurmSkip() }, () => {
 });
 
 describe('direct workers across a kill -9 of the server', { skip: slurmSkip() }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-direct-adopt-'));
+  const dir = scratchDir('berth-direct-adopt-');
   const shared = join(dir, 'shared');
   const configFile = join(dir, 'berth.yaml');
   const dataDir = join(dir, 'data');

@@ -9,8 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
@@ -22,6 +22,7 @@ import { call } from '../helpers/server.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const CLUSTER_SH = join(import.meta.dirname, '..', '..', 'scripts', 'slurm', 'cluster.sh');
 const run = promisify(execFile);
@@ -381,7 +382,7 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
 
 describe('the slurm factory across a kill -9 of the server', { skip: slurmSkip() }, () => {
   const slurm = new SlurmCli();
-  const dir = mkdtempSync(join(tmpdir(), 'berth-slurm-adopt-'));
+  const dir = scratchDir('berth-slurm-adopt-');
   const configFile = join(dir, 'berth.yaml');
   const dataDir = join(dir, 'data');
   let server: ServerProcess | undefined;

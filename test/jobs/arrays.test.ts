@@ -5,13 +5,14 @@
  * task, the waiting ones without running.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir, sharedFile } from '../helpers/scratch.js';
 
 interface TaskView extends JobView {
   arrayId: number | null;
@@ -36,7 +37,7 @@ let s: TestServer;
 let scratch: string;
 
 before(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-arrays-'));
+  scratch = scratchDir('berth-arrays-');
   s = await startTestServer({ config: localFactoryConfig(8) });
 });
 after(async () => {
@@ -91,7 +92,7 @@ describe('job arrays', () => {
   });
 
   it('runs at most K tasks at once with %K, the others waiting their turn outside the scheduler', async () => {
-    const log = join(scratch, 'throttle.log');
+    const log = sharedFile(join(scratch, 'throttle.log'));
     const gate = join(scratch, 'throttle-gate');
     const head = await submit(s.api, s.adminToken, 'default', {
       script: `echo "start $BERTH_ARRAY_INDEX" >> ${log}; while [ ! -e ${gate} ]; do sleep 0.05; done; echo "end $BERTH_ARRAY_INDEX" >> ${log}`,
@@ -149,7 +150,7 @@ describe('job arrays', () => {
   });
 
   it('cancels every task of an array; those waiting their turn never run', async () => {
-    const log = join(scratch, 'cancel.log');
+    const log = sharedFile(join(scratch, 'cancel.log'));
     const head = await submit(s.api, s.adminToken, 'default', {
       script: `echo "start $BERTH_ARRAY_INDEX" >> ${log}; sleep 60`,
       array: '0-9%1',

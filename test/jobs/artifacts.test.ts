@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ArtifactView } from '../../src/domain/artifact.js';
@@ -16,6 +16,7 @@ import { sweepArtifacts } from '../../src/service/artifacts.js';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let s: TestServer;
 let scratch: string;
@@ -24,7 +25,7 @@ let bob: string;
 const config = [localFactoryConfig(4), 'artifacts:', '  maxBytesPerJob: 4Mi', '  retention: 1h'].join('\n');
 
 before(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-artifacts-'));
+  scratch = scratchDir('berth-artifacts-');
   s = await startTestServer({ config });
   // Bob is a member of another project only.
   await call(s.api, s.adminToken, 'POST', '/projects', { name: 'elsewhere', clusterQueue: 'default' });

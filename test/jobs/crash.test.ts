@@ -3,16 +3,8 @@
  * terminal state, none runs twice, and no worker process or directory is left behind.
  */
 import assert from 'node:assert/strict';
-import {
-  appendFileSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
@@ -20,8 +12,9 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { alive } from '../helpers/processes.js';
+import { scratchDir, sharedFile } from '../helpers/scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'berth-crash-'));
+const dir = scratchDir('berth-crash-');
 const dataDir = join(dir, 'data');
 const marks = join(dir, 'marks');
 let server: ServerProcess | undefined;
@@ -32,7 +25,7 @@ after(async () => {
 });
 
 it('survives kill -9 with jobs queued and running', async () => {
-  appendFileSync(marks, '');
+  sharedFile(marks);
   server = await spawnServer(dataDir);
   const { api, token } = server;
   await call(api, token, 'POST', '/cluster-queues', { name: 'one', quota: { jobs: 1 } });
@@ -81,7 +74,7 @@ it('runs again after kill -9 a job with infrastructure retries, and keeps a retr
   if (server) await killHard(server); // the first test's, restarted
   const data = join(dir, 'data-retries');
   const runs = join(dir, 'runs');
-  appendFileSync(runs, '');
+  sharedFile(runs);
   server = await spawnServer(data);
   const { api, token } = server;
   const counted = (name: string, rest: string) => `echo ${name} >> ${runs}; ${rest}`;

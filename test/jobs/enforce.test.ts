@@ -6,17 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { joinArgv } from '../../src/agent/cgroups.js';
@@ -28,9 +19,10 @@ import { call } from '../helpers/server.js';
 import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { serverDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 // Checked before any test: what this machine allows, found as the factory finds it.
-const probeDir = mkdtempSync(join(tmpdir(), 'berth-enforce-probe-'));
+const probeDir = scratchDir('berth-enforce-probe-');
 const probe = CgroupEnforcement.open({ factory: 'local', dataDir: probeDir, mode: 'auto' }, false);
 rmSync(probeDir, { recursive: true });
 const skipUnless = (controller: 'memory' | 'cpu'): false | string =>
@@ -50,7 +42,7 @@ interface Started {
 
 /** A real server on `config`, keeping its start lines (the shared helper drops them). */
 async function start(config: string): Promise<Started> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'berth-enforce-'));
+  const dataDir = scratchDir('berth-enforce-');
   const configFile = join(dataDir, 'berth.yaml');
   writeFileSync(configFile, config);
   const database = await serverDatabase(dataDir);
@@ -99,7 +91,7 @@ describe('requests enforced with cgroups', { skip: skipUnless('memory') }, () =>
   let s: Started;
   let scratch: string;
   before(async () => {
-    scratch = mkdtempSync(join(tmpdir(), 'berth-enforce-gates-'));
+    scratch = scratchDir('berth-enforce-gates-');
     s = await start(localConfig());
   });
   after(async () => {
@@ -148,11 +140,13 @@ describe('requests enforced with cgroups', { skip: skipUnless('memory') }, () =>
       const groups = await waitFor('the job to run in its groups', async () => {
         const j = await getJob(s.api, s.token, job.id);
         const dirs = j.state === 'running' ? groupsOf(s, j) : [];
-        return dirs.length === 2 && (await logs(s, job.id)).includes('memory:') ? { j, dirs } : undefined;
+        return dirs.length === 3 && (await logs(s, job.id)).includes('memory:') ? { j, dirs } : undefined;
       });
       const name = `job-${job.id}.worker-${groups.j.worker!.id}`;
-      const [memory = '', cpu = ''] = groups.dirs;
-      assert.ok(memory.endsWith(name) && cpu.endsWith(name), groups.dirs.join(' '));
+      // Memory and CPU as requested; pids by default, for every job (a fork bomb's bound).
+      const [memory = '', cpu = '', pids = ''] = groups.dirs;
+      assert.ok(memory.endsWith(name) && cpu.endsWith(name) && pids.endsWith(name), groups.dirs.join(' '));
+      assert.equal(readFileSync(join(pids, 'pids.max'), 'utf8').trim(), '4096');
       assert.equal(readFileSync(join(memory, 'memory.limit_in_bytes'), 'utf8').trim(), String(128 * 2 ** 20));
       assert.equal(readFileSync(join(cpu, 'cpu.cfs_quota_us'), 'utf8').trim(), '50000');
       assert.equal(readFileSync(join(cpu, 'cpu.cfs_period_us'), 'utf8').trim(), '100000');
@@ -174,11 +168,13 @@ describe('requests enforced with cgroups', { skip: skipUnless('memory') }, () =>
     },
   );
 
-  it('puts a job that requests nothing enforceable in no group', async () => {
+  it('puts a job that requests nothing in its pids group alone (the default pids limit)', async () => {
     const job = await submit(s.api, s.token, 'default', { command: ['cat', '/proc/self/cgroup'] });
     const done = await waitDone(s.api, s.token, job.id);
     assert.equal(done.state, 'succeeded', done.reason);
-    assert.doesNotMatch(await logs(s, job.id), /berth-/);
+    const own = await logs(s, job.id);
+    assert.match(own, /^\d+:pids:\S*\/berth-\S+\/job-\d+\.worker-\d+$/m);
+    assert.doesNotMatch(own, /^\d+:(?:[a-z_]+,)*(?:memory|cpu)(?:,[a-z_]+)*:\S*berth-/m);
   });
 });
 
@@ -205,7 +201,7 @@ describe('cgroups: off', () => {
   it('is a setting of local factories only', () => {
     assert.throws(
       () => resolveConfig({ factories: { sim: { kind: 'simulated', cgroups: 'off' } } }, {}),
-      /factories\.sim: cgroups and pidsLimit are for a local factory only/,
+      /factories\.sim\.cgroups: is for a local factory only/,
     );
   });
 });
@@ -275,7 +271,7 @@ describe('groups a crashed server left', { skip: skipUnless('memory') }, () => {
   const listener = { handleChanged: () => {}, workerLost: () => {} };
   const make = () => new LocalFactory({ name: 'local', capacity: 1, dataDir, listener });
   before(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'berth-enforce-stale-'));
+    dataDir = scratchDir('berth-enforce-stale-');
   });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 

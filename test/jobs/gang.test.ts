@@ -5,14 +5,15 @@
  * once or not at all, and count N times against quota.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { alive } from '../helpers/processes.js';
+import { scratchDir, sharedFile } from '../helpers/scratch.js';
 
 let s: TestServer;
 let scratch: string;
@@ -21,7 +22,7 @@ const logsOf = async (id: number): Promise<string> =>
   (await call(s.api, s.adminToken, 'GET', `/jobs/${id}/logs`)).text;
 
 before(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-gang-'));
+  scratch = scratchDir('berth-gang-');
   s = await startTestServer({ config: localFactoryConfig(4) });
 });
 after(async () => {
@@ -62,7 +63,7 @@ describe('a gang job', () => {
   });
 
   it('fails when one rank fails, naming it, and stops the others', async () => {
-    const pids = join(scratch, 'pids');
+    const pids = sharedFile(join(scratch, 'pids'));
     const job = await submit(s.api, s.adminToken, 'default', {
       script: `echo $$ >> ${pids}; if [ "$BERTH_RANK" = 1 ]; then sleep 0.5; exit 3; fi; sleep 60`,
       workers: 3,

@@ -3,20 +3,21 @@
  * against a real server with a real SQLite file and real processes.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { alive } from '../helpers/processes.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let s: TestServer;
 let scratch: string;
 
 before(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-jobs-'));
+  scratch = scratchDir('berth-jobs-');
   const config = join(scratch, 'berth.yaml');
   writeFileSync(
     config,
@@ -204,7 +205,7 @@ describe('stopping a job', () => {
   }
 
   it('cancel ends the whole process tree, even one that ignores SIGTERM', async () => {
-    const dir = mkdtempSync(join(scratch, 'cancel-'));
+    const dir = scratchDir('cancel-', scratch);
     const job = await submit(s.api, s.adminToken, 'default', { script: treeScript(dir) });
     const pids = await pidsOf(dir);
     assert.equal(pids.length, 2);
@@ -218,7 +219,7 @@ describe('stopping a job', () => {
   });
 
   it('a timeout ends the whole process tree and fails the job', async () => {
-    const dir = mkdtempSync(join(scratch, 'timeout-'));
+    const dir = scratchDir('timeout-', scratch);
     const job = await submit(s.api, s.adminToken, 'default', { script: treeScript(dir), timeoutSeconds: 1 });
     const pids = await pidsOf(dir);
     const done = await waitDone(s.api, s.adminToken, job.id);
@@ -228,7 +229,7 @@ describe('stopping a job', () => {
   });
 
   it("a job that gives no timeout gets its target's defaultTimeout; one it gives wins", async () => {
-    const dir = mkdtempSync(join(scratch, 'default-timeout-'));
+    const dir = scratchDir('default-timeout-', scratch);
     const job = await submit(s.api, s.adminToken, 'default', { target: 'capped', script: treeScript(dir) });
     assert.equal(job.timeoutSeconds, 1, 'the job shows the timeout it got');
     const submitted = (await events(s.api, s.adminToken, job.id)).find((e) => e.type === 'submitted');
@@ -249,7 +250,8 @@ describe('stopping a job', () => {
     assert.equal(own.timeoutSeconds, 30);
     const ownSubmitted = (await events(s.api, s.adminToken, own.id)).find((e) => e.type === 'submitted');
     assert.equal(ownSubmitted?.message, 'submitted by admin to cluster queue default');
-    assert.equal((await waitDone(s.api, s.adminToken, own.id)).state, 'succeeded');
+    const ownDone = await waitDone(s.api, s.adminToken, own.id);
+    assert.equal(ownDone.state, 'succeeded', ownDone.reason);
     // An array's tasks get it too, and its one submitted event says so.
     const array = await submit(s.api, s.adminToken, 'default', {
       target: 'capped',

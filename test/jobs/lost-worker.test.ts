@@ -4,19 +4,20 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let s: TestServer;
 let hostPid: number | undefined;
 
 before(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-lost-'));
+  const dir = scratchDir('berth-lost-');
   writeFileSync(join(dir, 'berth.yaml'), 'heartbeatSeconds: 2\ngraceSeconds: 1\n');
   s = await startTestServer({ configFile: join(dir, 'berth.yaml') });
 });

@@ -5,16 +5,17 @@
  * dependency, carry on as they were.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'berth-restart-many-'));
+const dir = scratchDir('berth-restart-many-');
 const dataDir = join(dir, 'data');
 const configFile = join(dir, 'berth.yaml');
 writeFileSync(configFile, 'factories:\n  local: { kind: local, capacity: 2 }\n');

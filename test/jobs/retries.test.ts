@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+
 import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { countedRuns, runsOf, scratchDir } from '../helpers/scratch.js';
 
 interface RetryView extends JobView {
   attempts: number;
@@ -42,7 +42,7 @@ let scratch: string;
 let hostPid: number | undefined;
 
 before(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-retries-'));
+  scratch = scratchDir('berth-retries-');
   s = await startTestServer({
     config: [
       'graceSeconds: 1',
@@ -67,11 +67,8 @@ const log = async (id: number, attempt?: number): Promise<string> =>
   (await call(s.api, s.adminToken, 'GET', `/jobs/${id}/logs${attempt ? `?attempt=${attempt}` : ''}`)).text;
 
 /** A script that counts its runs in `name` and prints which run it is before doing `then`. */
-const counted = (name: string, then: string): string => {
-  const f = join(scratch, name);
-  return `n=$(( $(cat ${f} 2>/dev/null || echo 0) + 1 )); echo $n > ${f}; echo "run $n"; ${then}`;
-};
-const runs = (name: string): number => Number(readFileSync(join(scratch, name), 'utf8').trim());
+const counted = (name: string, then: string): string => countedRuns(scratch, name, `echo "run $n"; ${then}`);
+const runs = (name: string): number => runsOf(scratch, name);
 
 describe('retries', () => {
   it('runs a job that failed again, and keeps each attempt with its reason, exit code and output', async () => {

@@ -8,8 +8,8 @@
  * allocation, no gap and no double count.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { UsageReport, UsageRow } from '../../src/domain/usage.js';
@@ -22,6 +22,7 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { serverDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
+import { countedRuns, scratchDir, sharedFile } from '../helpers/scratch.js';
 
 interface ErrorBody {
   error: { code: string; message: string };
@@ -41,7 +42,7 @@ let alice: string;
 let bob: string;
 
 before(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-usage-'));
+  scratch = scratchDir('berth-usage-');
   s = await startTestServer({ config: localFactoryConfig(4) });
   const admin = async (method: string, path: string, body?: unknown) => {
     const r = await call<{ token: string }>(s.api, s.adminToken, method, path, body);
@@ -80,10 +81,7 @@ const rowOf = (r: UsageReport, key: string): UsageRow => {
   return row;
 };
 /** A script that counts its runs in `name`, and does `then` with `$n` its run. */
-const counted = (name: string, then: string): string => {
-  const f = join(scratch, name);
-  return `n=$(( $(cat ${f} 2>/dev/null || echo 0) + 1 )); echo $n > ${f}; ${then}`;
-};
+const counted = (name: string, then: string): string => countedRuns(scratch, name, then);
 const close = (actual: number, expected: number, what: string) =>
   assert.ok(
     Math.abs(actual - expected) <= Math.abs(expected) * 1e-9 + 1e-12,
@@ -378,7 +376,7 @@ describe('usage accounting', () => {
 });
 
 describe('usage across kill -9', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-usage-crash-'));
+  const dir = scratchDir('berth-usage-crash-');
   const dataDir = join(dir, 'data');
   const runs = join(dir, 'runs');
   let server: ServerProcess | undefined;
@@ -389,7 +387,7 @@ describe('usage across kill -9', () => {
   });
 
   it('keeps exactly one ledger row per allocation after a restart: no gap, no double count', async () => {
-    writeFileSync(runs, '');
+    sharedFile(runs);
     server = await spawnServer(dataDir);
     const { api, token } = server;
     const done = await submit(api, token, 'default', { script: 'true', requests: { cpu: '250m' } });

@@ -4,7 +4,8 @@
  * again later. QUEUEING.md "Preemption".
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
 import { EVICTED_ONCE_THEN_SUCCEEDED } from '../helpers/jobs.js';
@@ -230,7 +231,7 @@ describe('preemption within a queue (LowerPriority)', () => {
     // for that long the job is still "running" although its process has exited.
     const finished = `${env.dir}/finished-eq`;
     const l = await env.submit('eq', {
-      script: `echo $$ >> ${env.dir}/pids-$BERTH_JOB_ID; ${low.wait}; echo done >> ${finished}; sleep 30 & exit 0`,
+      script: `${env.recordPid()}; ${low.wait}; echo done > ${finished}-$$; sleep 30 & exit 0`,
       requests: { cpu: '2' },
     });
     const jobs: Job[] = [l];
@@ -249,7 +250,9 @@ describe('preemption within a queue (LowerPriority)', () => {
       const done = await env.done(l.id);
       assert.equal(done.state, 'succeeded');
       assert.equal(done.exitCode, 0);
-      assert.equal(readFileSync(finished, 'utf8'), 'done\n', 'l ran once');
+      const runs = readdirSync(env.dir).filter((f) => f.startsWith('finished-eq-'));
+      assert.equal(runs.length, 1, 'l ran once');
+      assert.equal(readFileSync(join(env.dir, runs[0]!), 'utf8'), 'done\n');
     } finally {
       env.openGates();
       for (const j of jobs) await env.done(j.id);

@@ -4,12 +4,13 @@
  * gate file the test creates, and the quota actually held over time, rebuilt from the timelines.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, afterEach, before } from 'node:test';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 export interface Job {
   id: number;
@@ -92,7 +93,7 @@ export class Env {
 
   private async start(): Promise<void> {
     const s = await startTestServer({ config: localFactoryConfig(this.capacity) });
-    this.started = { s, dir: mkdtempSync(join(tmpdir(), 'berth-queueing-')) };
+    this.started = { s, dir: scratchDir('berth-queueing-') };
   }
 
   private async close(): Promise<void> {
@@ -141,19 +142,28 @@ export class Env {
   }
 
   /**
-   * A job that appends its shell's pid to `pids-<job id>` (one line per run) and then waits for
-   * `gate`. `cpu` is its request in cores. With `term: 'record'` it writes `term-<job id>` when it
-   * gets SIGTERM and exits; with `term: 'ignore'` it ignores SIGTERM (only SIGKILL ends it).
+   * The script that records a run's shell pid: a file per run, `pids-<job id>-<ns since epoch>`,
+   * since each run of a job may have a uid of its own (docs/SECURITY.md), which cannot write
+   * another run's file.
+   */
+  recordPid(): string {
+    return `echo $$ > ${this.dir}/pids-$BERTH_JOB_ID-$(date +%s%N)`;
+  }
+
+  /**
+   * A job that records its shell's pid (`recordPid`, one file per run) and then waits for
+   * `gate`. `cpu` is its request in cores. With `term: 'record'` it writes `term-<job id>-<pid>`
+   * when it gets SIGTERM and exits; with `term: 'ignore'` it ignores SIGTERM (only SIGKILL ends it).
    */
   async blocking(project: string, gate: Gate, opts: BlockingOptions = {}): Promise<Job> {
     const trap =
       opts.term === 'record'
-        ? `trap 'echo term >> ${this.dir}/term-$BERTH_JOB_ID; exit 143' TERM; `
+        ? `trap 'echo term > ${this.dir}/term-$BERTH_JOB_ID-$$; exit 143' TERM; `
         : opts.term === 'ignore'
           ? "trap '' TERM; "
           : '';
     return this.submit(project, {
-      script: `${trap}echo $$ >> ${this.dir}/pids-$BERTH_JOB_ID; ${gate.wait}`,
+      script: `${trap}${this.recordPid()}; ${gate.wait}`,
       priority: opts.priority ?? 0,
       ...(opts.cpu === undefined ? {} : { requests: { cpu: String(opts.cpu) } }),
     });
@@ -161,7 +171,7 @@ export class Env {
 
   /** Whether the job's process got SIGTERM (see `blocking`). */
   gotTerm(id: number): boolean {
-    return existsSync(join(this.dir, `term-${id}`));
+    return readdirSync(this.dir).some((f) => f.startsWith(`term-${id}-`));
   }
 
   async workers(jobId: number): Promise<Worker[]> {
@@ -226,12 +236,13 @@ export class Env {
   }
 
   pids(id: number): number[] {
-    const file = join(this.dir, `pids-${id}`);
-    if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map(Number);
+    const prefix = `pids-${id}-`;
+    return readdirSync(this.dir)
+      .filter((f) => f.startsWith(prefix))
+      .map((f) => ({ f, at: BigInt(f.slice(prefix.length)) }))
+      .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
+      .map(({ f }) => Number(readFileSync(join(this.dir, f), 'utf8').trim()))
+      .filter((pid) => pid > 0);
   }
 
   async done(id: number, timeoutMs = 30_000): Promise<Job> {

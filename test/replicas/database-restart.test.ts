@@ -6,8 +6,8 @@
  * PostgreSQL pass only: replicas need PostgreSQL whichever store the rest of the suite runs on.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -16,6 +16,7 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { TEST_STORE } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
 import { health, processesUnder, replicaConfig, submitThrough } from './support.js';
+import { scratchDir, sharedFile } from '../helpers/scratch.js';
 
 const JOBS = 200;
 
@@ -23,13 +24,13 @@ describe(
   'PostgreSQL restarted under load',
   { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQL pass' },
   () => {
-    const dir = mkdtempSync(join(tmpdir(), 'berth-pg-restart-'));
+    const dir = scratchDir('berth-pg-restart-');
     const marks = join(dir, 'marks');
     let cluster: PostgresCluster;
     const replicas: ServerProcess[] = [];
 
     before(async () => {
-      writeFileSync(marks, '');
+      sharedFile(marks);
       writeFileSync(join(dir, 'berth.yaml'), replicaConfig());
       cluster = await startPostgresCluster();
       const first = await spawnServer(join(dir, 'a'), join(dir, 'berth.yaml'), { database: cluster.url });

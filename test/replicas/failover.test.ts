@@ -7,8 +7,8 @@
  * PostgreSQL pass only: replicas need PostgreSQL whichever store the rest of the suite runs on.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -24,6 +24,7 @@ import {
   LEASE_SECONDS,
   RENEW_SECONDS,
 } from './support.js';
+import { scratchDir, sharedFile } from '../helpers/scratch.js';
 
 const JOBS = 1000;
 
@@ -31,7 +32,7 @@ describe(
   'kill -9 of the leader while 1,000 jobs flow',
   { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQL pass' },
   () => {
-    const dir = mkdtempSync(join(tmpdir(), 'berth-failover-'));
+    const dir = scratchDir('berth-failover-');
     const marks = join(dir, 'marks');
     const alive = join(dir, 'alive');
     let db: TestDatabase;
@@ -39,7 +40,7 @@ describe(
 
     before(async () => {
       mkdirSync(alive);
-      writeFileSync(marks, '');
+      sharedFile(marks);
       const script = (name: string, body: string) => {
         writeFileSync(join(dir, name), `#!/bin/sh\nset -e\n${body}\n`);
         chmodSync(join(dir, name), 0o755);

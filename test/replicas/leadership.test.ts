@@ -7,8 +7,8 @@
  * PostgreSQL pass only: replicas need PostgreSQL whichever store the rest of the suite runs on.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
@@ -18,9 +18,10 @@ import { createTestDatabase, TEST_STORE, type TestDatabase } from '../helpers/st
 import { Stream } from '../helpers/sse.js';
 import { waitFor } from '../helpers/wait.js';
 import { health, LEASE_SECONDS, RENEW_SECONDS, replicaConfig } from './support.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 describe('replicas', { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQL pass' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-replicas-'));
+  const dir = scratchDir('berth-replicas-');
   const config = join(dir, 'berth.yaml');
   writeFileSync(config, replicaConfig());
   let running: ServerProcess[] = [];

@@ -6,8 +6,8 @@
  * PostgreSQL pass only: replicas need PostgreSQL whichever store the rest of the suite runs on.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { QueueHistoryView } from '../../src/domain/queue-history.js';
@@ -17,12 +17,13 @@ import { call } from '../helpers/server.js';
 import { createTestDatabase, TEST_STORE, type TestDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
 import { health, replicaConfig } from './support.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 describe(
   'the queue history on replicas',
   { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQL pass' },
   () => {
-    const dir = mkdtempSync(join(tmpdir(), 'berth-replicas-history-'));
+    const dir = scratchDir('berth-replicas-history-');
     const config = join(dir, 'berth.yaml');
     writeFileSync(config, replicaConfig(['queueHistory:', '  sampleSeconds: 0.2', '  keep: 10m']));
     const running: ServerProcess[] = [];

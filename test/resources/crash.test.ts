@@ -4,16 +4,17 @@
  * destruction in files, so "alive" is checked outside berth.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'berth-rcrash-'));
+const dir = scratchDir('berth-rcrash-');
 const alive = join(dir, 'alive'); // one file per live instance
 const gate = join(dir, 'gate'); // creations of type "slow" wait for it
 let server: ServerProcess | undefined;

@@ -7,13 +7,14 @@
  * is printed for reproduction.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir, sharedFile } from '../helpers/scratch.js';
 
 const seed = Number(process.env.BERTH_SEED ?? Date.now() % 100_000);
 function rng(s: number): () => number {
@@ -25,7 +26,7 @@ const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
 const TYPES = ['a', 'b', 'c'];
 const capacities = Object.fromEntries(TYPES.map((t) => [t, 1 + Math.floor(random() * 2)]));
 const factoryCapacity = 2 + Math.floor(random() * 2);
-const dir = mkdtempSync(join(tmpdir(), 'berth-random-'));
+const dir = scratchDir('berth-random-');
 const ledger = join(dir, 'ledger');
 /** What each rank of each job ran, appended by the ranks themselves. */
 const ranks = join(dir, 'ranks');
@@ -47,7 +48,7 @@ before(async () => {
   );
   script('destroy.sh', `echo "destroy $BERTH_RESOURCE_TYPE $BERTH_RESOURCE_ID" >> ${ledger}`);
   writeFileSync(ledger, '');
-  writeFileSync(ranks, '');
+  sharedFile(ranks);
   writeFileSync(
     join(dir, 'berth.yaml'),
     [

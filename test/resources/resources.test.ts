@@ -4,20 +4,21 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let s: TestServer;
 let dir: string;
 const PG = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'berth-resources-'));
+  dir = scratchDir('berth-resources-');
   writeFileSync(
     join(dir, 'berth.yaml'),
     [

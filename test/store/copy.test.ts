@@ -7,8 +7,8 @@
  * database of its own, whichever store the rest of the suite runs on.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServer, type RunningServer } from '../../src/server/run.js';
@@ -17,6 +17,7 @@ import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
 import { createTestDatabase, TEST_STORE, type TestDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const CONFIG = [
   'graceSeconds: 1',
@@ -29,7 +30,7 @@ const CONFIG = [
 ].join('\n');
 
 describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQLite pass' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-copy-'));
+  const dir = scratchDir('berth-copy-');
   const dataDir = join(dir, 'data');
   const configFile = join(dir, 'berth.yaml');
   writeFileSync(configFile, CONFIG);

@@ -5,8 +5,8 @@
  * back to its array; and the submit form's Array field lands on the new array's page.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
@@ -14,6 +14,7 @@ import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit } from '../helpers/jobs.js';
 import { call, localFactoryConfig, useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({ config: localFactoryConfig(4) }, async () => {
   const s = server();
@@ -26,7 +27,7 @@ const server = useTestServer({ config: localFactoryConfig(4) }, async () => {
   await admin('POST', '/projects', { name: 'sweeps', clusterQueue: 'sweeps' });
 });
 const b = useBrowser();
-const scratch = mkdtempSync(join(tmpdir(), 'berth-web-arrays-'));
+const scratch = scratchDir('berth-web-arrays-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 interface Task {

@@ -3,17 +3,18 @@
  * the job ends (without a reload), with its size, and its Download button saves its exact bytes.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig, useTestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({ config: localFactoryConfig(2) });
 const b = useBrowser();
-const scratch = mkdtempSync(join(tmpdir(), 'berth-web-artifacts-'));
+const scratch = scratchDir('berth-web-artifacts-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('artifacts on the job page', () => {

@@ -4,17 +4,18 @@
  * and what it was charged to, and shows one attempt's own output.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig, useTestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({ config: localFactoryConfig(2) });
 const b = useBrowser();
-const scratch = mkdtempSync(join(tmpdir(), 'berth-web-attempts-'));
+const scratch = scratchDir('berth-web-attempts-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('attempts on the job page', () => {

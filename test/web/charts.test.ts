@@ -8,20 +8,21 @@
  * alternative (`role="img"` with an aria-label).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, useTestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({
   config: [localFactoryConfig(4), 'queueHistory:', '  sampleSeconds: 0.2', '  keep: 10m'].join('\n'),
 });
 const b = useBrowser();
-const scratch = mkdtempSync(join(tmpdir(), 'berth-web-charts-'));
+const scratch = scratchDir('berth-web-charts-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The figure whose `data-chart` is `id`. */

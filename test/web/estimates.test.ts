@@ -4,8 +4,8 @@
  * worked out; holding the queue turns it into "none" and why, live; once the job runs it is gone.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
@@ -13,10 +13,11 @@ import { signIn, useBrowser } from '../helpers/browser.js';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, useTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({ config: localFactoryConfig(4) });
 const b = useBrowser();
-const scratch = mkdtempSync(join(tmpdir(), 'berth-web-estimates-'));
+const scratch = scratchDir('berth-web-estimates-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 /** Every gate a test made, opened after each test so that a failed one leaves no job waiting. */
 const gates: string[] = [];

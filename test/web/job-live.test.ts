@@ -3,14 +3,15 @@
  * line while it runs, it ends succeeded; another is cancelled from its page and shows it live.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, useTestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({
   config: [
@@ -21,7 +22,7 @@ const server = useTestServer({
   ].join('\n'),
 });
 const b = useBrowser();
-const scratch = mkdtempSync(join(tmpdir(), 'berth-web-job-'));
+const scratch = scratchDir('berth-web-job-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The job page's status line (role status: the state as text, then the reason) showing `state`. */

@@ -3,13 +3,14 @@
  * when it ends — and the factories' and resource types' tables show the pools.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { call, useTestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({
   config: [
@@ -24,7 +25,7 @@ const server = useTestServer({
   ].join('\n'),
 });
 const b = useBrowser();
-const scratch = mkdtempSync(join(tmpdir(), 'berth-web-overview-'));
+const scratch = scratchDir('berth-web-overview-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('the overview', () => {

@@ -1,12 +1,13 @@
 /** createWells: one well per resource type, and the checks the config schema cannot make. */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../src/domain/errors.js';
 import type { ResourceConfig } from '../../src/config/schema.js';
 import { createWells, type TokenMinter } from '../../src/wells/index.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let dir: string;
 const minter: TokenMinter = {
@@ -15,7 +16,7 @@ const minter: TokenMinter = {
 };
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'berth-create-wells-'));
+  dir = scratchDir('berth-create-wells-');
   for (const name of ['mint.sh', 'revoke.sh']) {
     writeFileSync(join(dir, name), `#!/bin/sh\necho '{"from":"${name}"}'\n`, { mode: 0o755 });
   }

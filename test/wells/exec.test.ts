@@ -1,12 +1,13 @@
 /** The exec well with real shell scripts in a temporary directory. */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ExecWell, type ExecWellOptions } from '../../src/wells/exec.js';
 import { WellError, type InstanceRequest } from '../../src/wells/well.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let dir: string;
 const req: InstanceRequest = { instanceId: 9, jobId: 42, project: 'team-a', type: 'rack-token' };
@@ -48,7 +49,7 @@ async function failsWith(p: Promise<unknown>, ...patterns: RegExp[]): Promise<We
 }
 
 before(() => {
-  dir = realpathSync(mkdtempSync(join(tmpdir(), 'berth-exec-well-')));
+  dir = realpathSync(scratchDir('berth-exec-well-'));
 });
 
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,7 +2,13 @@
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/user.js';
 import type { ServiceContext } from '../../service/context.js';
-import { nextJob, pilotJob, registerAgent } from '../../service/agent-registration.js';
+import {
+  nextJob,
+  pilotJob,
+  pilotOfJob,
+  registerAgent,
+  WORKER_CREDENTIAL_HEADER,
+} from '../../service/agent-registration.js';
 import { getJob } from '../../service/jobs.js';
 import {
   AgentHeartbeatQuery,
@@ -20,6 +26,9 @@ export function jobId(p: Principal): number {
     throw new ForbiddenError('this endpoint needs a job token (BERTH_TOKEN inside a job)');
   return p.jobId;
 }
+
+/** A header's one value (Node gives an array for a repeated one). */
+const header = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
 /** The credential of an `Authorization: Bearer …` header (not an API token: see the handlers). */
 function bearer(header: string | undefined): string {
@@ -143,9 +152,13 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
     },
     async (req, reply) => {
       const { rank = 0, next } = req.query;
-      const kept = await controller().agentFinish(jobId(req.principal), req.body, rank);
-      if (kept === null || next === undefined) return reply.status(204).send();
-      return pilotJob(ctx, kept, next * 1000);
+      const job = jobId(req.principal);
+      // Checked before the finish is taken: a refused call changes nothing.
+      const pilot =
+        next === undefined ? undefined : await pilotOfJob(ctx, job, header(req.headers[WORKER_CREDENTIAL_HEADER]));
+      const kept = await controller().agentFinish(job, req.body, rank);
+      if (kept === null || pilot === undefined || kept !== pilot) return reply.status(204).send();
+      return pilotJob(ctx, kept, next! * 1000);
     },
   );
 }

@@ -26,12 +26,15 @@ export function registerTargetCommand(program: Command): void {
         t.privilege ?? '-',
       ]);
       const chosen = targets.find((t) => t.default);
+      // Who jobs run as is the factory's: one line per factory, under the table.
+      const isolation = new Map(targets.flatMap((t) => (t.isolation ? [[t.factory, t.isolation]] : [])));
       return [
         table(
           ['NAME', 'FACTORY', 'CAPACITY', 'IN USE', 'WAITING', 'PILOTS', 'DEFAULT TIMEOUT', 'PRIVILEGE'],
           rows,
         ),
         ...(chosen ? [`jobs submitted without --target run on ${chosen.name}`] : []),
+        ...[...isolation].map(([factory, how]) => `factory ${factory}: ${how}`),
       ].join('\n');
     });
   });

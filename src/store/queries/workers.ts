@@ -104,6 +104,18 @@ export async function hasCredential(db: Db, id: number, hash: string): Promise<b
   return (await liveWithCredential(db, id, hash)) !== undefined;
 }
 
+/** The live worker running job `jobId` whose credential has this hash, if any. */
+export async function workerWithCredential(db: Db, jobId: number, hash: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('workers')
+    .select('id')
+    .where('job_id', '=', jobId)
+    .where('registration', '=', hash)
+    .where('state', 'in', ['creating', 'ready'])
+    .executeTakeFirst();
+  return row?.id;
+}
+
 function liveWithCredential(db: Db, id: number, hash: string) {
   return db
     .selectFrom('workers')

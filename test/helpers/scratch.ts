@@ -1,0 +1,37 @@
+/**
+ * Temporary directories that the test and its jobs share. As root, the local factory runs each job
+ * under a uid of its own (docs/SECURITY.md), which cannot enter the test's own 0700 temporary
+ * directories: a gate file the test writes there, or a file a job writes for the test to read,
+ * lives in one of these instead — open to every user, sticky as /tmp is.
+ */
+import { appendFileSync, chmodSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export function scratchDir(prefix: string, parent: string = tmpdir()): string {
+  const dir = mkdtempSync(join(parent, prefix));
+  chmodSync(dir, 0o1777);
+  return dir;
+}
+
+/** A file in a scratch directory that every job may append to (made empty if it is not there). */
+export function sharedFile(path: string): string {
+  appendFileSync(path, '');
+  chmodSync(path, 0o666);
+  return path;
+}
+
+/**
+ * A script that counts a job's runs in `dir` and does `then` with `$n` its run (1, 2, …): a file
+ * per run (`NAME.run-PID`), since each run may have a uid of its own, which cannot write another
+ * run's file. `runsOf` reads the count.
+ */
+export function countedRuns(dir: string, name: string, then: string): string {
+  const f = join(dir, name);
+  return `n=$(( $(ls ${f}.run-* 2>/dev/null | wc -l) + 1 )); : > ${f}.run-$$; ${then}`;
+}
+
+/** How many runs `countedRuns(dir, name, …)` counted. */
+export function runsOf(dir: string, name: string): number {
+  return readdirSync(dir).filter((f) => f.startsWith(`${name}.run-`)).length;
+}
