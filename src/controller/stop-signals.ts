@@ -5,19 +5,22 @@
 export class StopSignals {
   private readonly waiters = new Map<number, Set<() => void>>();
 
-  /** Resolves after `ms`, or earlier when `notify(jobId)` is called. */
-  wait(jobId: number, ms: number): Promise<void> {
+  /** Resolves after `ms`, or earlier when `notify(jobId)` is called or `abort` aborts. */
+  wait(jobId: number, ms: number, abort?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
+      if (abort?.aborted) return resolve();
       let set = this.waiters.get(jobId);
       if (!set) this.waiters.set(jobId, (set = new Set()));
       const waiters = set;
       const done = () => {
         clearTimeout(timer);
         waiters.delete(done);
+        abort?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       waiters.add(done);
+      abort?.addEventListener('abort', done, { once: true });
     });
   }
 

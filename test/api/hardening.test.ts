@@ -4,14 +4,13 @@
  * decode is refused with 415.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { getJob, submit, waitDone } from '../helpers/jobs.js';
+import { getJob, quietJob as quietJobIn, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
-import { waitFor } from '../helpers/wait.js';
 import { assertError, assertStatus, createQueue, useServer } from './fixtures.js';
 
 const ctx = useServer(
@@ -29,27 +28,8 @@ before(() => {
 });
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/**
- * A job that stays running, printing nothing, until `release()`; `token` reads its job token.
- * The job writes its token to a file first, so that the test can speak for its agent.
- */
-async function quietJob(name: string) {
-  const gate = join(scratch, `${name}.gate`);
-  const tokenFile = join(scratch, `${name}.token`);
-  const job = await submit(ctx.server.api, ctx.admin, 'default', {
-    script: `printf %s "$BERTH_TOKEN" > ${tokenFile}.tmp; mv ${tokenFile}.tmp ${tokenFile}; while [ ! -e ${gate} ]; do sleep 0.05; done`,
-  });
-  await waitFor(
-    `job ${job.id} to run`,
-    async () => (await getJob(ctx.server.api, ctx.admin, job.id)).state === 'running',
-  );
-  return {
-    id: job.id,
-    token: () =>
-      waitFor(`job ${job.id}'s token`, () => existsSync(tokenFile) && readFileSync(tokenFile, 'utf8')),
-    release: () => writeFileSync(gate, ''),
-  };
-}
+/** A job that stays running until released (helpers/jobs.ts), in project default. */
+const quietJob = (name: string) => quietJobIn(ctx.server.api, ctx.admin, 'default', scratch, name);
 
 void describe('numbers are finite everywhere', () => {
   test('the agent protocol: a finish with exitCode 1e400 is refused and the job ends as it did', async () => {
