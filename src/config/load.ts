@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { DEFAULT_MAX_ARTIFACT_FILES } from '../domain/artifact.js';
 import { parseAmount } from '../domain/quantity.js';
 import { ConfigError } from '../domain/errors.js';
 import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
@@ -214,7 +215,7 @@ function resolveQueueHistory(raw: RawConfig['queueHistory'], file?: string): Con
   return { sampleSeconds, keepSeconds };
 }
 
-/** `artifacts` with its defaults: DATA_DIR/artifacts (dir null), 100Mi per run, kept 30 days. */
+/** `artifacts` with its defaults: DATA_DIR/artifacts (dir null), 100Mi and 1000 files per run, kept 30 days. */
 function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): ArtifactsConfig {
   let maxBytesPerJob = 100 * 2 ** 20;
   if (raw?.maxBytesPerJob !== undefined) {
@@ -231,6 +232,7 @@ function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): Artifacts
   return {
     dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
     maxBytesPerJob,
+    maxFilesPerJob: raw?.maxFilesPerJob ?? DEFAULT_MAX_ARTIFACT_FILES,
     retentionSeconds: durationSetting('artifacts.retention', raw?.retention, file) ?? 30 * 86_400,
   };
 }

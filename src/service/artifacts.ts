@@ -5,7 +5,12 @@
  * (store/artifact-files.ts).
  */
 import type { Readable } from 'node:stream';
-import { checkArtifactName, formatBytes, type ArtifactView } from '../domain/artifact.js';
+import {
+  checkArtifactName,
+  DEFAULT_MAX_ARTIFACT_FILES,
+  formatBytes,
+  type ArtifactView,
+} from '../domain/artifact.js';
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
 import { OverLimit, type ArtifactFiles } from '../store/artifact-files.js';
@@ -14,7 +19,7 @@ import {
   endedBefore,
   expiredArtifactJobs,
   findArtifact,
-  keptBytes,
+  keptByRun,
   listArtifacts,
   recordArtifact,
 } from '../store/queries/artifacts.js';
@@ -26,6 +31,11 @@ export interface ArtifactSettings {
   files: ArtifactFiles;
   /** The most bytes one run of a job may keep. */
   maxBytesPerJob: number;
+  /**
+   * The most files one run of a job may keep, empty ones too (`artifacts.maxFilesPerJob`);
+   * absent: DEFAULT_MAX_ARTIFACT_FILES.
+   */
+  maxFilesPerJob?: number;
   retentionSeconds: number;
 }
 
@@ -49,13 +59,19 @@ export async function uploadArtifact(
   const attempt = rt.controller.artifactAttempt(jobId);
   // One upload of a job at a time, so that two cannot both fit in the room left for one.
   return oneAtATime(ctx, jobId, async () => {
-    const { files, maxBytesPerJob: max } = rt.artifacts;
-    const kept = await keptBytes(ctx.store.db, jobId, attempt, name);
-    const room = Math.max(0, max - kept);
+    const { files, maxBytesPerJob: max, maxFilesPerJob = DEFAULT_MAX_ARTIFACT_FILES } = rt.artifacts;
+    const kept = await keptByRun(ctx.store.db, jobId, attempt, name);
+    // Counted apart from the bytes: each file is a row and a file on disk, empty or not. (Again
+    // with a name it keeps replaces that file, so it is left out of the count.)
+    if (kept.files >= maxFilesPerJob)
+      throw new PayloadTooLargeError(
+        `over the job's limit of ${maxFilesPerJob} files per run (artifacts.maxFilesPerJob): it keeps ${kept.files} already`,
+      );
+    const room = Math.max(0, max - kept.bytes);
     const limit = `over the job's limit of ${formatBytes(max)} per run (artifacts.maxBytesPerJob)`;
     if (length !== undefined && length > room)
       throw new PayloadTooLargeError(
-        `${limit}: its ${formatBytes(length)} would make ${formatBytes(kept + length)}`,
+        `${limit}: its ${formatBytes(length)} would make ${formatBytes(kept.bytes + length)}`,
       );
     let written;
     try {

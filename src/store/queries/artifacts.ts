@@ -70,16 +70,21 @@ export async function findArtifact(
   return row && toView(row);
 }
 
-/** Bytes a run has kept so far, leaving out `except` (a name being uploaded again). */
-export async function keptBytes(db: Db, jobId: number, attempt: number, except: string): Promise<number> {
+/** What a run has kept so far: its files and their bytes, leaving out `except` (a name being uploaded again). */
+export async function keptByRun(
+  db: Db,
+  jobId: number,
+  attempt: number,
+  except: string,
+): Promise<{ files: number; bytes: number }> {
   const row = await db
     .selectFrom('job_artifacts')
-    .select(sql<number | string | null>`sum(size)`.as('bytes'))
+    .select([sql<number | string>`count(*)`.as('files'), sql<number | string | null>`sum(size)`.as('bytes')])
     .where('job_id', '=', jobId)
     .where('attempt', '=', attempt)
     .where('name', '!=', except)
     .executeTakeFirst();
-  return Number(row?.bytes ?? 0);
+  return { files: Number(row?.files ?? 0), bytes: Number(row?.bytes ?? 0) };
 }
 
 /** Jobs with artifacts that ended before `cutoff` (epoch ms), at most `limit` of them. */
