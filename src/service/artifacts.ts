@@ -11,10 +11,12 @@ import {
   formatBytes,
   type ArtifactView,
 } from '../domain/artifact.js';
+import { decodeArtifactCursor, encodeArtifactCursor } from '../domain/artifact-cursor.js';
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
 import { OverLimit, type ArtifactFiles } from '../store/artifact-files.js';
 import {
+  countArtifacts,
   deleteArtifactsOf,
   endedBefore,
   expiredArtifactJobs,
@@ -89,14 +91,34 @@ export async function uploadArtifact(
   });
 }
 
-/** A job's artifacts, for whoever may read its logs. */
+export interface ArtifactPage {
+  artifacts: ArtifactView[];
+  /** The job's artifacts, all runs and pages together. */
+  total: number;
+  /** Where the next page starts; absent on the last page. */
+  nextCursor?: string;
+}
+
+/** A page of a job's artifacts (100 unless `limit` says), for whoever may read its logs. */
 export async function jobArtifacts(
   ctx: ServiceContext,
   p: Principal,
   jobId: number,
-): Promise<ArtifactView[]> {
+  q: { limit?: number; cursor?: string } = {},
+): Promise<ArtifactPage> {
   await visibleJob(ctx, p, jobId);
-  return listArtifacts(ctx.store.db, jobId);
+  const db = ctx.store.db;
+  const limit = q.limit ?? 100;
+  const after = q.cursor === undefined ? undefined : decodeArtifactCursor(q.cursor);
+  // One more than asked: whether it exists says whether there is a next page.
+  const rows = await listArtifacts(db, jobId, { after, limit: limit + 1 });
+  const artifacts = rows.slice(0, limit);
+  const last = artifacts.at(-1);
+  return {
+    artifacts,
+    total: await countArtifacts(db, jobId),
+    nextCursor: rows.length > limit && last ? encodeArtifactCursor(last) : undefined,
+  };
 }
 
 /** An artifact to download: run `attempt`'s, else the latest run's that kept one of that name. */

@@ -247,6 +247,9 @@ describe('who may read and write artifacts', () => {
 });
 
 describe('the number of files a run keeps', () => {
+  /** The job that kept the most files a run may keep. */
+  let full: number;
+
   it(`keeps at most ${DEFAULT_MAX_ARTIFACT_FILES} files per run by default, empty ones too; the next is refused with 413`, async () => {
     // From inside the job, with its token: empty files, so only their number can be over a limit.
     const script = `
@@ -276,6 +279,41 @@ describe('the number of files a run keeps', () => {
       ),
     );
     assert.match(log, /^again: 201 kept$/m, 'a name it keeps is replaced, not counted again');
+    full = job.id;
+  });
+
+  it('lists them a page at a time: 100 by default, X-Total-Count, X-Next-Cursor until the last', async () => {
+    const names = Array.from({ length: DEFAULT_MAX_ARTIFACT_FILES }, (_, i) => `f${i}`).sort();
+    const first = await list(full);
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(
+      first.body.map((a) => a.name),
+      names.slice(0, 100),
+    );
+    assert.equal(first.headers.get('x-total-count'), String(DEFAULT_MAX_ARTIFACT_FILES));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = `?limit=300${cursor === null ? '' : `&cursor=${cursor}`}`;
+      const page = await call<ArtifactView[]>(s.api, s.adminToken, 'GET', `/jobs/${full}/artifacts${query}`);
+      assert.equal(page.status, 200, page.text);
+      seen.push(...page.body.map((a) => a.name));
+      cursor = page.headers.get('x-next-cursor');
+      pages++;
+    } while (cursor !== null);
+    assert.equal(pages, 4);
+    assert.deepEqual(seen, names, 'every artifact once, in order');
+
+    for (const [query, expected] of [
+      ['?limit=1001', /query field "limit" must be <= 1000/],
+      ['?limit=0', /query field "limit" must be >= 1/],
+      ['?cursor=bm90LWEtY3Vyc29y', /^cursor: not a cursor of a job's artifacts/],
+    ] as const) {
+      const r = await call(s.api, s.adminToken, 'GET', `/jobs/${full}/artifacts${query}`);
+      assert.equal(r.status, 400, `${query}: ${r.text}`);
+      assert.match(message(r), expected, query);
+    }
   });
 });
 
