@@ -97,6 +97,27 @@ void describe('numbers are finite everywhere', () => {
   });
 });
 
+void describe('project weights', () => {
+  // More than 0, as the schema asks, yet a share divided by it is Infinity: the weight of 0.
+  for (const [method, path, body] of [
+    ['POST', '/projects', '{"name":"p-tiny","clusterQueue":"q-hard","weight":5e-324}'],
+    ['PATCH', '/projects/p-hard', '{"weight":5e-324}'],
+    ['PATCH', '/projects/p-hard', '{"weight":1e-7}'],
+  ] as const) {
+    test(`${method} ${path} ${body}: a weight below the least is a 400`, async () => {
+      const res = await api(ctx.admin, method, path, body);
+      assertError(res, 400, 'bad_request', /^weight \S+ is too small: the least is 0\.000001/);
+    });
+  }
+
+  test('the least weight itself is taken, and nothing changed by the refusals', async () => {
+    assertStatus(await api(ctx.admin, 'GET', '/projects/p-tiny'), 404);
+    const res = await api<{ weight: number }>(ctx.admin, 'PATCH', '/projects/p-hard', '{"weight":0.000001}');
+    assertStatus(res, 200);
+    assert.equal(res.body.weight, 0.000001);
+  });
+});
+
 void describe('following a log', () => {
   test('a running job that printed nothing answers with its headers at once', async () => {
     const job = await quietJob('follow');
