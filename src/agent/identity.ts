@@ -91,7 +91,8 @@ const CAP_SETUID = 7;
  * CAP_CHOWN (the working directory is given to the job's uid). Undefined if so, else why not.
  */
 export function cannotSwitchUsers(): string | undefined {
-  if (process.platform !== 'linux') return `jobs can run under their own uid on Linux only (this is ${process.platform})`;
+  if (process.platform !== 'linux')
+    return `jobs can run under their own uid on Linux only (this is ${process.platform})`;
   if (process.geteuid?.() === 0) return undefined;
   let effective = 0n;
   try {

@@ -180,9 +180,14 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
   if (opts.askNext)
     opts.askNext.got(
       // The next job only for the worker's credential, which the job's code never held.
-      await client.post<NextJob>(`/finish?${rankQuery}&next=${opts.askNext.waitSeconds}`, reported, undefined, {
-        [WORKER_CREDENTIAL_HEADER]: opts.askNext.credential,
-      }),
+      await client.post<NextJob>(
+        `/finish?${rankQuery}&next=${opts.askNext.waitSeconds}`,
+        reported,
+        undefined,
+        {
+          [WORKER_CREDENTIAL_HEADER]: opts.askNext.credential,
+        },
+      ),
     );
   else await client.post(`/finish?${rankQuery}`, reported);
   return reported;

@@ -17,6 +17,8 @@ import type { Principal } from '../domain/user.js';
 import { authorizeCall } from '../service/access.js';
 import { authenticate } from '../service/authenticate.js';
 import type { ServiceContext } from '../service/context.js';
+import { CredentialWatch } from '../service/credential-watch.js';
+import { bearerToken } from './bearer.js';
 import { installErrorHandlers } from './errors.js';
 import { installForwarding } from './forward.js';
 import { installRateLimit } from './rate-limit.js';
@@ -96,8 +98,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public || !request.routeOptions.url) return;
-    const header = request.headers.authorization;
-    const token = /^bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]; // the scheme is case-insensitive (RFC 7235)
+    const token = bearerToken(request.headers.authorization);
     // With its address: the audit log records where each change came from.
     request.principal = await authenticate(ctx, token, request.ip);
     // Before any handler, so that no route is open to a limited token unless access.ts lists it.
@@ -125,6 +126,9 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     );
   });
 
+  // Streams and followed logs end when the token that opened them stops working.
+  const credentials = new CredentialWatch(ctx, (err) => app.log.error({ err }, 'checking a token'));
+  app.addHook('preClose', async () => credentials.close());
   await app.register(
     async (api) => {
       await metaRoutes(api, ctx, opts.version);
@@ -136,13 +140,13 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       await projectRoutes(api, ctx);
       await priorityClassRoutes(api, ctx);
       // Job routes reach the controller through ctx.runtime, set before the server listens.
-      await jobRoutes(api, ctx);
+      await jobRoutes(api, ctx, credentials);
       await arrayRoutes(api, ctx);
       await agentRoutes(api, ctx);
       await artifactRoutes(api, ctx);
       await infrastructureRoutes(api, ctx);
       await metricsRoutes(api, ctx);
-      await streamRoutes(api, ctx);
+      await streamRoutes(api, ctx, credentials);
     },
     { prefix: API_PREFIX },
   );

@@ -19,6 +19,15 @@ export const ArtifactParams = strict({
   '*': Name,
 });
 
+/** `GET /jobs/{id}/artifacts`: a page, as the other paged lists take them (limit, cursor). */
+export const ArtifactListQuery = strict({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  cursor: Type.Optional(
+    // Long enough for the last name of a page (MAX_ARTIFACT_NAME_LENGTH, JSON-escaped, base64url).
+    Type.String({ maxLength: 9000, description: 'the X-Next-Cursor header of the previous page' }),
+  ),
+});
+
 export const ArtifactQuery = strict({
   attempt: Type.Optional(
     Type.Integer({

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { DEFAULT_MAX_ARTIFACT_FILES } from '../domain/artifact.js';
 import { parseAmount } from '../domain/quantity.js';
 import { ConfigError } from '../domain/errors.js';
 import { defaultUidRange, overlap, parseUidRange, rangeSize, type UidRange } from '../domain/uid-range.js';
@@ -100,7 +101,13 @@ const LOCAL_FIELDS = ['cgroups', 'pidsLimit', 'isolation', 'runAs'] as const;
  * at least one uid per unit of the factory's capacity, since every running worker member has a
  * uid of its own.
  */
-function jobUids(key: string, text: string | undefined, capacity: number, seed: string, file?: string): UidRange {
+function jobUids(
+  key: string,
+  text: string | undefined,
+  capacity: number,
+  seed: string,
+  file?: string,
+): UidRange {
   let range: UidRange;
   try {
     range = text === undefined ? defaultUidRange(seed) : parseUidRange(text);
@@ -118,7 +125,9 @@ function jobUids(key: string, text: string | undefined, capacity: number, seed: 
 
 /** Two local factories never share a uid: each ends every process of its uids (docs/SECURITY.md). */
 function checkUidRangesApart(factories: Record<string, FactoryConfig>, file?: string): void {
-  const ranged = Object.entries(factories).flatMap(([name, f]) => (f.jobUids ? [[name, f.jobUids] as const] : []));
+  const ranged = Object.entries(factories).flatMap(([name, f]) =>
+    f.jobUids ? [[name, f.jobUids] as const] : [],
+  );
   for (const [i, [name, range]] of ranged.entries())
     for (const [other, theirs] of ranged.slice(0, i))
       if (overlap(range, theirs))
@@ -268,7 +277,7 @@ function resolveQueueHistory(raw: RawConfig['queueHistory'], file?: string): Con
   return { sampleSeconds, keepSeconds };
 }
 
-/** `artifacts` with its defaults: DATA_DIR/artifacts (dir null), 100Mi per run, kept 30 days. */
+/** `artifacts` with its defaults: DATA_DIR/artifacts (dir null), 100Mi and 1000 files per run, kept 30 days. */
 function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): ArtifactsConfig {
   let maxBytesPerJob = 100 * 2 ** 20;
   if (raw?.maxBytesPerJob !== undefined) {
@@ -285,6 +294,7 @@ function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): Artifacts
   return {
     dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
     maxBytesPerJob,
+    maxFilesPerJob: raw?.maxFilesPerJob ?? DEFAULT_MAX_ARTIFACT_FILES,
     retentionSeconds: durationSetting('artifacts.retention', raw?.retention, file) ?? 30 * 86_400,
   };
 }

@@ -101,6 +101,8 @@ const ArtifactsSchema = strict({
   dir: Type.Optional(Type.String({ minLength: 1 })),
   /** Bytes one run of a job may keep: a quantity (`100Mi`, `1G`) or a number (default 100Mi). */
   maxBytesPerJob: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })])),
+  /** Files one run of a job may keep, empty ones too (default 1000). */
+  maxFilesPerJob: Type.Optional(Type.Integer({ minimum: 0 })),
   /** How long after its job ended an artifact is kept: `30d`, `12h`, or seconds (default 30d). */
   retention: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
 });
@@ -215,6 +217,8 @@ export interface ArtifactsConfig {
   dir: string | null;
   /** The most bytes of artifacts one run of a job may keep. */
   maxBytesPerJob: number;
+  /** The most artifacts (files, empty ones too) one run of a job may keep. */
+  maxFilesPerJob: number;
   /** Artifacts of jobs that ended longer ago than this are removed. */
   retentionSeconds: number;
 }

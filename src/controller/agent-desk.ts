@@ -14,6 +14,7 @@ import { BadRequestError, ConflictError, UnauthorizedError, UnavailableError } f
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
 import type { Lifecycle } from './lifecycle.js';
+import { LongPollSlots } from './long-poll-slots.js';
 import type { PilotNext, Pilots } from './pilots.js';
 import type { AgentProtocol } from './port.js';
 import { markRunning, startSpec } from './run-start.js';
@@ -28,6 +29,8 @@ export class AgentDesk implements AgentProtocol {
    * retry), not that its job is unknown — which would end its job.
    */
   private restored = false;
+  /** The long polls each job's ranks hold open, bounded: job code holds the token too. */
+  private readonly polls = new LongPollSlots();
 
   constructor(
     private readonly core: ControllerCore,
@@ -71,7 +74,7 @@ export class AgentDesk implements AgentProtocol {
     checkRank(job, member.rank);
     if (gang && !gang.arrive(member.rank, member.host, o.now())) {
       // The rendezvous: wait for the others (the last to arrive wakes this wait).
-      if (waitMs > 0 && !this.closed) await signals.wait(jobId, waitMs);
+      if (waitMs > 0 && !this.closed) await this.longPoll(jobId, member.rank, waitMs);
       job = this.jobForAgent(jobId);
       if (!gang.complete) {
         if (job.stopping) throw new ConflictError(`job ${jobId} is being stopped: ${job.stopReason}`);
@@ -112,10 +115,23 @@ export class AgentDesk implements AgentProtocol {
     checkRank(job, rank);
     this.heard(job, rank);
     if (!job.stopping && waitMs > 0 && !this.closed) {
-      await this.core.signals.wait(jobId, waitMs);
+      await this.longPoll(jobId, rank, waitMs);
       this.heard(job, rank);
     }
     return job.stopping ? { cancel: true, reason: job.stopReason } : { cancel: false };
+  }
+
+  /**
+   * Waits up to `waitMs` for the job's stop signal, in one of the rank's few long-poll slots
+   * (long-poll-slots.ts): a newer poll of the rank past the bound ends this one early.
+   */
+  private async longPoll(jobId: number, rank: number, waitMs: number): Promise<void> {
+    const slot = this.polls.enter(jobId, rank);
+    try {
+      await this.core.signals.wait(jobId, waitMs, slot.signal);
+    } finally {
+      slot.leave();
+    }
   }
 
   /** Resolves with the worker's id if it stays, a pilot, for its next job; else null. */

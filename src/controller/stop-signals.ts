@@ -5,15 +5,17 @@
 export class StopSignals {
   private readonly waiters = new Map<number, Set<() => void>>();
 
-  /** Resolves after `ms`, or earlier when `notify(jobId)` is called. */
-  wait(jobId: number, ms: number): Promise<void> {
+  /** Resolves after `ms`, or earlier when `notify(jobId)` is called or `abort` aborts. */
+  wait(jobId: number, ms: number, abort?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
+      if (abort?.aborted) return resolve();
       let set = this.waiters.get(jobId);
       if (!set) this.waiters.set(jobId, (set = new Set()));
       const waiters = set;
       const done = () => {
         clearTimeout(timer);
         waiters.delete(done);
+        abort?.removeEventListener('abort', done);
         // No empty set is kept: a pilot's worker id or a job id is asked about for a while, then
         // never again, and a long-lived server must not keep one entry per worker it ever had.
         if (waiters.size === 0 && this.waiters.get(jobId) === waiters) this.waiters.delete(jobId);
@@ -21,6 +23,7 @@ export class StopSignals {
       };
       const timer = setTimeout(done, ms);
       waiters.add(done);
+      abort?.addEventListener('abort', done, { once: true });
     });
   }
 

@@ -11,6 +11,11 @@ export const MAX_ARTIFACT_PATTERNS = 32;
 export const MAX_ARTIFACT_PATTERN_LENGTH = 256;
 /** The longest artifact name (a path relative to the working directory), in characters. */
 export const MAX_ARTIFACT_NAME_LENGTH = 1024;
+/**
+ * The most files one run keeps unless `artifacts.maxFilesPerJob` says otherwise: each is a row and
+ * a file on disk whatever its size, so zero-byte files would otherwise be free to a job.
+ */
+export const DEFAULT_MAX_ARTIFACT_FILES = 1000;
 
 /** One kept file, as `GET /jobs/{id}/artifacts` lists it. */
 export interface ArtifactView {

@@ -53,3 +53,10 @@ export interface ProjectDetailView extends ProjectDetail {
   role: Role | 'admin';
   jobCounts: JobCounts;
 }
+
+/**
+ * The least fair-share weight, as the API's most is 1,000,000. The schema asks only for more than
+ * 0, which a subnormal number such as 5e-324 is; but a project's share is divided by its weight,
+ * and divided by that it is Infinity: the project would count as weight 0.
+ */
+export const MIN_PROJECT_WEIGHT = 0.000001;

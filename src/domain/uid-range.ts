@@ -16,14 +16,14 @@ export function parseUidRange(text: string): UidRange {
   const first = Number(m[1]);
   const last = Number(m[2]);
   // A uid below 1000 is a system account's on most distributions: never a job's.
-  if (first < 1000) throw new Error(`starts at ${first}: a job's uid must be 1000 or more (not a system account)`);
+  if (first < 1000)
+    throw new Error(`starts at ${first}: a job's uid must be 1000 or more (not a system account)`);
   if (last > MAX_UID) throw new Error(`ends at ${last}: the greatest uid is ${MAX_UID}`);
   if (last < first) throw new Error(`ends (${last}) before it starts (${first})`);
   return { first, last };
 }
 
 export const rangeSize = (r: UidRange): number => r.last - r.first + 1;
-
 
 /** How many uids a local factory gets by default: more than any one machine runs jobs at once. */
 export const DEFAULT_RANGE_SIZE = 10_000;

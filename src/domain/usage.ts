@@ -211,12 +211,20 @@ export function periodSpans(p: UsagePeriod): { days: UsagePeriod[]; hours: Usage
   return { days: [{ since: first, until: last }], hours };
 }
 
+/** The furthest a Date reaches either side of 1970 (ECMAScript's time range), in ms. */
+const MAX_TIME_MS = 8.64e15;
+
 /** `7d` (that long before `now`) or an ISO 8601 time → epoch ms; 400 naming `field` otherwise. */
 export function usageTime(field: string, text: string, now: number): number {
   const seconds = parseDuration(text);
-  if (seconds !== undefined) return now - seconds * 1000;
-  const ms = /\d{4}-\d\d/.test(text) ? Date.parse(text) : NaN;
+  const ms = seconds !== undefined ? now - seconds * 1000 : /\d{4}-\d\d/.test(text) ? Date.parse(text) : NaN;
   if (!Number.isFinite(ms)) throw new BadRequestError(`${field}: "${text}" is not a time: ${TIME_HELP}`);
+  // A span of millions of years parses, but lands outside the dates a report can name (its
+  // since and until are ISO times): refused here rather than failing as it is written out.
+  if (Math.abs(ms) > MAX_TIME_MS)
+    throw new BadRequestError(
+      `${field}: "${text}" is out of range: a time must fall between the years -271821 and 275760`,
+    );
   return ms;
 }
 

@@ -38,7 +38,11 @@ export function factoryIsolation(name: string, f: FactoryConfig, file?: string):
   if (f.isolation === 'off') return { summary: `${oneTenant} (isolation: off)` };
   const why = cannotSwitchUsers();
   if (why && f.isolation === 'required')
-    throw new ConfigError(`factories.${name}.isolation`, `required, but jobs cannot run as other users: ${why}`, file);
+    throw new ConfigError(
+      `factories.${name}.isolation`,
+      `required, but jobs cannot run as other users: ${why}`,
+      file,
+    );
   if (why) return { summary: `${oneTenant}: ${why}` };
   const uids = f.jobUids!;
   return { uids, summary: `each job runs as a uid of its own (${uids.first}-${uids.last})` };
@@ -46,5 +50,7 @@ export function factoryIsolation(name: string, f: FactoryConfig, file?: string):
 
 /** Every factory's isolation, by name. */
 export function isolationOf(config: Config, file?: string): Map<string, FactoryIsolation> {
-  return new Map(Object.entries(config.factories).map(([name, f]) => [name, factoryIsolation(name, f, file)]));
+  return new Map(
+    Object.entries(config.factories).map(([name, f]) => [name, factoryIsolation(name, f, file)]),
+  );
 }

@@ -196,6 +196,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       artifacts: {
         files: await artifactFiles(config, dataDir, file),
         maxBytesPerJob: config.artifacts.maxBytesPerJob,
+        maxFilesPerJob: config.artifacts.maxFilesPerJob,
         retentionSeconds: config.artifacts.retentionSeconds,
       },
     };
@@ -270,7 +271,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     for (const line of transportWarnings(config, tls, url)) print(line);
     print(`data directory: ${dataDir}`);
     for (const line of enforcement) print(line);
-    for (const [name, i] of isolation) if (config.factories[name]?.kind === 'local') print(`local factory "${name}": ${i.summary}`);
+    for (const [name, i] of isolation)
+      if (config.factories[name]?.kind === 'local') print(`local factory "${name}": ${i.summary}`);
     for (const line of targetWarnings(config.targets)) print(line);
     if (store.dialect !== 'sqlite') {
       const role = replica?.elector.leading ? `leader (term ${replica.elector.term})` : 'follower';

@@ -105,8 +105,14 @@ export const WORKER_CREDENTIAL_HEADER = 'berth-worker-credential';
  * The pilot that runs job `jobId` and holds `credential`: what a finish that asks for the next job
  * must show (the job's token is the job's code's too; the worker credential only its agent's).
  */
-export async function pilotOfJob(ctx: ServiceContext, jobId: number, credential: string | undefined): Promise<number> {
-  const workerId = credential ? await workerWithCredential(ctx.store.db, jobId, hashToken(credential)) : undefined;
+export async function pilotOfJob(
+  ctx: ServiceContext,
+  jobId: number,
+  credential: string | undefined,
+): Promise<number> {
+  const workerId = credential
+    ? await workerWithCredential(ctx.store.db, jobId, hashToken(credential))
+    : undefined;
   if (workerId === undefined)
     throw new UnauthorizedError(
       `the next job goes only to the agent of job ${jobId}'s pilot worker: its worker credential is missing or wrong`,

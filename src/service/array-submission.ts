@@ -12,6 +12,7 @@ import { appendEvent } from '../store/queries/events.js';
 import { insertArrayTasks } from '../store/queries/job-arrays.js';
 import { findJobByKey, type NewJob } from '../store/queries/jobs.js';
 import type { Db } from '../store/store.js';
+import type { Principal } from '../domain/user.js';
 import { ConflictError } from '../domain/errors.js';
 import { runtimeOf, type ServiceContext } from './context.js';
 import { jobView } from './job-views.js';
@@ -27,6 +28,8 @@ export interface ArraySubmission {
   note: string;
   /** One unit on the submissions' write path. */
   write: <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
+  /** Who submits: the answer is the array's first task as they see it. */
+  submitter: Principal;
 }
 
 export async function submitArray(
@@ -76,7 +79,7 @@ export async function submitArray(
     const existing = await findJobByKey(ctx.store.db, s.job.project, s.job.idempotencyKey!);
     if (!existing)
       throw new ConflictError(`the array with idempotency key "${s.job.idempotencyKey}" is gone`);
-    return { job: await jobView(ctx, existing), created: false };
+    return { job: await jobView(ctx, s.submitter, existing), created: false };
   }
   const head = tasks[0]!;
   ctx.changes?.publish({
@@ -86,5 +89,5 @@ export async function submitArray(
     state: 'queued',
     reason: head.reason,
   });
-  return { job: await jobView(ctx, head, true), created: true };
+  return { job: await jobView(ctx, s.submitter, head, true), created: true };
 }

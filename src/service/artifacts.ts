@@ -5,16 +5,23 @@
  * (store/artifact-files.ts).
  */
 import type { Readable } from 'node:stream';
-import { checkArtifactName, formatBytes, type ArtifactView } from '../domain/artifact.js';
+import {
+  checkArtifactName,
+  DEFAULT_MAX_ARTIFACT_FILES,
+  formatBytes,
+  type ArtifactView,
+} from '../domain/artifact.js';
+import { decodeArtifactCursor, encodeArtifactCursor } from '../domain/artifact-cursor.js';
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
 import { OverLimit, type ArtifactFiles } from '../store/artifact-files.js';
 import {
+  countArtifacts,
   deleteArtifactsOf,
   endedBefore,
   expiredArtifactJobs,
   findArtifact,
-  keptBytes,
+  keptByRun,
   listArtifacts,
   recordArtifact,
 } from '../store/queries/artifacts.js';
@@ -26,6 +33,11 @@ export interface ArtifactSettings {
   files: ArtifactFiles;
   /** The most bytes one run of a job may keep. */
   maxBytesPerJob: number;
+  /**
+   * The most files one run of a job may keep, empty ones too (`artifacts.maxFilesPerJob`);
+   * absent: DEFAULT_MAX_ARTIFACT_FILES.
+   */
+  maxFilesPerJob?: number;
   retentionSeconds: number;
 }
 
@@ -49,13 +61,19 @@ export async function uploadArtifact(
   const attempt = rt.controller.artifactAttempt(jobId);
   // One upload of a job at a time, so that two cannot both fit in the room left for one.
   return oneAtATime(ctx, jobId, async () => {
-    const { files, maxBytesPerJob: max } = rt.artifacts;
-    const kept = await keptBytes(ctx.store.db, jobId, attempt, name);
-    const room = Math.max(0, max - kept);
+    const { files, maxBytesPerJob: max, maxFilesPerJob = DEFAULT_MAX_ARTIFACT_FILES } = rt.artifacts;
+    const kept = await keptByRun(ctx.store.db, jobId, attempt, name);
+    // Counted apart from the bytes: each file is a row and a file on disk, empty or not. (Again
+    // with a name it keeps replaces that file, so it is left out of the count.)
+    if (kept.files >= maxFilesPerJob)
+      throw new PayloadTooLargeError(
+        `over the job's limit of ${maxFilesPerJob} files per run (artifacts.maxFilesPerJob): it keeps ${kept.files} already`,
+      );
+    const room = Math.max(0, max - kept.bytes);
     const limit = `over the job's limit of ${formatBytes(max)} per run (artifacts.maxBytesPerJob)`;
     if (length !== undefined && length > room)
       throw new PayloadTooLargeError(
-        `${limit}: its ${formatBytes(length)} would make ${formatBytes(kept + length)}`,
+        `${limit}: its ${formatBytes(length)} would make ${formatBytes(kept.bytes + length)}`,
       );
     let written;
     try {
@@ -73,14 +91,34 @@ export async function uploadArtifact(
   });
 }
 
-/** A job's artifacts, for whoever may read its logs. */
+export interface ArtifactPage {
+  artifacts: ArtifactView[];
+  /** The job's artifacts, all runs and pages together. */
+  total: number;
+  /** Where the next page starts; absent on the last page. */
+  nextCursor?: string;
+}
+
+/** A page of a job's artifacts (100 unless `limit` says), for whoever may read its logs. */
 export async function jobArtifacts(
   ctx: ServiceContext,
   p: Principal,
   jobId: number,
-): Promise<ArtifactView[]> {
+  q: { limit?: number; cursor?: string } = {},
+): Promise<ArtifactPage> {
   await visibleJob(ctx, p, jobId);
-  return listArtifacts(ctx.store.db, jobId);
+  const db = ctx.store.db;
+  const limit = q.limit ?? 100;
+  const after = q.cursor === undefined ? undefined : decodeArtifactCursor(q.cursor);
+  // One more than asked: whether it exists says whether there is a next page.
+  const rows = await listArtifacts(db, jobId, { after, limit: limit + 1 });
+  const artifacts = rows.slice(0, limit);
+  const last = artifacts.at(-1);
+  return {
+    artifacts,
+    total: await countArtifacts(db, jobId),
+    nextCursor: rows.length > limit && last ? encodeArtifactCursor(last) : undefined,
+  };
 }
 
 /** An artifact to download: run `attempt`'s, else the latest run's that kept one of that name. */

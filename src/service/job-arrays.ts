@@ -41,7 +41,7 @@ export async function getArray(
 ): Promise<ArraySummary & { job: Job }> {
   const head = await visibleArray(ctx, p, id);
   const counts = (await countArrayTasks(ctx.store.db, [id])).get(id)!;
-  return { ...summaryOf(head, counts), job: await jobView(ctx, head) };
+  return { ...summaryOf(head, counts), job: await jobView(ctx, p, head) };
 }
 
 /** Task `index` of array `id`, as a job. */
@@ -49,7 +49,7 @@ export async function arrayTask(ctx: ServiceContext, p: Principal, id: number, i
   await visibleArray(ctx, p, id);
   const taskId = await findArrayTaskId(ctx.store.db, id, index);
   if (taskId === undefined) throw new NotFoundError(`array ${id} has no task ${index}`);
-  return jobView(ctx, await visibleJob(ctx, p, taskId));
+  return jobView(ctx, p, await visibleJob(ctx, p, taskId));
 }
 
 /**

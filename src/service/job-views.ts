@@ -8,7 +8,9 @@ import type { WorkerRecord } from '../domain/worker.js';
 import { instancesOfJobs } from '../store/queries/resource-instances.js';
 import { iso, isoOrNull } from '../store/queries/time.js';
 import { latestWorkers, workersOfLastAllocations } from '../store/queries/workers.js';
+import type { Principal } from '../domain/user.js';
 import type { ServiceContext } from './context.js';
+import { envFor } from './env-visibility.js';
 
 /** A job's retry budgets and their use; `retryAt` only while it waits out a retry's backoff. */
 function retryView(
@@ -31,7 +33,8 @@ type Live = Pick<
   'position' | 'projectPosition' | 'blockers' | 'estimatedStartAt' | 'estimate' | 'resources' | 'worker'
 >;
 
-export function toJobView(r: JobRecord, live: Live): Job {
+/** The job `r` as `viewer` sees it (its env values only if env-visibility.ts allows). */
+export function toJobView(r: JobRecord, live: Live, viewer: Principal): Job {
   return {
     id: r.id,
     project: r.project,
@@ -54,7 +57,7 @@ export function toJobView(r: JobRecord, live: Live): Job {
     resources: live.resources,
     worker: live.worker,
     command: r.spec.command,
-    env: r.spec.env,
+    env: envFor(viewer, r),
     timeoutSeconds: r.spec.timeoutSeconds,
     dependsOn: r.spec.dependsOn,
     dependsOnAny: r.spec.dependsOnAny ?? [],
@@ -74,8 +77,16 @@ export function toJobView(r: JobRecord, live: Live): Job {
   };
 }
 
-/** The views of `records`, in their order. `fresh`: just submitted, so no worker or instance yet. */
-export async function jobViews(ctx: ServiceContext, records: JobRecord[], fresh = false): Promise<Job[]> {
+/**
+ * The views of `records` as `viewer` sees them, in their order. `fresh`: just submitted, so no
+ * worker or instance yet.
+ */
+export async function jobViews(
+  ctx: ServiceContext,
+  viewer: Principal,
+  records: JobRecord[],
+  fresh = false,
+): Promise<Job[]> {
   const ids = records.map((r) => r.id);
   const workers = fresh ? new Map<number, WorkerRecord>() : await latestWorkers(ctx.store.db, ids);
   // An ended job's worker is the one its last allocation ran on: a pilot's row names only the
@@ -87,20 +98,29 @@ export async function jobViews(ctx: ServiceContext, records: JobRecord[], fresh 
     // A job just submitted shows no estimate: making one per submission would cost a forecast each.
     const live = isTerminal(r.state) ? undefined : ctx.runtime?.controller.explain(r.id, !fresh);
     const worker = workers.get(r.id);
-    const job = toJobView(r, {
-      position: live?.position ?? null,
-      projectPosition: live?.projectPosition ?? null,
-      blockers: live?.blockers ?? [],
-      estimatedStartAt: isoOrNull(live?.estimate?.startAt ?? null),
-      estimate: live?.estimate?.how ?? null,
-      resources: (instances.get(r.id) ?? []).map((i) => ({ type: i.type, id: i.id, state: i.state })),
-      worker: worker ? { id: worker.id, state: worker.state } : null,
-    });
+    const job = toJobView(
+      r,
+      {
+        position: live?.position ?? null,
+        projectPosition: live?.projectPosition ?? null,
+        blockers: live?.blockers ?? [],
+        estimatedStartAt: isoOrNull(live?.estimate?.startAt ?? null),
+        estimate: live?.estimate?.how ?? null,
+        resources: (instances.get(r.id) ?? []).map((i) => ({ type: i.type, id: i.id, state: i.state })),
+        worker: worker ? { id: worker.id, state: worker.state } : null,
+      },
+      viewer,
+    );
     if (live) job.reason = live.reason;
     return job;
   });
 }
 
-export async function jobView(ctx: ServiceContext, record: JobRecord, fresh = false): Promise<Job> {
-  return (await jobViews(ctx, [record], fresh))[0]!;
+export async function jobView(
+  ctx: ServiceContext,
+  viewer: Principal,
+  record: JobRecord,
+  fresh = false,
+): Promise<Job> {
+  return (await jobViews(ctx, viewer, [record], fresh))[0]!;
 }

@@ -232,7 +232,7 @@ export async function submitJob(
   const { project } = await requireProject(db, p, projectName, 'member', 'submitting jobs', ctx.projectCache);
   if (input.idempotencyKey) {
     const existing = await findJobByKey(db, project.name, input.idempotencyKey);
-    if (existing) return { job: await jobView(ctx, existing, false), created: false };
+    if (existing) return { job: await jobView(ctx, p, existing, false), created: false };
   }
   if (!project.active)
     throw new ConflictError(`project "${project.name}" is inactive: it accepts no new jobs`);
@@ -270,7 +270,15 @@ export async function submitJob(
       ? `; timeout ${formatSpan(spec.timeoutSeconds * 1000, 2)}, target ${target}'s defaultTimeout`
       : '';
   if (spec.array !== undefined)
-    return submitArray(ctx, { job, project, queue, audit: auditEntry, note, write: (fn) => write(ctx, fn) });
+    return submitArray(ctx, {
+      job,
+      project,
+      queue,
+      audit: auditEntry,
+      note,
+      write: (fn) => write(ctx, fn),
+      submitter: p,
+    });
   // Its place under the project's maxQueued, held until the job counts among the queued itself.
   const release = await reserveQueued(ctx, rt, project, queue);
   const inserted = await submissionsOf(ctx)
@@ -312,7 +320,7 @@ export async function submitJob(
       reason: record.reason,
     });
   }
-  return { job: await jobView(ctx, record, created), created };
+  return { job: await jobView(ctx, p, record, created), created };
 }
 
 /** What the audit keeps of a submission: never its command or env values, which may hold secrets. */
@@ -367,7 +375,7 @@ export async function visibleJob(
 }
 
 export async function getJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
-  return jobView(ctx, await visibleJob(ctx, p, id));
+  return jobView(ctx, p, await visibleJob(ctx, p, id));
 }
 
 export interface JobListQuery {
@@ -424,7 +432,7 @@ export async function listJobs(
   });
   const page = records.slice(0, limit);
   const last = page.at(-1);
-  const jobs = await jobViews(ctx, page);
+  const jobs = await jobViews(ctx, p, page);
   if (q.collapse) await withArraySummaries(db, page, jobs);
   return {
     jobs,
@@ -455,7 +463,7 @@ export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): 
   });
   ctx.changes?.publish({ kind: 'job', id, project: job.project, state: job.state, reason });
   await runtimeOf(ctx).controller.cancel(id, by);
-  return jobView(ctx, (await findJob(ctx.store.db, id))!);
+  return jobView(ctx, p, (await findJob(ctx.store.db, id))!);
 }
 
 /** One unit on the group commit the submissions share (a plain transaction without one). */

@@ -6,7 +6,13 @@ import {
   UnprocessableError,
 } from '../domain/errors.js';
 import { checkDnsLabel, checkName, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
-import type { Project, ProjectDetail, ProjectDetailView, ProjectView } from '../domain/project.js';
+import {
+  MIN_PROJECT_WEIGHT,
+  type Project,
+  type ProjectDetail,
+  type ProjectDetailView,
+  type ProjectView,
+} from '../domain/project.js';
 import { ROLES, type Role } from '../domain/roles.js';
 import type { Principal } from '../domain/user.js';
 import { findClusterQueue } from '../store/queries/cluster-queues.js';
@@ -51,6 +57,10 @@ const TAG = /^[A-Za-z0-9]([-A-Za-z0-9_.:/]{0,61}[A-Za-z0-9])?$/;
 function checkWeight(weight: number): number {
   if (!Number.isFinite(weight) || weight <= 0)
     throw new BadRequestError(`weight ${weight} must be a number greater than 0`);
+  if (weight < MIN_PROJECT_WEIGHT)
+    throw new BadRequestError(
+      `weight ${weight} is too small: the least is ${MIN_PROJECT_WEIGHT} (shares are divided by it)`,
+    );
   return weight;
 }
 

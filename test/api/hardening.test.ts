@@ -4,14 +4,11 @@
  * decode is refused with 415.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { getJob, submit, waitDone } from '../helpers/jobs.js';
+import { getJob, quietJob as quietJobIn, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
-import { waitFor } from '../helpers/wait.js';
 import { assertError, assertStatus, createQueue, useServer } from './fixtures.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -30,27 +27,8 @@ before(() => {
 });
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/**
- * A job that stays running, printing nothing, until `release()`; `token` reads its job token.
- * The job writes its token to a file first, so that the test can speak for its agent.
- */
-async function quietJob(name: string) {
-  const gate = join(scratch, `${name}.gate`);
-  const tokenFile = join(scratch, `${name}.token`);
-  const job = await submit(ctx.server.api, ctx.admin, 'default', {
-    script: `printf %s "$BERTH_TOKEN" > ${tokenFile}.tmp; mv ${tokenFile}.tmp ${tokenFile}; while [ ! -e ${gate} ]; do sleep 0.05; done`,
-  });
-  await waitFor(
-    `job ${job.id} to run`,
-    async () => (await getJob(ctx.server.api, ctx.admin, job.id)).state === 'running',
-  );
-  return {
-    id: job.id,
-    token: () =>
-      waitFor(`job ${job.id}'s token`, () => existsSync(tokenFile) && readFileSync(tokenFile, 'utf8')),
-    release: () => writeFileSync(gate, ''),
-  };
-}
+/** A job that stays running until released (helpers/jobs.ts), in project default. */
+const quietJob = (name: string) => quietJobIn(ctx.server.api, ctx.admin, 'default', scratch, name);
 
 void describe('numbers are finite everywhere', () => {
   test('the agent protocol: a finish with exitCode 1e400 is refused and the job ends as it did', async () => {
@@ -115,6 +93,27 @@ void describe('numbers are finite everywhere', () => {
     const res = await api(ctx.admin, 'PATCH', '/projects/p-hard', '{"weight":1.5e2}');
     assertStatus(res, 200);
     assert.equal((res.body as { weight: number }).weight, 150);
+  });
+});
+
+void describe('project weights', () => {
+  // More than 0, as the schema asks, yet a share divided by it is Infinity: the weight of 0.
+  for (const [method, path, body] of [
+    ['POST', '/projects', '{"name":"p-tiny","clusterQueue":"q-hard","weight":5e-324}'],
+    ['PATCH', '/projects/p-hard', '{"weight":5e-324}'],
+    ['PATCH', '/projects/p-hard', '{"weight":1e-7}'],
+  ] as const) {
+    test(`${method} ${path} ${body}: a weight below the least is a 400`, async () => {
+      const res = await api(ctx.admin, method, path, body);
+      assertError(res, 400, 'bad_request', /^weight \S+ is too small: the least is 0\.000001/);
+    });
+  }
+
+  test('the least weight itself is taken, and nothing changed by the refusals', async () => {
+    assertStatus(await api(ctx.admin, 'GET', '/projects/p-tiny'), 404);
+    const res = await api<{ weight: number }>(ctx.admin, 'PATCH', '/projects/p-hard', '{"weight":0.000001}');
+    assertStatus(res, 200);
+    assert.equal(res.body.weight, 0.000001);
   });
 });
 

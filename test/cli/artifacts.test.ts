@@ -56,6 +56,36 @@ describe('berth artifacts', () => {
     assert.match(listed[0]!.sha256, /^[0-9a-f]{64}$/);
   });
 
+  it('lists every artifact, page after page, however many the job kept', async () => {
+    // Two runs of 600 files each: more than one page of the API's largest (1000). The first run
+    // fails (and is retried) while a marker file is missing.
+    const marker = join(ctx.sb.root, 'second-run');
+    const out = ok(
+      await cli([
+        'submit',
+        '--retries',
+        '1',
+        '--artifact',
+        'out/*',
+        '--wait',
+        '--',
+        'sh',
+        '-c',
+        `mkdir out && cd out && i=0; while [ $i -lt 600 ]; do : > f$i; i=$((i+1)); done; [ -e ${marker} ] || { : > ${marker}; exit 1; }`,
+      ]),
+    );
+    const job = /^submitted job (\d+)/m.exec(out)?.[1];
+    assert.ok(job, out);
+    assert.match(out, new RegExp(`^job ${job} succeeded`, 'm'));
+    const listed = parseJson<ArtifactView[]>(await cli(['artifacts', job, '-o', 'json']));
+    assert.equal(listed.length, 1200);
+    assert.deepEqual(
+      [1, 2].map((attempt) => listed.filter((a) => a.attempt === attempt).length),
+      [600, 600],
+    );
+    assert.equal(new Set(listed.map((a) => `${a.attempt}/${a.name}`)).size, 1200, 'none twice');
+  });
+
   it('downloads one with --get: to --out FILE, to the current directory, or to stdout', async () => {
     const file = join(ctx.sb.root, 'a-copy.csv');
     const out = ok(await cli(['artifacts', String(id), '--get', 'results/a.csv', '--out', file]));

@@ -18,17 +18,26 @@ const scratch = scratchDir('berth-config-artifacts-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('configuration: artifacts', () => {
-  it('keeps them in DATA_DIR/artifacts, 100 MiB per run, for 30 days, by default', () => {
+  it('keeps them in DATA_DIR/artifacts, 100 MiB and 1000 files per run, for 30 days, by default', () => {
     assert.deepEqual(resolve({}).artifacts, {
       dir: null,
       maxBytesPerJob: 100 * 2 ** 20,
+      maxFilesPerJob: 1000,
       retentionSeconds: 30 * 86_400,
     });
   });
 
   it('reads a directory relative to the file, a size as a quantity or bytes, a duration', () => {
-    const a = resolve({ artifacts: { dir: 'kept', maxBytesPerJob: '1G', retention: '12h' } }).artifacts;
-    assert.deepEqual(a, { dir: '/etc/berth/kept', maxBytesPerJob: 1e9, retentionSeconds: 43_200 });
+    const a = resolve({
+      artifacts: { dir: 'kept', maxBytesPerJob: '1G', maxFilesPerJob: 50, retention: '12h' },
+    }).artifacts;
+    assert.deepEqual(a, {
+      dir: '/etc/berth/kept',
+      maxBytesPerJob: 1e9,
+      maxFilesPerJob: 50,
+      retentionSeconds: 43_200,
+    });
+    assert.equal(resolve({ artifacts: { maxFilesPerJob: 0 } }).artifacts.maxFilesPerJob, 0);
     assert.equal(
       resolve({ artifacts: { maxBytesPerJob: 4096, retention: 60 } }).artifacts.maxBytesPerJob,
       4096,
@@ -49,6 +58,11 @@ describe('configuration: artifacts', () => {
       () => validateConfig({ artifacts: { maxBytesPerJob: -1 } }, FILE),
       /artifacts\.maxBytesPerJob/,
     );
+    for (const bad of [-1, 1.5, '10'])
+      assert.throws(
+        () => validateConfig({ artifacts: { maxFilesPerJob: bad } }, FILE),
+        /artifacts\.maxFilesPerJob/,
+      );
     assert.throws(() => validateConfig({ artifacts: { keep: true } }, FILE), /artifacts\.keep: unknown key/);
     assert.throws(() => validateConfig({ artifacts: { dir: '' } }, FILE), /artifacts\.dir/);
   });

@@ -1,4 +1,6 @@
 /** Helpers for job tests over the real HTTP API. */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { call } from './server.js';
 import { waitFor } from './wait.js';
 
@@ -82,3 +84,37 @@ export const EVICTED_ONCE_THEN_SUCCEEDED = [
   'started',
   'succeeded',
 ];
+
+export interface QuietJob {
+  id: number;
+  /** The job's token (BERTH_TOKEN), once the job has written it. */
+  token(): Promise<string>;
+  /** Lets the job end (it exits 0). */
+  release(): void;
+}
+
+/**
+ * A job in `project` that stays running, printing nothing, until `release()`. It writes its job
+ * token to a file in `scratch` first, so that a test can speak for its agent (or for code that
+ * holds the token). Resolves once the job runs.
+ */
+export async function quietJob(
+  api: string,
+  token: string,
+  project: string,
+  scratch: string,
+  name: string,
+): Promise<QuietJob> {
+  const gate = join(scratch, `${name}.gate`);
+  const tokenFile = join(scratch, `${name}.token`);
+  const job = await submit(api, token, project, {
+    script: `printf %s "$BERTH_TOKEN" > ${tokenFile}.tmp; mv ${tokenFile}.tmp ${tokenFile}; while [ ! -e ${gate} ]; do sleep 0.05; done`,
+  });
+  await waitFor(`job ${job.id} to run`, async () => (await getJob(api, token, job.id)).state === 'running');
+  return {
+    id: job.id,
+    token: () =>
+      waitFor(`job ${job.id}'s token`, () => existsSync(tokenFile) && readFileSync(tokenFile, 'utf8')),
+    release: () => writeFileSync(gate, ''),
+  };
+}

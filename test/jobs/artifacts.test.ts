@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { ArtifactView } from '../../src/domain/artifact.js';
+import { DEFAULT_MAX_ARTIFACT_FILES, type ArtifactView } from '../../src/domain/artifact.js';
 import { sweepArtifacts } from '../../src/service/artifacts.js';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
@@ -244,6 +244,77 @@ describe('who may read and write artifacts', () => {
       (await list(job.id)).body.map((x) => [x.name, x.size]),
       [['streamed-small', 10240]],
     );
+  });
+});
+
+describe('the number of files a run keeps', () => {
+  /** The job that kept the most files a run may keep. */
+  let full: number;
+
+  it(`keeps at most ${DEFAULT_MAX_ARTIFACT_FILES} files per run by default, empty ones too; the next is refused with 413`, async () => {
+    // From inside the job, with its token: empty files, so only their number can be over a limit.
+    const script = `
+      const up = async (name) => {
+        const r = await fetch(process.env.BERTH_URL + '/api/v1/job/self/artifacts?name=' + name, {
+          method: 'POST', body: new Uint8Array(0),
+          headers: { authorization: 'Bearer ' + process.env.BERTH_TOKEN, 'content-type': 'application/octet-stream' },
+        });
+        return r.status + ' ' + (JSON.parse(await r.text()).error?.message ?? 'kept');
+      };
+      (async () => {
+        const kept = [];
+        for (let i = 0; i < ${DEFAULT_MAX_ARTIFACT_FILES}; i++) kept.push(await up('f' + i));
+        console.log('first', kept.filter((k) => k === '201 kept').length, 'kept');
+        console.log('one more:', await up('extra'));
+        console.log('again:', await up('f0'));
+      })();`;
+    const job = await submit(s.api, s.adminToken, 'default', { command: [process.execPath, '-e', script] });
+    assert.equal((await waitDone(s.api, s.adminToken, job.id, 120_000)).state, 'succeeded');
+    const log = await logsOf(job.id);
+    assert.match(log, new RegExp(`^first ${DEFAULT_MAX_ARTIFACT_FILES} kept$`, 'm'));
+    assert.match(
+      log,
+      new RegExp(
+        `^one more: 413 over the job's limit of ${DEFAULT_MAX_ARTIFACT_FILES} files per run \\(artifacts\\.maxFilesPerJob\\): it keeps ${DEFAULT_MAX_ARTIFACT_FILES} already$`,
+        'm',
+      ),
+    );
+    assert.match(log, /^again: 201 kept$/m, 'a name it keeps is replaced, not counted again');
+    full = job.id;
+  });
+
+  it('lists them a page at a time: 100 by default, X-Total-Count, X-Next-Cursor until the last', async () => {
+    const names = Array.from({ length: DEFAULT_MAX_ARTIFACT_FILES }, (_, i) => `f${i}`).sort();
+    const first = await list(full);
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(
+      first.body.map((a) => a.name),
+      names.slice(0, 100),
+    );
+    assert.equal(first.headers.get('x-total-count'), String(DEFAULT_MAX_ARTIFACT_FILES));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = `?limit=300${cursor === null ? '' : `&cursor=${cursor}`}`;
+      const page = await call<ArtifactView[]>(s.api, s.adminToken, 'GET', `/jobs/${full}/artifacts${query}`);
+      assert.equal(page.status, 200, page.text);
+      seen.push(...page.body.map((a) => a.name));
+      cursor = page.headers.get('x-next-cursor');
+      pages++;
+    } while (cursor !== null);
+    assert.equal(pages, 4);
+    assert.deepEqual(seen, names, 'every artifact once, in order');
+
+    for (const [query, expected] of [
+      ['?limit=1001', /query field "limit" must be <= 1000/],
+      ['?limit=0', /query field "limit" must be >= 1/],
+      ['?cursor=bm90LWEtY3Vyc29y', /^cursor: not a cursor of a job's artifacts/],
+    ] as const) {
+      const r = await call(s.api, s.adminToken, 'GET', `/jobs/${full}/artifacts${query}`);
+      assert.equal(r.status, 400, `${query}: ${r.text}`);
+      assert.match(message(r), expected, query);
+    }
   });
 });
 

@@ -362,6 +362,8 @@ describe('usage accounting', () => {
     const cases: [string, RegExp][] = [
       ['?since=soon', /since: "soon" is not a time: write an ISO 8601 time .* or a span back from now/],
       ['?until=2026-13-45', /until: "2026-13-45" is not a time/],
+      // A span that parses but reaches past the dates a Date can hold (was a 500: RangeError).
+      ['?since=9999999999999h', /since: "9999999999999h" is out of range/],
       ['?since=1h&until=2h', /since \(.*\) must be before until/],
       ['?by=team', /query field "by" must be one of project, user, queue/],
       ['?colour=red', /unknown field "colour"/],

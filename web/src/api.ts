@@ -197,7 +197,17 @@ export const api = {
     return (await send(`/jobs/${id}/logs`, { signal, query: { attempt } })).text();
   },
   cancelJob: (id: number) => json<Job>(`/jobs/${id}/cancel`, { method: 'POST' }),
-  artifacts: (id: number, signal?: AbortSignal) => json<ArtifactView[]>(`/jobs/${id}/artifacts`, { signal }),
+  /** Every artifact of the job: the list comes a page at a time (X-Next-Cursor), all pages read. */
+  async artifacts(id: number, signal?: AbortSignal): Promise<ArtifactView[]> {
+    const all: ArtifactView[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await send(`/jobs/${id}/artifacts`, { signal, query: { limit: 1000, cursor } });
+      all.push(...((await res.json()) as ArtifactView[]));
+      cursor = res.headers.get('x-next-cursor') || undefined;
+    } while (cursor !== undefined);
+    return all;
+  },
   /** An artifact's bytes (fetched with the token: a plain link could not send it). */
   async artifactBlob(id: number, a: Pick<ArtifactView, 'name' | 'attempt'>): Promise<Blob> {
     const name = a.name.split('/').map(enc).join('/');

@@ -155,7 +155,9 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
       const job = jobId(req.principal);
       // Checked before the finish is taken: a refused call changes nothing.
       const pilot =
-        next === undefined ? undefined : await pilotOfJob(ctx, job, header(req.headers[WORKER_CREDENTIAL_HEADER]));
+        next === undefined
+          ? undefined
+          : await pilotOfJob(ctx, job, header(req.headers[WORKER_CREDENTIAL_HEADER]));
       const kept = await controller().agentFinish(job, req.body, rank);
       if (kept === null || pilot === undefined || kept !== pilot) return reply.status(204).send();
       return pilotJob(ctx, kept, next! * 1000);

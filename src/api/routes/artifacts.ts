@@ -8,7 +8,7 @@ import { basename } from 'node:path/posix';
 import type { ServiceContext } from '../../service/context.js';
 import { jobArtifacts, openArtifact, uploadArtifact } from '../../service/artifacts.js';
 import { JobParams } from '../job-schemas.js';
-import { ArtifactParams, ArtifactQuery, UploadQuery } from '../artifact-schemas.js';
+import { ArtifactListQuery, ArtifactParams, ArtifactQuery, UploadQuery } from '../artifact-schemas.js';
 import { jobId } from './agent.js';
 import type { Router } from './types.js';
 
@@ -53,11 +53,18 @@ export async function artifactRoutes(api: Router, ctx: ServiceContext): Promise<
     {
       schema: {
         tags,
-        summary: "A job's artifacts, run by run: name, attempt, size, sha256, createdAt",
+        summary:
+          "A job's artifacts, run by run, a page at a time: name, attempt, size, sha256, createdAt. X-Total-Count says how many the job has, X-Next-Cursor where the next page starts (absent on the last)",
         params: JobParams,
+        querystring: ArtifactListQuery,
       },
     },
-    async (req) => jobArtifacts(ctx, req.principal, req.params.id),
+    async (req, reply) => {
+      const page = await jobArtifacts(ctx, req.principal, req.params.id, req.query);
+      void reply.header('x-total-count', String(page.total));
+      if (page.nextCursor !== undefined) void reply.header('x-next-cursor', page.nextCursor);
+      return page.artifacts;
+    },
   );
   api.get(
     '/jobs/:id/artifacts/*',

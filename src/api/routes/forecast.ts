@@ -10,7 +10,7 @@ export async function forecastRoutes(api: Router, ctx: ServiceContext): Promise<
       schema: {
         tags: ['scheduler'],
         summary:
-          'What start-time estimates forecast from, now: the queues, the jobs holding quota with their expected ends, the first pending jobs of every queue with their expected runtimes, and the arrivals projected from the recent past (berth simulate --from-server). Projects the caller is not a member of appear as ~1, ~2, …',
+          'What start-time estimates forecast from, now: the queues, the jobs holding quota with their expected ends, the first pending jobs of every queue with their expected runtimes, and the arrivals projected from the recent past (berth simulate --from-server). Jobs of projects the caller is not a member of appear anonymous: the project as ~1, ~2, …, the id as a negative stand-in',
       },
     },
     async (req) => forecastInput(ctx, req.principal),

@@ -1,6 +1,8 @@
 import { BadRequestError } from '../../domain/errors.js';
 import { JOB_STATES, type JobState } from '../../domain/job.js';
 import type { ServiceContext } from '../../service/context.js';
+import type { CredentialWatch } from '../../service/credential-watch.js';
+import { bearerToken } from '../bearer.js';
 import { cancelJob, getJob, jobEvents, listJobs, submitJob } from '../../service/jobs.js';
 import { jobAttempts, jobLogs } from '../../service/job-attempts.js';
 import { JobListQuery, JobParams, LogsQuery, ProjectJobsParams, SubmitBody } from '../job-schemas.js';
@@ -16,7 +18,11 @@ function parseStates(text: string | undefined): JobState[] | undefined {
   });
 }
 
-export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void> {
+export async function jobRoutes(
+  api: Router,
+  ctx: ServiceContext,
+  credentials: CredentialWatch,
+): Promise<void> {
   const tags = ['jobs'];
   api.post(
     '/projects/:name/jobs',
@@ -107,7 +113,19 @@ export async function jobRoutes(api: Router, ctx: ServiceContext): Promise<void>
       // Node holds the headers back until the first output, which a quiet job may not print for
       // hours: send them at once, so a client can tell a quiet job from a dead server. Fastify
       // sets them on the response just before it pipes the stream into it.
-      if (follow) reply.raw.once('pipe', () => reply.raw.flushHeaders());
+      if (follow) {
+        reply.raw.once('pipe', () => reply.raw.flushHeaders());
+        // A follow ends with its token (revoked, expired, its user deleted), not only with the job.
+        const stop = await credentials.watch(
+          bearerToken(req.headers.authorization) ?? '',
+          req.principal,
+          () => {
+            stream.destroy();
+            reply.raw.end();
+          },
+        );
+        reply.raw.once('close', stop);
+      }
       return reply
         .header('content-type', 'text/plain; charset=utf-8')
         .header('cache-control', 'no-cache')

@@ -7,6 +7,8 @@ import { StringDecoder } from 'node:string_decoder';
 import { Type } from '@sinclair/typebox';
 import { requireUser } from '../../service/access.js';
 import type { ServiceContext } from '../../service/context.js';
+import type { CredentialWatch } from '../../service/credential-watch.js';
+import { bearerToken } from '../bearer.js';
 import { jobLogs } from '../../service/job-attempts.js';
 import { SseConnection } from '../sse.js';
 import { StreamHub } from '../stream-hub.js';
@@ -17,7 +19,11 @@ const StreamQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export async function streamRoutes(api: Router, ctx: ServiceContext): Promise<void> {
+export async function streamRoutes(
+  api: Router,
+  ctx: ServiceContext,
+  credentials: CredentialWatch,
+): Promise<void> {
   const hub = new StreamHub(ctx, (err, what) => api.log.error({ err }, what));
   // Open streams never end on their own: the server's close() would wait for them forever.
   api.addHook('preClose', async () => hub.closeAll());
@@ -40,6 +46,12 @@ export async function streamRoutes(api: Router, ctx: ServiceContext): Promise<vo
       reply.hijack();
       const conn = new SseConnection(reply.raw);
       conn.send('hello', JSON.stringify({ user: { name: user.name, admin: user.admin } }));
+      // Ends with its token: revoked, expired, its user deleted (the log follow ends with it).
+      conn.onClose(
+        await credentials.watch(bearerToken(req.headers.authorization) ?? '', req.principal, () =>
+          conn.end(),
+        ),
+      );
       try {
         await hub.add(conn, req.principal);
       } catch (e) {

@@ -12,6 +12,7 @@ import { CliError, UsageError } from '../errors.js';
 import { jobId, positiveInteger } from '../flags.js';
 import { jobPath } from '../job-watch.js';
 import { outputWidth, table } from '../output.js';
+import { readPages } from '../pages.js';
 import { clientCommand, examples, openSession, type CommonFlags, type Session } from '../session.js';
 
 interface ArtifactFlags extends CommonFlags {
@@ -39,7 +40,8 @@ function artifactTable(artifacts: ArtifactView[], now: number): string {
 }
 
 async function list(s: Session, id: number, attempt: number | undefined): Promise<void> {
-  const all = await s.client.get<ArtifactView[]>(`${jobPath(id)}/artifacts`);
+  // Every page: a job may keep thousands of files over its runs.
+  const all = await readPages<ArtifactView>(s.client, `${jobPath(id)}/artifacts`);
   const artifacts = attempt === undefined ? all : all.filter((a) => a.attempt === attempt);
   s.show(artifacts, () => {
     if (artifacts.length > 0) return artifactTable(artifacts, Date.now());

@@ -4,6 +4,7 @@ import type { AuditEntry } from '../api-types.js';
 import { parseDuration } from '../duration.js';
 import { positiveInteger } from '../flags.js';
 import { outputWidth, table } from '../output.js';
+import { readPages } from '../pages.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
 
 interface AuditFlags extends CommonFlags {
@@ -12,8 +13,6 @@ interface AuditFlags extends CommonFlags {
   user?: string;
   limit: number;
 }
-
-const PAGE_SIZE = 1000;
 
 /** `2h` (that long ago) or a time (ISO 8601) → an ISO time for the API. */
 function when(text: string): string {
@@ -43,23 +42,12 @@ export function registerAuditCommand(program: Command): void {
   examples(cmd, ['berth audit --since 1d', 'berth audit --user alice --project ml -o json']).action(
     async (f: AuditFlags) => {
       const s = openSession(f);
-      const entries: AuditEntry[] = [];
-      let cursor: string | undefined;
-      do {
-        const res = await s.client.stream('GET', '/audit', {
-          timeoutMs: 30_000,
-          query: {
-            since: f.since,
-            until: f.until,
-            user: f.user,
-            project: f.project,
-            limit: Math.min(PAGE_SIZE, f.limit - entries.length),
-            cursor,
-          },
-        });
-        entries.push(...((await res.json()) as AuditEntry[]));
-        cursor = res.headers.get('x-next-cursor') ?? undefined;
-      } while (cursor !== undefined && entries.length < f.limit);
+      const entries = await readPages<AuditEntry>(
+        s.client,
+        '/audit',
+        { since: f.since, until: f.until, user: f.user, project: f.project },
+        f.limit,
+      );
       s.show(entries, () =>
         entries.length === 0
           ? 'no changes recorded that match'

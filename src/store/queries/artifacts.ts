@@ -1,6 +1,7 @@
 /** Jobs' artifacts (migration 0015): a row per kept file; the bytes are on disk (artifact-files.ts). */
 import { sql } from 'kysely';
 import type { ArtifactView } from '../../domain/artifact.js';
+import type { ArtifactKey } from '../../domain/artifact-cursor.js';
 import type { Db } from '../store.js';
 import { iso } from './time.js';
 
@@ -41,16 +42,36 @@ export async function recordArtifact(db: Db, a: ArtifactRecord): Promise<Artifac
   return toView({ ...a, created_at: a.createdAt });
 }
 
-/** A job's artifacts, run by run, each run's by name. */
-export async function listArtifacts(db: Db, jobId: number): Promise<ArtifactView[]> {
-  const rows = await db
+/** A page of a job's artifacts, run by run, each run's by name: at most `limit`, after `after`. */
+export async function listArtifacts(
+  db: Db,
+  jobId: number,
+  page: { after?: ArtifactKey; limit: number },
+): Promise<ArtifactView[]> {
+  let q = db
     .selectFrom('job_artifacts')
     .select(['attempt', 'name', 'size', 'sha256', 'created_at'])
-    .where('job_id', '=', jobId)
-    .orderBy('attempt')
-    .orderBy('name')
-    .execute();
+    .where('job_id', '=', jobId);
+  const after = page.after;
+  if (after)
+    q = q.where((eb) =>
+      eb.or([
+        eb('attempt', '>', after.attempt),
+        eb.and([eb('attempt', '=', after.attempt), eb('name', '>', after.name)]),
+      ]),
+    );
+  const rows = await q.orderBy('attempt').orderBy('name').limit(page.limit).execute();
   return rows.map(toView);
+}
+
+/** How many artifacts a job has kept, all runs together. */
+export async function countArtifacts(db: Db, jobId: number): Promise<number> {
+  const row = await db
+    .selectFrom('job_artifacts')
+    .select(sql<number | string>`count(*)`.as('n'))
+    .where('job_id', '=', jobId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** The artifact `name` of run `attempt`, or of the latest run that kept one of that name. */
@@ -70,16 +91,21 @@ export async function findArtifact(
   return row && toView(row);
 }
 
-/** Bytes a run has kept so far, leaving out `except` (a name being uploaded again). */
-export async function keptBytes(db: Db, jobId: number, attempt: number, except: string): Promise<number> {
+/** What a run has kept so far: its files and their bytes, leaving out `except` (a name being uploaded again). */
+export async function keptByRun(
+  db: Db,
+  jobId: number,
+  attempt: number,
+  except: string,
+): Promise<{ files: number; bytes: number }> {
   const row = await db
     .selectFrom('job_artifacts')
-    .select(sql<number | string | null>`sum(size)`.as('bytes'))
+    .select([sql<number | string>`count(*)`.as('files'), sql<number | string | null>`sum(size)`.as('bytes')])
     .where('job_id', '=', jobId)
     .where('attempt', '=', attempt)
     .where('name', '!=', except)
     .executeTakeFirst();
-  return Number(row?.bytes ?? 0);
+  return { files: Number(row?.files ?? 0), bytes: Number(row?.bytes ?? 0) };
 }
 
 /** Jobs with artifacts that ended before `cutoff` (epoch ms), at most `limit` of them. */
