@@ -6,8 +6,8 @@ export interface UidRange {
   last: number;
 }
 
-/** The greatest uid Linux gives a process: (uid_t)-1 means "no change" to setuid. */
-const MAX_UID = 0xfffffffe;
+/** The greatest uid a job can have: Node's spawn takes an int32 (Linux would take up to 2^32 - 2). */
+const MAX_UID = 0x7fffffff;
 
 /** Parses `FIRST-LAST`; throws an Error whose message says what is wrong (the caller names the key). */
 export function parseUidRange(text: string): UidRange {
@@ -29,14 +29,14 @@ export const rangeSize = (r: UidRange): number => r.last - r.first + 1;
 export const DEFAULT_RANGE_SIZE = 10_000;
 /** Default ranges lie above this: far above any account a distribution or /etc/subuid hands out. */
 const DEFAULT_RANGES_START = 100_000_000;
-/** How many default ranges there are to pick from: up to 4.1e9, below (uid_t)-1. */
-const DEFAULT_RANGES = 400_000;
+/** How many default ranges there are to pick from: up to 2.1e9, below MAX_UID. */
+const DEFAULT_RANGES = 200_000;
 
 /**
  * The default range of one local factory of one installation, picked by a hash of `seed` (its data
  * directory and name): the factories of one server, and the servers on one machine (each with a
  * data directory of its own: tests start dozens), get ranges apart without being configured —
- * two of ten servers on one machine share a range with odds of about 1 in 9,000.
+ * two of ten servers on one machine share a range with odds of about 1 in 4,400.
  */
 export function defaultUidRange(seed: string): UidRange {
   // FNV-1a, 32 bits: stable across versions and machines, which a range must be.

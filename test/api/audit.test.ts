@@ -154,7 +154,7 @@ describe('the audit log', () => {
 
   it('records a job acting through its job token as that job', async () => {
     const s = server();
-    const out = join(s.dataDir, 'job-token');
+    const out = join(scratchDir('berth-audit-job-'), 'job-token');
     const job = await submit(s.api, s.adminToken, 'default', {
       // It keeps its token where the test can read it, then cancels itself.
       script: [

@@ -71,3 +71,50 @@ describe('configuration: the rate limit per token', () => {
     );
   });
 });
+
+describe('local factories: who jobs run as', () => {
+  const local = (extra: Record<string, unknown> = {}, capacity = 4) => ({
+    kind: 'local' as const,
+    capacity,
+    ...extra,
+  });
+
+  it('gives each local factory a default range of its own, and the default pids limit', () => {
+    const config = resolveConfig(
+      { factories: { a: local(), b: local() }, targets: { a: { factory: 'a' } }, defaultTarget: 'a' },
+      { dataDir: '/srv/berth' },
+    );
+    const [a, b] = [config.factories.a!, config.factories.b!];
+    assert.ok(a.jobUids && b.jobUids);
+    assert.notDeepEqual(a.jobUids, b.jobUids);
+    assert.equal(a.pidsLimit, 4096);
+  });
+
+  it('refuses a range smaller than the capacity, overlapping ranges, and the settings on other kinds', () => {
+    assert.throws(
+      () => resolveConfig({ factories: { a: local({ runAs: { uids: '5000-5001' } }) } }, {}),
+      /factories\.a\.runAs\.uids: has 2 uids, fewer than the factory's capacity \(4\)/,
+    );
+    assert.throws(
+      () => resolveConfig({ factories: { a: local({ runAs: { uids: 'all' } }) } }, {}),
+      /factories\.a\.runAs\.uids: "all" is not a range of uids/,
+    );
+    assert.throws(
+      () =>
+        resolveConfig(
+          {
+            factories: {
+              a: local({ runAs: { uids: '5000-5999' } }),
+              b: local({ runAs: { uids: '5500-6500' } }),
+            },
+          },
+          {},
+        ),
+      /factories\.b\.runAs\.uids: 5500-6500 overlaps factory "a"'s uids \(5000-5999\)/,
+    );
+    assert.throws(
+      () => resolveConfig({ factories: { s: { kind: 'simulated', isolation: 'required' } } }, {}),
+      /factories\.s\.isolation: is for a local factory only/,
+    );
+  });
+});
