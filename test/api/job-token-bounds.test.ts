@@ -3,13 +3,12 @@
  * so the long polls it opens are bounded per rank, and the job still runs to its end.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { MAX_OPEN_LONG_POLLS } from '../../src/controller/long-poll-slots.js';
 import { quietJob, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 import { waitFor } from '../helpers/wait.js';
 import { useServer } from './fixtures.js';
 
@@ -17,7 +16,7 @@ const ctx = useServer(undefined, { config: localFactoryConfig() });
 
 let scratch: string;
 before(() => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-token-bounds-'));
+  scratch = scratchDir('berth-token-bounds-');
 });
 after(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -4,13 +4,12 @@
  * the job they follow still runs.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { getJob, quietJob, waitDone, type QuietJob } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
 import { Stream } from '../helpers/sse.js';
+import { scratchDir } from '../helpers/scratch.js';
 import { waitFor } from '../helpers/wait.js';
 import { assertStatus, createUser, useServer } from './fixtures.js';
 
@@ -62,7 +61,7 @@ async function bothEnd(stream: Stream, log: { ended: boolean }, ms: number) {
 
 void describe('streams end with their token', () => {
   before(async () => {
-    scratch = mkdtempSync(join(tmpdir(), 'berth-token-streams-'));
+    scratch = scratchDir('berth-token-streams-');
     job = await quietJob(ctx.server.api, ctx.admin, 'default', scratch, 'followed');
   });
   after(async () => {

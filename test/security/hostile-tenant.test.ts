@@ -79,6 +79,19 @@ async function ok<T>(s: TestServer, token: string, method: string, path: string,
   return r.body;
 }
 
+/**
+ * A server whose local factory has `settings` besides its kind and capacity, with two tenants:
+ * alice a member of teama, bob of teamb; neither an admin. Started before the suite's tests.
+ */
+function useWorld(settings = ''): () => World {
+  let w: World | undefined;
+  before(async () => {
+    w = await world(`graceSeconds: 1\nfactories:\n  local: { kind: local, capacity: 4${settings} }\n`);
+  });
+  after(() => w?.s.close());
+  return () => w!;
+}
+
 /** A server with two tenants: alice a member of teama, bob of teamb; neither an admin. */
 async function world(config: string): Promise<World> {
   const s = await startTestServer({ config });
@@ -138,13 +151,10 @@ async function attack(w: World, signal: string) {
 }
 
 describe('a hostile tenant, jobs isolated (as root, by default)', { skip }, () => {
-  let w: World;
-  before(async () => {
-    w = await world('graceSeconds: 1\nfactories:\n  local: { kind: local, capacity: 4 }\n');
-  });
-  after(() => w?.s.close());
+  const world = useWorld();
 
   it('reaches nothing of the server or of the other tenant, leaves nothing running, and the victim runs on', async () => {
+    const w = world();
     const a = await attack(w, 'KILL');
     assert.equal(a.done.state, 'succeeded', a.done.reason);
     assert.ok(a.uid > 0, `the attack ran as uid ${a.uid}, not root`);
@@ -179,6 +189,7 @@ describe('a hostile tenant, jobs isolated (as root, by default)', { skip }, () =
   });
 
   it("says who jobs run as: at start and in berth targets' answer", async () => {
+    const w = world();
     const targets = await ok<{ name: string; isolation: string | null }[]>(w.s, w.bob, 'GET', '/targets');
     assert.match(
       targets.find((t) => t.name === 'local')?.isolation ?? '',
@@ -188,13 +199,10 @@ describe('a hostile tenant, jobs isolated (as root, by default)', { skip }, () =
 });
 
 describe('jobs isolated without cgroups: the uid alone', { skip }, () => {
-  let w: World;
-  before(async () => {
-    w = await world('graceSeconds: 1\nfactories:\n  local: { kind: local, capacity: 4, cgroups: off }\n');
-  });
-  after(() => w?.s.close());
+  const world = useWorld(', cgroups: off');
 
   it('ends every process the job left, found by its uid', async () => {
+    const w = world();
     const a = await attack(w, 'KILL');
     try {
       assert.equal(a.left.length, 3, a.log);
@@ -211,15 +219,10 @@ describe(
   'the same attack with isolation: off and cgroups: off (the control: each check can fail)',
   { skip },
   () => {
-    let w: World;
-    before(async () => {
-      w = await world(
-        'graceSeconds: 1\nfactories:\n  local: { kind: local, capacity: 4, isolation: off, cgroups: off }\n',
-      );
-    });
-    after(() => w?.s.close());
+    const world = useWorld(', isolation: off, cgroups: off');
 
     it('reaches the secrets and the victim, and leaves processes running', async () => {
+      const w = world();
       // Signal 0: whether the victim could be signalled, without harming it.
       const a = await attack(w, '0');
       try {
