@@ -8,7 +8,6 @@ import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { parseAmount } from '../domain/quantity.js';
 import { ConfigError } from '../domain/errors.js';
 import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
 import {
@@ -21,7 +20,7 @@ import {
   type TlsConfig,
   type ArtifactsConfig,
 } from './schema.js';
-import { checkName, durationSetting } from './settings.js';
+import { bytesSetting, checkName, durationSetting } from './settings.js';
 import { resolveTargets } from './targets.js';
 
 /**
@@ -194,6 +193,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     targets,
     resources,
     artifacts: resolveArtifacts(raw.artifacts, file),
+    logs: resolveLogs(raw.logs, file),
     queueHistory: resolveQueueHistory(raw.queueHistory, file),
   };
 }
@@ -216,23 +216,16 @@ function resolveQueueHistory(raw: RawConfig['queueHistory'], file?: string): Con
 
 /** `artifacts` with its defaults: DATA_DIR/artifacts (dir null), 100Mi per run, kept 30 days. */
 function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): ArtifactsConfig {
-  let maxBytesPerJob = 100 * 2 ** 20;
-  if (raw?.maxBytesPerJob !== undefined) {
-    try {
-      maxBytesPerJob = parseAmount('bytes', raw.maxBytesPerJob);
-    } catch {
-      throw new ConfigError(
-        'artifacts.maxBytesPerJob',
-        `"${raw.maxBytesPerJob}" is not a size in bytes (100Mi, 1G, or a number)`,
-        file,
-      );
-    }
-  }
   return {
     dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
-    maxBytesPerJob,
+    maxBytesPerJob: bytesSetting('artifacts.maxBytesPerJob', raw?.maxBytesPerJob, file) ?? 100 * 2 ** 20,
     retentionSeconds: durationSetting('artifacts.retention', raw?.retention, file) ?? 30 * 86_400,
   };
+}
+
+/** `logs` with its default: 100Mi of output per run. */
+function resolveLogs(raw: RawConfig['logs'], file?: string): Config['logs'] {
+  return { maxBytesPerJob: bytesSetting('logs.maxBytesPerJob', raw?.maxBytesPerJob, file) ?? 100 * 2 ** 20 };
 }
 
 /** A path in berth.yaml, relative to the file's folder (as for exec wells' programs). */
