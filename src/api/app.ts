@@ -21,6 +21,7 @@ import { CredentialWatch } from '../service/credential-watch.js';
 import { bearerToken } from './bearer.js';
 import { installErrorHandlers } from './errors.js';
 import { installForwarding } from './forward.js';
+import { installNulGuard } from './nul-guard.js';
 import { installRateLimit } from './rate-limit.js';
 import { toOpenApi30 } from './schemas.js';
 import { validatorCompiler } from './validation.js';
@@ -113,6 +114,8 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   await installRateLimit(app, { requestsPerSecond: opts.requestsPerSecond ?? 0 });
   // After authentication: a follower checks the token itself before it hands a request on.
   installForwarding(app, ctx);
+  // Before every route's schema: no NUL reaches a service or the store (nul-guard.ts).
+  installNulGuard(app);
   // Bodies are read as sent: a compressed one would be parsed as text or as malformed JSON.
   // RFC 9110 (15.5.16, 12.5.3): 415, saying which codings are accepted.
   app.addHook('preParsing', async (request, reply) => {

@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { BerthError, TooManyRequestsError, UnavailableError, type ErrorCode } from '../domain/errors.js';
+import { NO_CONTROL_CHARACTER, NO_CONTROL_CHARACTER_HELP } from '../domain/names.js';
 import { isStoreUnavailable } from '../service/unavailable.js';
 
 interface AjvError {
@@ -33,6 +34,9 @@ const PART: Record<string, string> = {
   params: 'path',
   headers: 'header',
 };
+
+/** What a pattern of the API's schemas asks, said in words rather than as the pattern. */
+const PATTERN_HELP: Record<string, string> = { [NO_CONTROL_CHARACTER]: NO_CONTROL_CHARACTER_HELP };
 
 /**
  * The error worth reporting. For a union (a quantity is a string or a number) Ajv lists each
@@ -65,6 +69,8 @@ export function describeValidationError(context: string, e: AjvError): string {
       return `${subject} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
     case 'anyOf':
       return `${subject} has the wrong type`;
+    case 'pattern':
+      return `${subject} ${PATTERN_HELP[String(e.params.pattern)] ?? e.message ?? 'is invalid'}`;
     default:
       return `${subject} ${e.message ?? 'is invalid'}`;
   }

@@ -5,6 +5,7 @@ import { JOB_STATES, MAX_GANG_WORKERS } from '../domain/job.js';
 import { MAX_ARRAY_INDEX } from '../domain/job-array.js';
 import { DEFAULT_RETRY_BACKOFF_SECONDS, MAX_RETRIES, MAX_RETRY_DELAY_SECONDS } from '../domain/retry.js';
 import { JOB_SORTS, type JobSort } from '../domain/job-order.js';
+import { NO_CONTROL_CHARACTER } from '../domain/names.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { WORKER_STATES } from '../domain/worker.js';
 import { Quantity } from './schemas.js';
@@ -19,7 +20,14 @@ const JobIds = (description: string) =>
   });
 
 export const SubmitBody = strict({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+  name: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: NO_CONTROL_CHARACTER,
+      description: 'no control characters',
+    }),
+  ),
   command: Type.Optional(
     Type.Array(Type.String({ maxLength: 65536 }), { minItems: 1, maxItems: 4096, description: 'argv' }),
   ),

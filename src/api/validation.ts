@@ -6,6 +6,7 @@
  */
 import { Ajv } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
+import { findPath } from './json-paths.js';
 
 const strictAjv = new Ajv({
   coerceTypes: false,
@@ -22,28 +23,15 @@ const coercingAjv = new Ajv({
   strict: false,
 });
 
-/** Deeper than any schema of the API goes: data below it is refused by Ajv for its type anyway. */
-const MAX_DEPTH = 32;
-
 /**
  * The JSON pointer (as Ajv's `instancePath`) of a number in `data` that is not finite, if any.
  * JSON.parse reads a number too large for a double (1e400) as Infinity, and Ajv coerces the query
  * string "Infinity" to it; Ajv's `integer`, `minimum` and unions let both through (its
  * `strictNumbers` does not re-check a coerced value). No field of the API means "infinite", so
- * every validated value is walked once, here, for every route. Iterative, and no deeper than
- * MAX_DEPTH, so a deeply nested body costs no stack and gives no endless field name.
+ * every validated value is walked once, here, for every route.
  */
 export function nonFinitePath(data: unknown): string | undefined {
-  const stack: [unknown, string, number][] = [[data, '', 0]];
-  for (let item = stack.pop(); item; item = stack.pop()) {
-    const [value, path, depth] = item;
-    if (typeof value === 'number' && !Number.isFinite(value)) return path;
-    if (typeof value !== 'object' || value === null || depth === MAX_DEPTH) continue;
-    for (const [key, child] of Object.entries(value)) {
-      stack.push([child, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1]);
-    }
-  }
-  return undefined;
+  return findPath(data, (value) => typeof value === 'number' && !Number.isFinite(value))?.path;
 }
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {

@@ -9,7 +9,6 @@ import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DEFAULT_MAX_ARTIFACT_FILES } from '../domain/artifact.js';
-import { parseAmount } from '../domain/quantity.js';
 import { ConfigError } from '../domain/errors.js';
 import { defaultUidRange, overlap, parseUidRange, rangeSize, type UidRange } from '../domain/uid-range.js';
 import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
@@ -24,7 +23,7 @@ import {
   type TlsConfig,
   type ArtifactsConfig,
 } from './schema.js';
-import { checkName, durationSetting } from './settings.js';
+import { bytesSetting, checkName, durationSetting } from './settings.js';
 import { resolveTargets } from './targets.js';
 
 /**
@@ -257,6 +256,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     targets,
     resources,
     artifacts: resolveArtifacts(raw.artifacts, file),
+    logs: resolveLogs(raw.logs, file),
     queueHistory: resolveQueueHistory(raw.queueHistory, file),
   };
 }
@@ -279,24 +279,17 @@ function resolveQueueHistory(raw: RawConfig['queueHistory'], file?: string): Con
 
 /** `artifacts` with its defaults: DATA_DIR/artifacts (dir null), 100Mi and 1000 files per run, kept 30 days. */
 function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): ArtifactsConfig {
-  let maxBytesPerJob = 100 * 2 ** 20;
-  if (raw?.maxBytesPerJob !== undefined) {
-    try {
-      maxBytesPerJob = parseAmount('bytes', raw.maxBytesPerJob);
-    } catch {
-      throw new ConfigError(
-        'artifacts.maxBytesPerJob',
-        `"${raw.maxBytesPerJob}" is not a size in bytes (100Mi, 1G, or a number)`,
-        file,
-      );
-    }
-  }
   return {
     dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
-    maxBytesPerJob,
+    maxBytesPerJob: bytesSetting('artifacts.maxBytesPerJob', raw?.maxBytesPerJob, file) ?? 100 * 2 ** 20,
     maxFilesPerJob: raw?.maxFilesPerJob ?? DEFAULT_MAX_ARTIFACT_FILES,
     retentionSeconds: durationSetting('artifacts.retention', raw?.retention, file) ?? 30 * 86_400,
   };
+}
+
+/** `logs` with its default: 100Mi of output per run. */
+function resolveLogs(raw: RawConfig['logs'], file?: string): Config['logs'] {
+  return { maxBytesPerJob: bytesSetting('logs.maxBytesPerJob', raw?.maxBytesPerJob, file) ?? 100 * 2 ** 20 };
 }
 
 /** A path in berth.yaml, relative to the file's folder (as for exec wells' programs). */

@@ -95,16 +95,25 @@ const ResourceSchema = strict({
   access: Type.Optional(Type.Union(PROJECT_TOKEN_ACCESS.map((a) => Type.Literal(a)))),
 });
 
+/** A size in bytes: a quantity (`100Mi`, `1G`) or a number. */
+const Bytes = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })]);
+
 /** Jobs' artifacts: where their files live, how much one run may keep, and for how long. */
 const ArtifactsSchema = strict({
   /** Default DATA_DIR/artifacts; shared by every replica on PostgreSQL. */
   dir: Type.Optional(Type.String({ minLength: 1 })),
   /** Bytes one run of a job may keep: a quantity (`100Mi`, `1G`) or a number (default 100Mi). */
-  maxBytesPerJob: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })])),
+  maxBytesPerJob: Type.Optional(Bytes),
   /** Files one run of a job may keep, empty ones too (default 1000). */
   maxFilesPerJob: Type.Optional(Type.Integer({ minimum: 0 })),
   /** How long after its job ended an artifact is kept: `30d`, `12h`, or seconds (default 30d). */
   retention: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+});
+
+/** Jobs' output. */
+const LogsSchema = strict({
+  /** Bytes of output one run of a job keeps; past it the rest is dropped (default 100Mi). */
+  maxBytesPerJob: Type.Optional(Bytes),
 });
 
 /** The most samples the queue history keeps per cluster queue, whatever `queueHistory` asks for. */
@@ -153,6 +162,7 @@ export const ConfigSchema = strict({
   targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
   resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
   artifacts: Type.Optional(ArtifactsSchema),
+  logs: Type.Optional(LogsSchema),
   queueHistory: Type.Optional(QueueHistorySchema),
 });
 
@@ -207,6 +217,8 @@ export interface Config {
   targets: Record<string, TargetConfig>;
   resources: Record<string, ResourceConfig>;
   artifacts: ArtifactsConfig;
+  /** Jobs' output: the most bytes one run keeps. */
+  logs: { maxBytesPerJob: number };
   /** The queues' figures over time: a sample every `sampleSeconds`, kept for `keepSeconds`. */
   queueHistory: { sampleSeconds: number; keepSeconds: number };
 }

@@ -2,6 +2,7 @@
 import { parseDuration } from '../domain/duration.js';
 import { ConfigError } from '../domain/errors.js';
 import { DNS_LABEL, DNS_LABEL_HELP } from '../domain/names.js';
+import { parseAmount } from '../domain/quantity.js';
 
 /** A factory's, target's or resource type's name: a DNS label. */
 export function checkName(key: string, name: string, file?: string): void {
@@ -20,4 +21,18 @@ export function durationSetting(
   // As the schema asks of a number: no setting of berth's means anything at zero.
   if (seconds === 0) throw new ConfigError(key, `"${value}" must be at least 1s`, file);
   return seconds;
+}
+
+/** A size setting (`100Mi`, `1G`, or a number of bytes) in bytes; undefined when not set. */
+export function bytesSetting(
+  key: string,
+  value: string | number | undefined,
+  file?: string,
+): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseAmount('bytes', value);
+  } catch {
+    throw new ConfigError(key, `"${value}" is not a size in bytes (100Mi, 1G, or a number)`, file);
+  }
 }

@@ -15,6 +15,7 @@ import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
 import type { Lifecycle } from './lifecycle.js';
 import { LongPollSlots } from './long-poll-slots.js';
+import { LogBudget } from './log-budget.js';
 import type { PilotNext, Pilots } from './pilots.js';
 import type { AgentProtocol } from './port.js';
 import { markRunning, startSpec } from './run-start.js';
@@ -31,13 +32,18 @@ export class AgentDesk implements AgentProtocol {
   private restored = false;
   /** The long polls each job's ranks hold open, bounded: job code holds the token too. */
   private readonly polls = new LongPollSlots();
+  /** Each run's output within `logs.maxBytesPerJob`. */
+  private readonly logBudget: LogBudget;
 
   constructor(
     private readonly core: ControllerCore,
     private readonly holdings: Holdings,
     private readonly lifecycle: Lifecycle,
     private readonly pilots: Pilots,
-  ) {}
+  ) {
+    const { logs, store, maxLogBytesPerRun } = core.o;
+    this.logBudget = new LogBudget(logs, store.db, maxLogBytesPerRun ?? Infinity);
+  }
 
   /** The model is rebuilt: agents are served from now on. */
   open(): void {
@@ -105,8 +111,7 @@ export class AgentDesk implements AgentProtocol {
   }
 
   async agentLogs(jobId: number, text: string): Promise<void> {
-    this.jobForAgent(jobId);
-    await this.core.o.logs.append(jobId, text);
+    await this.logBudget.append(this.jobForAgent(jobId), text);
   }
 
   /** Long poll: counts as a heartbeat; returns at once when the job must stop. */
@@ -135,8 +140,12 @@ export class AgentDesk implements AgentProtocol {
   }
 
   /** Resolves with the worker's id if it stays, a pilot, for its next job; else null. */
-  async agentFinish(jobId: number, result: FinishRequest, rank = 0): Promise<number | null> {
+  async agentFinish(jobId: number, reported: FinishRequest, rank = 0): Promise<number | null> {
     const job = this.jobForAgent(jobId);
+    // Its message becomes the job's reason and an event, which the store cannot hold with a NUL
+    // (PostgreSQL's text refuses one). The API refuses one already; a factory reporting for its
+    // worker (a Slurm job's own files) may not have.
+    const result = { ...reported, message: reported.message?.replaceAll('\u0000', '\uFFFD') };
     checkRank(job, rank);
     if (!job.gang) {
       // Its agent is well and asks for the next job: a pilot stays for it.

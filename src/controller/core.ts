@@ -29,6 +29,8 @@ export interface ControllerOptions {
   /** The resource types, for the privileges their use needs. */
   resources?: Record<string, { privilege?: string }>;
   logs: LogStore;
+  /** The most output one run of a job keeps (config `logs.maxBytesPerJob`); absent: no bound. */
+  maxLogBytesPerRun?: number;
   /** Where agents reach the server (known once it listens). */
   serverUrl: () => string;
   now: () => number;

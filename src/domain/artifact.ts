@@ -4,6 +4,7 @@
  * the job's process has ended, and the server keeps them on disk until the retention passes.
  */
 import { BadRequestError } from './errors.js';
+import { CONTROL_CHARACTER } from './names.js';
 
 /** The most patterns one job may give. */
 export const MAX_ARTIFACT_PATTERNS = 32;
@@ -31,17 +32,12 @@ export interface ArtifactView {
   createdAt: string;
 }
 
-// Control characters (C0 and DEL) are refused in both patterns and names: they would end up in
-// paths, log lines and Content-Disposition headers.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
 /** Why `pattern` cannot be an artifact pattern, or undefined when it can. */
 function patternProblem(pattern: string): string | undefined {
   if (pattern.trim() === '') return 'is empty';
   if (pattern.length > MAX_ARTIFACT_PATTERN_LENGTH)
     return `is longer than ${MAX_ARTIFACT_PATTERN_LENGTH} characters`;
-  if (CONTROL.test(pattern)) return 'contains a control character';
+  if (CONTROL_CHARACTER.test(pattern)) return 'contains a control character';
   if (pattern.startsWith('/') || pattern.startsWith('~') || /^[A-Za-z]:[\\/]/.test(pattern))
     return "is an absolute path: give a pattern relative to the job's working directory, e.g. results/*.csv";
   // `..` as a part of the path, also as one choice of a brace expansion (`{a,..}/x`).
@@ -73,7 +69,7 @@ export function checkArtifactName(name: string): string {
   if (name === '') throw refuse('is empty');
   if (name.length > MAX_ARTIFACT_NAME_LENGTH)
     throw refuse(`is longer than ${MAX_ARTIFACT_NAME_LENGTH} characters`);
-  if (CONTROL.test(name)) throw refuse('contains a control character');
+  if (CONTROL_CHARACTER.test(name)) throw refuse('contains a control character');
   if (name.includes('\\')) throw refuse('contains a backslash: separate directories with /');
   if (name.startsWith('/'))
     throw refuse("is absolute: give its path relative to the job's working directory");

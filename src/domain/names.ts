@@ -22,6 +22,16 @@ export const PRIVILEGE = /^[a-z0-9]([-a-z0-9._/]{0,251}[a-z0-9])?$/;
 export const PRIVILEGE_HELP =
   'must be lowercase letters, digits, ".", "_", "/" or "-", e.g. target.gpu or resource.scratch-db';
 
+/**
+ * Control characters (C0 and DEL): refused in job names and in artifacts' patterns and names. They
+ * would garble a listing in a terminal, a log line, a path or a Content-Disposition header.
+ */
+// eslint-disable-next-line no-control-regex
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+/** Text without a control character, as a JSON Schema pattern (the API's job names). */
+export const NO_CONTROL_CHARACTER = `^[^${CONTROL_CHARACTER.source.slice(1, -1)}]*$`;
+export const NO_CONTROL_CHARACTER_HELP = 'must not contain control characters (U+0000 to U+001F, U+007F)';
+
 export function checkName(pattern: RegExp, help: string, what: string, value: string): string {
   if (!pattern.test(value)) throw new BadRequestError(`${what} ${JSON.stringify(value)} ${help}`);
   return value;

@@ -70,6 +70,7 @@ export function buildController(
     targets: d.config.targets,
     resources: d.config.resources,
     logs: d.logs,
+    maxLogBytesPerRun: d.config.logs.maxBytesPerJob,
     serverUrl: d.url,
     now: Date.now,
     graceSeconds: d.config.graceSeconds,

@@ -16,7 +16,7 @@ import { dependenciesOf, type DependencyCondition } from '../domain/dependency.j
 import { retrySpec } from '../domain/retry.js';
 import { arraySpecOf } from '../domain/job-array.js';
 import { decodeCursor, encodeCursor, jobKey, type JobSort } from '../domain/job-order.js';
-import { checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
+import { checkName, CONTROL_CHARACTER, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import { formatAmount, parseAmount, type QuantityInput } from '../domain/quantity.js';
 import type { Principal } from '../domain/user.js';
 import { appendEvent, listJobEvents, type EventView } from '../store/queries/events.js';
@@ -335,9 +335,12 @@ function submissionDetail(name: string, target: string, spec: JobSpec): Record<s
   };
 }
 
+const CONTROL_CHARACTERS = new RegExp(CONTROL_CHARACTER, 'g');
+
 function defaultName(command: string[]): string {
   const first = command[0] === '/bin/sh' && command[1] === '-c' ? 'script' : (command[0] ?? 'job');
-  return first.split('/').pop()!.slice(0, 63) || 'job';
+  // A name given is refused with a control character (api/job-schemas.ts); one made is cleaned.
+  return first.split('/').pop()!.replace(CONTROL_CHARACTERS, '').slice(0, 63) || 'job';
 }
 
 /**

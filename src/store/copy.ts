@@ -158,7 +158,7 @@ async function copyLog(tx: Db, jobId: number, chunks: AsyncIterable<string>): Pr
       const piece = buf.subarray(0, Math.min(cut, buf.length));
       const row = await tx
         .insertInto('job_logs')
-        .values({ job_id: jobId, data: piece.toString('utf8') })
+        .values({ job_id: jobId, data: piece })
         .returning('id')
         .executeTakeFirstOrThrow();
       lastId = Number(row.id);

@@ -6,8 +6,13 @@ export function isUniqueViolation(e: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-/** PostgreSQL's connection exceptions (class 08) and shutdowns (57P01–57P03). */
-const UNAVAILABLE_SQLSTATE = /^(08|57P0[123])/;
+/**
+ * PostgreSQL's connection exceptions (class 08) and shutdowns (57P01–57P03). Not 08P01, a
+ * protocol violation: a malformed message (a NUL in a query's text) that the server refused while
+ * the connection stays up. Taken for the store being down, one bad value made a replica step down
+ * and its factories end every running job.
+ */
+const UNAVAILABLE_SQLSTATE = /^(08(?!P01)|57P0[123])/;
 const UNAVAILABLE_NET = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

@@ -173,8 +173,11 @@ export class GroupCommit {
             ? new RunBatchAgain(thrown.cause, true)
             : thrown;
         if (e instanceof RunBatchAgain && e.guard) {
-          // A batch of one needs no second run: its only unit failed, and nothing landed.
-          if (batch.length === 1) return [{ ok: false, value: e.conflict }];
+          // A batch of one needs no second run: its only unit failed, and nothing landed. Unless
+          // its kept writes failed: their error is the combined statement's, and the unit's own
+          // (a constraint, a bad value) is learnt by running it again.
+          if (batch.length === 1 && !(thrown instanceof WriteBehindError))
+            return [{ ok: false, value: e.conflict }];
           guarded = true;
           continue;
         }

@@ -22,6 +22,8 @@ export interface LogStore {
   append(jobId: number, text: string): Promise<void>;
   /** Where the log ends now (a byte offset, or the last row's id): the bound of a LogRange. */
   mark(jobId: number): Promise<number>;
+  /** Bytes of output written after mark `after` (a LogRange bound): one run's, from its start. */
+  sizeAfter(jobId: number, after: number): Promise<number>;
   /** No more output will come for this job: followers finish once they have sent what there is. */
   ended(jobId: number): void;
   /** Everything written so far, or the part `range` says. */
@@ -94,6 +96,10 @@ export class FileLogStore implements LogStore {
 
   mark(jobId: number): Promise<number> {
     return Promise.resolve(this.size(jobId));
+  }
+
+  sizeAfter(jobId: number, after: number): Promise<number> {
+    return Promise.resolve(Math.max(0, this.size(jobId) - after));
   }
 
   read(jobId: number, range?: LogRange): Readable {

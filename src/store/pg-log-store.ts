@@ -5,6 +5,7 @@
  * in any case. It finishes when the job has ended — its state is terminal in the store, which the
  * agent reaches only after uploading all of its output — and no row is left to send.
  */
+import { sql } from 'kysely';
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { isTerminal, type JobState } from '../domain/job.js';
@@ -38,7 +39,11 @@ export class PgLogStore implements LogStore {
   async append(jobId: number, text: string): Promise<void> {
     if (!text) return;
     await this.db.transaction().execute(async (tx) => {
-      await tx.insertInto('job_logs').values({ job_id: jobId, data: text }).execute();
+      // As its UTF-8 bytes: output may hold a NUL, which a text column cannot (migration 0018).
+      await tx
+        .insertInto('job_logs')
+        .values({ job_id: jobId, data: Buffer.from(text, 'utf8') })
+        .execute();
       if (this.bus) await notify(tx, CHANNEL, [jobId]);
     });
     this.emitter.emit(String(jobId));
@@ -63,11 +68,21 @@ export class PgLogStore implements LogStore {
     return Number(row?.last ?? 0);
   }
 
+  async sizeAfter(jobId: number, after: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('job_logs')
+      .select(sql<string | null>`sum(octet_length(data))`.as('bytes'))
+      .where('job_id', '=', jobId)
+      .where('id', '>', after)
+      .executeTakeFirst();
+    return Number(row?.bytes ?? 0);
+  }
+
   private async rows(
     jobId: number,
     after: number,
     upTo: number | null = null,
-  ): Promise<{ id: number; data: string }[]> {
+  ): Promise<{ id: number; data: Buffer }[]> {
     let q = this.db
       .selectFrom('job_logs')
       .select(['id', 'data'])
@@ -83,7 +98,7 @@ export class PgLogStore implements LogStore {
     async function* stream(): AsyncGenerator<Buffer> {
       for (let after = first; ;) {
         const page = await rows(after);
-        for (const r of page) yield Buffer.from(r.data);
+        for (const r of page) yield r.data;
         if (page.length < PAGE) return;
         after = page.at(-1)!.id;
       }
@@ -103,7 +118,7 @@ export class PgLogStore implements LogStore {
       },
       more: async function* () {
         const page = await rows(after);
-        for (const r of page) yield Buffer.from(r.data);
+        for (const r of page) yield r.data;
         if (page.length > 0) after = page.at(-1)!.id;
       },
       closed: () => this.closed,

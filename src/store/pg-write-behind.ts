@@ -11,8 +11,8 @@
  * parameters: each parameter is written into its statement as a literal (pg's escapeLiteral for
  * strings). Only statements whose text has no quote of its own are kept (what Kysely's builders
  * make: values are parameters, identifiers are double-quoted), and only with parameters that are
- * strings, finite numbers, bigints, booleans or null; anything else is sent at once, after the
- * kept ones. A kept write answers with no row count (units of a group commit never ask for one).
+ * strings without a NUL, finite numbers, bigints, booleans or null; anything else is sent at
+ * once, after the kept ones. A kept write answers with no row count (units of a group commit never ask for one).
  * When the kept writes fail together, which one failed is not known: the error is a
  * WriteBehindError, and the group commit runs the batch again without write-behind, a unit at a
  * time, so that the failing unit alone gets its error.
@@ -44,7 +44,10 @@ const ROLLBACK = /^\s*rollback\s*$/i;
 /** `value` as an SQL literal, or undefined when it is not one this module writes. */
 function literal(value: unknown): string | undefined {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return pg.escapeLiteral(value);
+  // Never a NUL: the simple protocol's query is a C string, which one would cut short — a
+  // protocol violation (08P01) for the whole batch. Sent as a parameter, the statement fails
+  // alone with a data error (22021) that names its unit.
+  if (typeof value === 'string') return value.includes('\u0000') ? undefined : pg.escapeLiteral(value);
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined;
   if (typeof value === 'bigint') return String(value);
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';

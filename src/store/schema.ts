@@ -161,7 +161,8 @@ export interface JobCountsTable {
 export interface JobLogsTable {
   id: Generated<number>;
   job_id: number;
-  data: string;
+  /** The output's bytes (bytea on PostgreSQL since migration 0018: text cannot hold a NUL). */
+  data: Buffer;
 }
 
 /** The leader's lease: one row, `scheduler` (migration 0006). Times in ms on the database's clock. */

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, it } from 'node:test';
+import { isStoreUnavailable } from '../../src/store/errors.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
 import { inlined } from '../../src/store/pg-write-behind.js';
 import type { Db } from '../../src/store/store.js';
@@ -37,6 +38,17 @@ describe('which statements are kept (pure)', () => {
     assert.equal(inlined('update "t" set "a" = $1', [new Date()]), undefined);
     assert.equal(inlined('update "t" set "a" = $1', [Buffer.from('x')]), undefined);
     assert.equal(inlined('update "t" set "a" = $2', [1]), undefined); // a parameter it was not given
+  });
+
+  it('no text with a NUL: the simple protocol would cut the batch short (a protocol violation)', () => {
+    assert.equal(inlined('update "t" set "a" = $1', ['a\u0000b']), undefined);
+    assert.equal(inlined('update "t" set "a" = $1', ['a\u0001b']), `update "t" set "a" = 'a\u0001b'`);
+  });
+
+  it('a protocol violation (08P01) is not the store being unavailable; a lost connection is', () => {
+    assert.equal(isStoreUnavailable({ code: '08P01' }), false);
+    assert.equal(isStoreUnavailable({ code: '08006' }), true);
+    assert.equal(isStoreUnavailable({ code: '57P01' }), true);
   });
 });
 
@@ -94,6 +106,40 @@ describe('write-behind in a group commit', () => {
     ]);
     assert.equal(seen[1], 'second');
   });
+
+  it(
+    'a NUL fails its unit alone with a data error (22021), never one taken for the store being down',
+    pgOnly,
+    async () => {
+      const commits = new GroupCommit(storeOf(server()));
+      const put = (k: string, v: string) => (tx: Db) =>
+        sql`INSERT INTO wb_probe (k, v) VALUES (${k}, ${v})`.execute(tx);
+      const alone = await commits.run(put('n0', 'a\u0000b')).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const together = await Promise.allSettled([
+        commits.run(put('n1', 'x')),
+        commits.run(put('n2', 'a\u0000')),
+        commits.run(put('n3', 'y')),
+      ]);
+      assert.deepEqual(
+        together.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      for (const e of [alone, (together[1] as PromiseRejectedResult).reason]) {
+        assert.equal((e as { code?: unknown }).code, '22021', String(e));
+        assert.equal(isStoreUnavailable(e), false);
+      }
+      const rows = await sql<{ k: string }>`SELECT k FROM wb_probe WHERE k LIKE 'n%' ORDER BY k`.execute(
+        storeOf(server()).db,
+      );
+      assert.deepEqual(
+        rows.rows.map((r) => r.k),
+        ['n1', 'n3'],
+      );
+    },
+  );
 
   it('a write that fails among kept ones fails its unit alone', pgOnly, async () => {
     const commits = new GroupCommit(storeOf(server()));

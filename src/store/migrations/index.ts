@@ -22,6 +22,7 @@ import { retries } from './0014_retries.js';
 import { artifacts } from './0015_artifacts.js';
 import { jobArrays } from './0016_job_arrays.js';
 import { usageLedger } from './0017_usage_ledger.js';
+import { logBytes } from './0018_log_bytes.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -41,6 +42,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0015_artifacts', artifacts],
   ['0016_job_arrays', jobArrays],
   ['0017_usage_ledger', usageLedger],
+  ['0018_log_bytes', logBytes],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {
