@@ -19,6 +19,7 @@ import { authenticate } from '../service/authenticate.js';
 import type { ServiceContext } from '../service/context.js';
 import { CredentialWatch } from '../service/credential-watch.js';
 import { bearerToken } from './bearer.js';
+import { clientAddress } from './client-address.js';
 import { installErrorHandlers } from './errors.js';
 import { installForwarding } from './forward.js';
 import { installNulGuard } from './nul-guard.js';
@@ -100,8 +101,9 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public || !request.routeOptions.url) return;
     const token = bearerToken(request.headers.authorization);
-    // With its address: the audit log records where each change came from.
-    request.principal = await authenticate(ctx, token, request.ip);
+    // With its address: the audit log records where each change came from (through a follower,
+    // the client's, as the follower signed it).
+    request.principal = await authenticate(ctx, token, clientAddress(request, ctx.cluster?.secret));
     // Before any handler, so that no route is open to a limited token unless access.ts lists it.
     const url = request.routeOptions.url;
     authorizeCall(

@@ -15,7 +15,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UnavailableError } from '../domain/errors.js';
-import type { ServiceContext } from '../service/context.js';
+import type { ClusterView, ServiceContext } from '../service/context.js';
+import { CLIENT_ADDRESS, clientAddress, signAddress } from './client-address.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -43,7 +44,7 @@ export function installForwarding(app: FastifyInstance, ctx: ServiceContext): vo
     const leader = cluster.leaderUrl();
     if (leader) {
       try {
-        await forward(req, reply, leader, mode === 'only' ? ONLY_TIMEOUT_MS : PREFER_TIMEOUT_MS);
+        await forward(req, reply, cluster, leader, mode === 'only' ? ONLY_TIMEOUT_MS : PREFER_TIMEOUT_MS);
         return reply;
       } catch (e) {
         if (reply.sent) throw e;
@@ -64,6 +65,7 @@ export function installForwarding(app: FastifyInstance, ctx: ServiceContext): vo
 async function forward(
   req: FastifyRequest,
   reply: FastifyReply,
+  cluster: ClusterView,
   leader: string,
   timeoutMs: number,
 ): Promise<void> {
@@ -73,6 +75,9 @@ async function forward(
     headers.set(k, Array.isArray(v) ? v.join(', ') : v);
   }
   headers.set(FORWARDED, '1');
+  // The leader records the client's address, not ours, in its audit rows (client-address.ts);
+  // `set` replaces whatever copy of the header the client sent.
+  headers.set(CLIENT_ADDRESS, signAddress(cluster.secret, clientAddress(req, cluster.secret)));
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   const res = await fetch(new URL(req.url, leader), {
     method: req.method,

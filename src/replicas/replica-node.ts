@@ -10,6 +10,7 @@
  * - Deposed (a lost or unrenewed lease, a refused write), it stops its controller at once — its
  *   factories and wells are closed, so its local workers' jobs end — and follows again.
  */
+import { randomBytes } from 'node:crypto';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import type { ServiceContext } from '../service/context.js';
@@ -18,6 +19,7 @@ import { GroupCommit, WriteTurns } from '../store/group-commit.js';
 import { PgBus } from '../store/pg-bus.js';
 import { isStoreUnavailable, isTransientConflict } from '../store/errors.js';
 import { holdsTerm } from '../store/queries/lease.js';
+import { initSetting } from '../store/queries/settings.js';
 import type { Db } from '../store/store.js';
 import { ChangeRelay } from './change-relay.js';
 import { Elector } from './elector.js';
@@ -27,6 +29,9 @@ import { FiguresPublisher, FiguresReader } from './live-figures.js';
 import { CONTROL } from './messages.js';
 import { Outbox } from './outbox.js';
 import { notify } from '../store/pg-bus.js';
+
+/** The `settings` row of the replicas' shared secret (ClusterView.secret). */
+const REPLICA_SECRET = 'replica-secret';
 
 /** The leader's writes after it lost its term. */
 export class DeposedError extends Error {
@@ -126,7 +131,10 @@ export class ReplicaNode {
       beforeCommit: (tx) => this.outbox.flush(tx),
       turns: this.turns,
     });
+    // The first replica ever to start makes the key; the others, now and later, read it.
+    const secret = await initSetting(ctx.store.db, REPLICA_SECRET, randomBytes(32).toString('hex'));
     ctx.cluster = {
+      secret,
       role: () => (this.elector.leading ? 'leader' : 'follower'),
       term: () => this.elector.term,
       leaderUrl: () => this.elector.leaderUrl,

@@ -46,12 +46,17 @@ export interface QueueStatus {
   admissions?: number;
 }
 
-/** This replica's role, as `GET /health` tells it. */
+/** This replica among the replicas: its role, as `GET /health` tells it, and their shared secret. */
 export interface ClusterView {
   role(): 'leader' | 'follower';
   term(): number;
   /** The leader's API, when one is known. */
   leaderUrl(): string | undefined;
+  /**
+   * A random key all replicas share (kept in the `settings` table): what one replica tells
+   * another through a client's request — the client's address — is signed with it.
+   */
+  secret: string;
 }
 
 /** Who wants to hear about committed changes (the controller, the live stream). */

@@ -2,6 +2,7 @@
  * A real berth server for end-to-end tests: real SQLite file in a fresh temp directory, real
  * HTTP on a free port. One per test file (or per test when isolation matters).
  */
+import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,4 +141,31 @@ export async function call<T = unknown>(
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
   return { status: res.status, body: parsed as T, text, headers: res.headers };
+}
+
+/**
+ * A POST with a bearer token sent from `localAddress` (any of 127.0.0.0/8 on Linux), for what the
+ * server records of a request's address: fetch cannot choose where a request comes from.
+ */
+export function postFrom(
+  localAddress: string,
+  url: string,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', localAddress, headers: { authorization: `Bearer ${token}`, ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }
