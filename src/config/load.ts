@@ -87,7 +87,6 @@ const SLURM_FIELDS = [
   'sbatchArgs',
   'slurmConf',
   'agentCommand',
-  'workRoot',
   'pollSeconds',
   'sharedDir',
 ] as const;
@@ -169,8 +168,9 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
         'must be an absolute path (the same on every node)',
         file,
       );
-    if (f.kind === 'simulated' && f.ca !== undefined)
-      throw new ConfigError(`factories.${name}.ca`, 'is for a local or slurm factory only', file);
+    for (const key of ['ca', 'workRoot'] as const)
+      if (f.kind === 'simulated' && f[key] !== undefined)
+        throw new ConfigError(`factories.${name}.${key}`, 'is for a local or slurm factory only', file);
     const { timeLimit, runAs, ...rest } = f;
     const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
     // What its agents trust: its own `ca`, else the server's certificate itself (pinned).
@@ -188,6 +188,8 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
               file,
             ),
             pidsLimit: f.pidsLimit ?? DEFAULT_PIDS_LIMIT,
+            // On this machine: relative to the config file, as every local path.
+            ...(f.workRoot !== undefined ? { workRoot: fromConfigDir(f.workRoot, file) } : {}),
           }
         : {}),
       ...(f.kind !== 'simulated' && ca !== undefined ? { ca } : {}),

@@ -56,7 +56,11 @@ const FactorySchema = strict({
   slurmConf: Type.Optional(Type.String({ minLength: 1 })),
   /** slurm: how a node starts berth's agent (default: this server's node and berth). */
   agentCommand: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
-  /** slurm: where the agent makes jobs' working directories on a node (its temporary directory). */
+  /**
+   * Where jobs' working directories are made. slurm: on a node (default its temporary directory).
+   * local: default DATA/workers; a filesystem of its own keeps a job that fills it from the
+   * server's writes (docs/SECURITY.md).
+   */
   workRoot: Type.Optional(Type.String({ minLength: 1 })),
   /**
    * slurm: a directory the server and every node see at the same path (NFS, Lustre, …). Set, each

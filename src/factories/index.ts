@@ -42,6 +42,7 @@ export function createFactories(
             pidsLimit: f.pidsLimit,
             ca: f.ca,
             ...(uids ? { uids } : {}),
+            ...(f.workRoot !== undefined ? { workRoot: f.workRoot } : {}),
           }),
         );
         break;

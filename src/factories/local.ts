@@ -44,6 +44,8 @@ export interface LocalFactoryOptions {
   ca?: string;
   /** Each member under a uid of its own from this range; absent: as the server's user. */
   uids?: UidRange;
+  /** Where workers' directories are made (default DATA/workers). */
+  workRoot?: string;
 }
 
 export class LocalFactory implements Factory {
@@ -80,13 +82,15 @@ export class LocalFactory implements Factory {
       mode: opts.cgroups ?? 'auto',
       pidsLimit: opts.pidsLimit,
     });
-    const workers = join(opts.dataDir, 'workers');
+    const workers = this.workRoot;
     mkdirSync(workers, { recursive: true, mode: 0o700 });
     if (opts.uids) {
       this.uids = new UidPool(opts.uids);
       // Traversable, not listable: a job under its own uid reaches its directory by its path;
-      // everything else in the data directory stays the server's alone (0700 and 0600).
-      for (const dir of [opts.dataDir, workers]) chmodSync(dir, 0o711);
+      // everything else in the data directory stays the server's alone (0700 and 0600), and the
+      // data directory itself too when the workers' directories are elsewhere.
+      chmodSync(workers, 0o711);
+      if (opts.workRoot === undefined) chmodSync(opts.dataDir, 0o711);
     }
     this.swept = Promise.all([this.enforcement.removeStale(), this.endStrays()]).then(() => {});
   }
@@ -149,8 +153,12 @@ export class LocalFactory implements Factory {
     return (this.cgroups.get(workerId) ?? []).flatMap((c) => c.dirs);
   }
 
+  private get workRoot(): string {
+    return this.opts.workRoot ?? join(this.opts.dataDir, 'workers');
+  }
+
   private workdir(workerId: number): string {
-    return join(this.opts.dataDir, 'workers', String(workerId));
+    return join(this.workRoot, String(workerId));
   }
 
   private startHost(): Promise<ChildProcess> {
