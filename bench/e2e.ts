@@ -31,6 +31,11 @@ export interface E2eBenchResult {
   submitToRunningMedianMs: number;
   submitToRunningP90Ms: number;
   latencyJobs: number;
+  /**
+   * The same jobs with `isolation: off` (every job as the server's user), in the same run: what a
+   * uid of its own per job costs (docs/SECURITY.md). Equal when the server cannot switch users.
+   */
+  asServerUserPerSecond: number;
 }
 
 export interface BerthNoopRun {
@@ -47,8 +52,11 @@ export async function noopJobsThroughBerth(
   n: number,
   capacity: number,
   latencyJobs = 0,
+  factorySettings = '',
 ): Promise<BerthNoopRun> {
-  const s = await startBenchServer(`factories:\n  local: { kind: local, capacity: ${capacity} }\n`);
+  const s = await startBenchServer(
+    `factories:\n  local: { kind: local, capacity: ${capacity}${factorySettings} }\n`,
+  );
   try {
     await post(s.api, s.token, '/cluster-queues', { name: 'bench', quota: { jobs: 1_000_000 } });
     await post(s.api, s.token, '/projects', { name: 'bench', clusterQueue: 'bench' });
@@ -73,6 +81,7 @@ export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
   const baseline = await spawnBaseline(n, capacity);
   const { seconds, latenciesMs } = await noopJobsThroughBerth(n, capacity, 100);
   const jobsPerSecond = n / seconds;
+  const asServerUser = await noopJobsThroughBerth(n, capacity, 0, ', isolation: off');
   return {
     jobs: n,
     capacity,
@@ -83,6 +92,7 @@ export async function runE2eBench(n = 1000): Promise<E2eBenchResult> {
     submitToRunningMedianMs: quantile(latenciesMs, 0.5),
     submitToRunningP90Ms: quantile(latenciesMs, 0.9),
     latencyJobs: latenciesMs.length,
+    asServerUserPerSecond: n / asServerUser.seconds,
   };
 }
 
