@@ -143,7 +143,8 @@ export class LocalFactory implements Factory {
   /** A uid held back: given back once a later try ends its last processes. */
   private async recheck(id: JobIdentity): Promise<void> {
     for (let attempt = 0; attempt < 10 && !this.closing; attempt++) {
-      await delay(1000 * 2 ** Math.min(attempt, 5));
+      // Unref'd: a uid held back must not keep a stopping server's process alive.
+      await delay(1000 * 2 ** Math.min(attempt, 5), undefined, { ref: false });
       if (await endProcesses(id)) return this.uids?.give(id.uid);
     }
   }
