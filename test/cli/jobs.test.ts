@@ -4,6 +4,7 @@
  * for a while wait for a gate file the test creates; nothing waits for a fixed time.
  */
 import assert from 'node:assert/strict';
+import { countedRuns } from '../helpers/scratch.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -251,8 +252,7 @@ describe('berth submit', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   it('--retries runs a failed job again; status shows the budget, logs --attempt one attempt', async () => {
-    const count = join(ctx.sb.root, 'retry-count');
-    const script = `n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; echo "run $n"; [ $n -ge 2 ]`;
+    const script = countedRuns(ctx.sb.root, 'retry-count', `echo "run $n"; [ $n -ge 2 ]`);
     const r = await cli(['submit', '--wait', '--retries', '2', '--retry-backoff', '0', '--script', script]);
     assert.equal(r.code, 0, r.stderr);
     const id = submittedId(r.stdout);

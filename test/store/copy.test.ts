@@ -17,7 +17,7 @@ import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
 import { createTestDatabase, TEST_STORE, type TestDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { countedRuns, scratchDir } from '../helpers/scratch.js';
 
 const CONFIG = [
   'graceSeconds: 1',
@@ -71,9 +71,8 @@ describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQL
         resources: ['licence'],
       });
       // Retried once: its attempts' ends in the log are byte offsets here, row ids there.
-      const count = join(dir, 'retry-count');
       jobs.retried = await submit(api, alice, 'p', {
-        script: `n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; echo "run $n"; [ $n -ge 2 ]`,
+        script: countedRuns(dir, 'retry-count', `echo "run $n"; [ $n -ge 2 ]`),
         retries: 1,
         retryBackoffSeconds: 0,
       });

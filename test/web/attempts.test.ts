@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig, useTestServer } from '../helpers/server.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { countedRuns, scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({ config: localFactoryConfig(2) });
 const b = useBrowser();
@@ -22,11 +22,14 @@ describe('attempts on the job page', () => {
   it('lists each attempt with its outcome and charge, and shows one attempt’s output', () =>
     b.withPage(async (page) => {
       const s = server();
-      const count = join(scratch, 'count');
       const gate = join(scratch, 'gate');
       // The first run fails at once; the second waits for the gate, then succeeds.
       const job = await submit(s.api, s.adminToken, 'default', {
-        script: `n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; echo "run $n"; [ $n -ge 2 ] || exit 4; while [ ! -e ${gate} ]; do sleep 0.05; done`,
+        script: countedRuns(
+          scratch,
+          'count',
+          `echo "run $n"; [ $n -ge 2 ] || exit 4; while [ ! -e ${gate} ]; do sleep 0.05; done`,
+        ),
         retries: 2,
         retryBackoffSeconds: 1,
       });

@@ -16,7 +16,7 @@ import type { Page } from 'playwright-core';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, useTestServer } from '../helpers/server.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { countedRuns, scratchDir } from '../helpers/scratch.js';
 
 const server = useTestServer({
   config: [localFactoryConfig(4), 'queueHistory:', '  sampleSeconds: 0.2', '  keep: 10m'].join('\n'),
@@ -169,10 +169,9 @@ describe("a job's attempts on a time axis", () => {
   it('draws one row per attempt of a retried job, its run coloured by how it ended', () =>
     b.withPage(async (page) => {
       const s = server();
-      const count = join(scratch, 'count');
       // The first run fails at once; the second succeeds.
       const job = await submit(s.api, s.adminToken, 'default', {
-        script: `n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; [ $n -ge 2 ] || exit 4`,
+        script: countedRuns(scratch, 'count', `[ $n -ge 2 ] || exit 4`),
         retries: 2,
         retryBackoffSeconds: 1,
       });
