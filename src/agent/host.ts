@@ -59,6 +59,7 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     env: { BERTH_WORKER_ID: String(workerId), ...(caFile ? { [CA_ENV]: caFile } : {}) },
     cgroup: cmd.cgroup,
     ...(cmd.identity ? { identity: cmd.identity } : {}),
+    abandoned: () => !process.connected,
     rank,
     onSpawn: (pid) => {
       let members = pids.get(workerId);

@@ -60,6 +60,11 @@ export interface RunJobOptions {
   askNext?: { waitSeconds: number; credential: string; got: (next: NextJob | undefined) => void };
   /** The name its gang's peers reach this machine by (BERTH_HOSTS): this host's name by default. */
   host?: string;
+  /**
+   * Whether nobody waits for the outcome any more (the local host's server is gone or stopping):
+   * the job was stopped for that, and the next server says so ("server restarted"), not the kill.
+   */
+  abandoned?: () => boolean;
 }
 
 /**
@@ -177,6 +182,7 @@ export async function runJob(opts: RunJobOptions): Promise<FinishRequest> {
     // Output that could not be uploaded is lost, but the job's outcome must still be reported.
   }
   const reported = opts.amend ? await opts.amend(result) : result;
+  if (opts.abandoned?.()) return reported;
   if (opts.askNext)
     opts.askNext.got(
       // The next job only for the worker's credential, which the job's code never held.
