@@ -7,8 +7,8 @@
  * whether its agent uploads it or the job calls the upload route itself.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { scratchDir } from '../helpers/scratch.js';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { submit, waitDone } from '../helpers/jobs.js';
@@ -22,7 +22,7 @@ const NOTICE =
   'berth: log limit of 4 KiB reached; further output of this run is dropped (logs.maxBytesPerJob)\n';
 
 before(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'berth-untrusted-'));
+  scratch = scratchDir('berth-untrusted-');
   s = await startTestServer({ config: [localFactoryConfig(4), 'logs:', '  maxBytesPerJob: 4Ki'].join('\n') });
 });
 after(async () => {

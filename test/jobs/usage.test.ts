@@ -8,7 +8,7 @@
  * allocation, no gap and no double count.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -22,7 +22,7 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { serverDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
-import { countedRuns, scratchDir, sharedFile } from '../helpers/scratch.js';
+import { countedRuns, runsOf, scratchDir, sharedFile } from '../helpers/scratch.js';
 
 interface ErrorBody {
   error: { code: string; message: string };
@@ -144,10 +144,7 @@ describe('usage accounting', () => {
 
     // Evicted while it runs (its queue drained), then run again to success.
     // Its script must have counted its first run before the drain, or the second would sleep.
-    await waitFor('the drained job to count its first run', async () => {
-      const f = join(scratch, 'drained');
-      return existsSync(f) && readFileSync(f, 'utf8').trim() === '1';
-    });
+    await waitFor('the drained job to count its first run', () => runsOf(scratch, 'drained') === 1);
     await call(s.api, s.adminToken, 'PATCH', '/cluster-queues/dq', { stopPolicy: 'HoldAndDrain' });
     await waitFor('the drained job to be requeued', async () => {
       const j = (await getJob(s.api, s.adminToken, drained.id)) as Timed;

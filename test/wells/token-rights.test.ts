@@ -15,6 +15,7 @@ import { createWells } from '../../src/wells/index.js';
 import { assertError, assertStatus, createProject, createUser, useServer } from '../api/fixtures.js';
 import { events, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ctx = useServer(
@@ -44,7 +45,9 @@ let uma = '';
 
 const server = () => ctx.server;
 /** Where a job's script writes and waits: the server's data directory, removed with it. */
-const file = (name: string) => join(server().dataDir, name);
+/** Where jobs leave what the test reads: a directory their own uids may write (scratch.ts). */
+const scratch = scratchDir('berth-token-rights-');
+const file = (name: string) => join(scratch, name);
 
 interface Holder {
   job: JobView;
