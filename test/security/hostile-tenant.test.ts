@@ -226,9 +226,11 @@ describe(
       // Signal 0: whether the victim could be signalled, without harming it.
       const a = await attack(w, '0');
       try {
+        // berth.db is the SQLite store's file; on PostgreSQL the records live elsewhere.
+        const sqlite = process.env.BERTH_TEST_STORE !== 'postgres';
         for (const name of [
           'admin-token',
-          'database',
+          ...(sqlite ? ['database'] : []),
           'server-environ',
           'victim-environ',
           'victim-signal',
