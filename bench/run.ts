@@ -70,7 +70,7 @@ if (want('e2e')) {
   );
   console.log(`  ratio berth / baseline: ${fmt(r.ratioToSpawn, 3)}`);
   console.log(
-    `  the same with isolation: off (every job as the server's user): ${fmt(r.asServerUserPerSecond, 1)} jobs/s; a uid of its own per job costs ${fmt((1 - r.jobsPerSecond / r.asServerUserPerSecond) * 100, 1)}% of throughput`,
+    `  the same with isolation: off (every job as the server's user): ${fmt(r.asServerUserPerSecond, 1)} jobs/s; a uid of its own per job costs ${fmt((1 - r.jobsPerSecond / r.asServerUserPerSecond) * 100, 1)}% of throughput; submit → running median ${fmt(r.asServerUserSubmitToRunningMedianMs, 1)} ms`,
   );
   console.log(
     `  submit → running on the idle server, ${r.latencyJobs} jobs one at a time: median ${fmt(r.submitToRunningMedianMs, 1)} ms, p90 ${fmt(r.submitToRunningP90Ms, 1)} ms (target ≤ 10 ms at the median)`,
