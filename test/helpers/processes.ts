@@ -15,11 +15,14 @@ export function processesWithEnv(match: (variable: string) => boolean): number[]
   return pids;
 }
 
-/** Whether process `pid` still exists (signal 0 tests without signalling). */
+/**
+ * Whether process `pid` runs: a zombie does not (it runs nothing and holds nothing). A process
+ * that left its job is reparented to the machine's init, which may be slow to reap it (or, in a
+ * container whose init reaps nothing, never does).
+ */
 export function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    return !/^State:\s*Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
   } catch {
     return false;
   }

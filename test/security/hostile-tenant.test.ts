@@ -13,24 +13,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
+import { alive } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const asRoot = process.getuid?.() === 0;
 
-/**
- * Whether `pid` runs: a zombie does not (it runs nothing and holds nothing). A process that left
- * its job is reparented to the machine's init, which may be slow to reap it (or, in a container
- * whose init reaps nothing, never does).
- */
-function alive(pid: number): boolean {
-  try {
-    return !/^State:\s*Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 const skip = asRoot
   ? false
   : 'jobs run under uids of their own only where the server can switch users: run as root';
