@@ -9,8 +9,11 @@
  * one, in turn), and removed with the agent; stopped by a signal (scancel), it
  * stops the job's processes first. Nothing it holds outlives the worker. A gang job's worker runs
  * one agent per member (its rank), all with the same credential, which is good for that many.
+ * Started as root with a uid (`--run-as`, which the slurm factory passes when it submits as root),
+ * it runs each job under that uid and ends every process of it before the first job and after
+ * each, so that nothing of one job meets the next (docs/SECURITY.md, "Slurm").
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentHttpError } from './client.js';
@@ -18,6 +21,7 @@ import { errorMessage, postRetrying, trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
 import type { FinishRequest, NextJob } from './protocol.js';
 import { runJob } from './run-job.js';
+import { endProcesses, type JobIdentity } from './identity.js';
 import { CA_ENV } from './trust.js';
 
 export interface RemoteAgentOptions {
@@ -37,6 +41,12 @@ export interface RemoteAgentOptions {
   host?: string;
   /** HTTPS: a CA file (`--ca`) and its certificates, trusted besides the built-in CAs (trust.ts). */
   ca?: { file: string; certificates: string[] };
+  /**
+   * The uid and gid its jobs run as (`--run-as`; the agent is root): the worker's alone among the
+   * live workers of its factory, which is what lets the agent end every process of it before its
+   * first job (what an earlier worker's job left on this node) and after each (identity.ts).
+   */
+  identity?: JobIdentity;
 }
 
 export interface Registration {
@@ -155,6 +165,13 @@ function emptied(dir: string): boolean {
   }
 }
 
+/** A new working directory (0700), the job's uid's own when it has one. */
+function jobDir(root: string, workerId: number, identity: JobIdentity | undefined): string {
+  const dir = mkdtempSync(join(root, `berth-worker-${workerId}-`));
+  if (identity) chownSync(dir, identity.uid, identity.gid);
+  return dir;
+}
+
 /**
  * Registers, runs the job, and — on a pilot — each next job the server hands it, until told to
  * stop; resolves with the last job's outcome.
@@ -162,6 +179,13 @@ function emptied(dir: string): boolean {
 export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishRequest> {
   const log = o.log ?? ((line: string) => process.stderr.write(`berth agent: ${line}\n`));
   if (o.ca) trustCa(o.ca.certificates);
+  const { identity } = o;
+  // What an earlier worker's job left under this uid on this node (a daemon that escaped its
+  // Slurm job) is ended before this worker's first job can meet it.
+  if (identity && !(await endProcesses(identity)))
+    throw new Error(
+      `processes of uid ${identity.uid} on this node outlived every kill: cannot run jobs as it`,
+    );
   const reg = await register(o.url, o.workerId, o.credential, o.retryForMs);
   const member = o.rank ? ` as rank ${o.rank}` : '';
   log(
@@ -180,8 +204,10 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
     // what cancelled the worker after a restart) would keep Slurm waiting until its KillWait.
     setTimeout(() => {
       if (pid) killGroup(pid, 'SIGKILL');
-      if (workdir) rmSync(workdir, { recursive: true, force: true });
-      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+      void (identity ? endProcesses(identity) : Promise.resolve(true)).finally(() => {
+        if (workdir) rmSync(workdir, { recursive: true, force: true });
+        process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+      });
     }, REPORT_AFTER_SIGNAL_MS).unref();
   };
   process.once('SIGTERM', onSignal);
@@ -191,7 +217,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
     let result: FinishRequest | undefined;
     while (job) {
       let handed: NextJob | undefined;
-      const dir = (workdir ??= mkdtempSync(join(o.workRoot ?? tmpdir(), `berth-worker-${reg.workerId}-`)));
+      const dir = (workdir ??= jobDir(o.workRoot ?? tmpdir(), reg.workerId, identity));
       try {
         result = await runJob({
           url: o.url,
@@ -213,6 +239,9 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
               }
             : {}),
           onSpawn: (p) => (pid = p),
+          // Under its own uid, every process the job left (setsid, nohup) ends with it: the
+          // pilot's next job meets none of them.
+          ...(identity ? { identity } : {}),
           amend: async (r) => {
             // Slurm signals every process of its job at once (scancel, its time limit): the job
             // may die of it a moment before this agent's own handler has run. Wait for that.

@@ -92,7 +92,7 @@ const SLURM_FIELDS = [
 ] as const;
 
 /** Settings only a local factory takes. */
-const LOCAL_FIELDS = ['cgroups', 'pidsLimit', 'isolation', 'runAs'] as const;
+const LOCAL_FIELDS = ['cgroups', 'pidsLimit'] as const;
 
 /**
  * `runAs.uids` parsed (by default a range picked from the data directory and the factory's name):
@@ -121,7 +121,10 @@ function jobUids(
   return range;
 }
 
-/** Two local factories never share a uid: each ends every process of its uids (docs/SECURITY.md). */
+/**
+ * Two factories never share a uid: each ends every process of its uids (docs/SECURITY.md), and a
+ * slurm factory's nodes may be this machine.
+ */
 function checkUidRangesApart(factories: Record<string, FactoryConfig>, file?: string): void {
   const ranged = Object.entries(factories).flatMap(([name, f]) =>
     f.jobUids ? [[name, f.jobUids] as const] : [],
@@ -131,7 +134,7 @@ function checkUidRangesApart(factories: Record<string, FactoryConfig>, file?: st
       if (overlap(range, theirs))
         throw new ConfigError(
           `factories.${name}.runAs.uids`,
-          `${range.first}-${range.last} overlaps factory "${other}"'s uids (${theirs.first}-${theirs.last}): each local factory needs uids of its own`,
+          `${range.first}-${range.last} overlaps factory "${other}"'s uids (${theirs.first}-${theirs.last}): each factory needs uids of its own`,
           file,
         );
 }
@@ -168,7 +171,9 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
         'must be an absolute path (the same on every node)',
         file,
       );
-    for (const key of ['ca', 'workRoot'] as const)
+    if (f.kind !== 'slurm' && f.runAs?.projects !== undefined)
+      throw new ConfigError(`factories.${name}.runAs.projects`, 'is for a slurm factory only', file);
+    for (const key of ['ca', 'workRoot', 'isolation', 'runAs'] as const)
       if (f.kind === 'simulated' && f[key] !== undefined)
         throw new ConfigError(`factories.${name}.${key}`, 'is for a local or slurm factory only', file);
     const { timeLimit, runAs, ...rest } = f;
@@ -178,7 +183,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     const capacity = f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism());
     factories[name] = {
       ...rest,
-      ...(f.kind === 'local'
+      ...(f.kind !== 'simulated'
         ? {
             jobUids: jobUids(
               `factories.${name}.runAs.uids`,
@@ -187,6 +192,11 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
               `${resolvePath(overrides.dataDir ?? raw.dataDir ?? DEFAULT_DATA_DIR)}\0${name}`,
               file,
             ),
+          }
+        : {}),
+      ...(runAs?.projects ? { projectUsers: runAs.projects } : {}),
+      ...(f.kind === 'local'
+        ? {
             pidsLimit: f.pidsLimit ?? DEFAULT_PIDS_LIMIT,
             // On this machine: relative to the config file, as every local path.
             ...(f.workRoot !== undefined ? { workRoot: fromConfigDir(f.workRoot, file) } : {}),

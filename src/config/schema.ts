@@ -39,10 +39,22 @@ const FactorySchema = strict({
   cgroups: Type.Optional(Type.Union(CGROUPS_MODES.map((m) => Type.Literal(m)))),
   /** local, with cgroups: the most processes (and threads) one job may have at once (default 4096). */
   pidsLimit: Type.Optional(Type.Integer({ minimum: 1 })),
-  /** local: each job under a uid of its own (`auto`, default), `required`, or `off`. */
+  /**
+   * local, slurm: each job (slurm: each worker) under a uid of its own (`auto`, default, where the
+   * server can switch users), `required` (else refuse to start), or `off` (docs/SECURITY.md).
+   */
   isolation: Type.Optional(Type.Union(ISOLATION_MODES.map((m) => Type.Literal(m)))),
-  /** local, isolated: the uids (and gids, the same numbers) its jobs run under. */
-  runAs: Type.Optional(strict({ uids: Type.String({ minLength: 1 }) })),
+  runAs: Type.Optional(
+    strict({
+      /** local, slurm, isolated: the uids (and gids, the same numbers) its jobs run under. */
+      uids: Type.Optional(Type.String({ minLength: 1 })),
+      /**
+       * slurm: projects whose workers are submitted as a Unix user of the cluster (`sbatch --uid`):
+       * project name → user name. Their files on shared filesystems are that user's.
+       */
+      projects: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }))),
+    }),
+  ),
   /** slurm: the partition its workers are submitted to (the cluster's default when absent). */
   partition: Type.Optional(Type.String({ minLength: 1 })),
   /** slurm: each worker's time limit (`2h`, `90m`, or seconds; default 1h); see timeLimitSeconds. */
@@ -173,8 +185,10 @@ export const ConfigSchema = strict({
 export type RawConfig = Static<typeof ConfigSchema>;
 export type FactoryConfig = Omit<Static<typeof FactorySchema>, 'timeLimit' | 'runAs'> & {
   capacity: number;
-  /** local: `runAs.uids`, parsed (its default when absent). */
+  /** local, slurm: `runAs.uids`, parsed (its default when absent). */
   jobUids?: UidRange;
+  /** slurm: `runAs.projects`, project → Unix user name. */
+  projectUsers?: Record<string, string>;
   /** slurm: `timeLimit` in seconds. */
   timeLimitSeconds?: number;
 };

@@ -207,6 +207,7 @@ export class Provisioning {
       record.handle = await factory.create({
         workerId,
         jobId: job.id,
+        project: job.project,
         target: job.target,
         url: o.serverUrl(),
         token,

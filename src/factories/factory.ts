@@ -11,6 +11,8 @@ export type { WorkerHandle };
 export interface WorkerRequest {
   workerId: number;
   jobId: number;
+  /** The job's project: whose identity the worker may take (a slurm factory's runAs.projects). */
+  project: string;
   target: string;
   /** Where the agent reaches the server. */
   url: string;

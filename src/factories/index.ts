@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
-import { factoryIsolation } from './isolation.js';
+import type { FactoryIsolation } from './isolation.js';
 import { LocalFactory } from './local.js';
 import { SimulatedFactory } from './simulated.js';
 import { SlurmFactory } from './slurm/slurm-factory.js';
@@ -11,6 +11,8 @@ export interface FactorySetting {
   dataDir: string;
   /** Names what factories make outside this machine (Slurm jobs): the same on every replica. */
   installationId: string;
+  /** Who each factory's jobs run as (isolation.ts), by factory name: decided once, at start. */
+  isolation: Map<string, FactoryIsolation>;
 }
 
 /** How a Slurm node starts this berth's CLI: the same Node, flags (tsx under tests) and entry. */
@@ -22,13 +24,13 @@ function thisBerth(): string[] {
 
 export function createFactories(
   config: Config,
-  { dataDir, installationId }: FactorySetting,
+  { dataDir, installationId, isolation }: FactorySetting,
   listener: FactoryListener,
   agent: AgentPort,
 ): Map<string, Factory> {
   const factories = new Map<string, Factory>();
   for (const [name, f] of Object.entries(config.factories)) {
-    const { uids } = factoryIsolation(name, f);
+    const { uids, users } = isolation.get(name) ?? {};
     switch (f.kind) {
       case 'local':
         factories.set(
@@ -69,6 +71,8 @@ export function createFactories(
             pollSeconds: f.pollSeconds,
             ca: f.ca,
             ...(f.sharedDir !== undefined ? { sharedDir: f.sharedDir, agent } : {}),
+            ...(uids ? { uids } : {}),
+            ...(users?.size ? { users } : {}),
           }),
         );
         break;

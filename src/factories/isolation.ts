@@ -3,16 +3,27 @@
  * factory, a uid of their own each where the server can switch users (`isolation: auto`, the
  * default, or `required`), else the server's own user — one tenant only, said at start and by
  * `berth targets`. A `required` that the machine cannot meet stops the server, naming the key.
+ *
+ * A slurm factory's workers are Slurm jobs of the user berth submits as. Submitted by root, each
+ * worker's agent (or a direct worker's script) runs its jobs under a uid of the factory's range,
+ * one per worker member, on its node; a project mapped to a user of the cluster
+ * (`runAs.projects`) has its workers submitted as that user (`sbatch --uid --gid`) instead.
  */
 import { userInfo } from 'node:os';
 import { cannotSwitchUsers } from '../agent/identity.js';
 import type { Config, FactoryConfig } from '../config/schema.js';
 import { ConfigError } from '../domain/errors.js';
 import type { UidRange } from '../domain/uid-range.js';
+import { lookupUser, type UnixUser } from './unix-users.js';
 
 export interface FactoryIsolation {
-  /** The uids its jobs run under; absent: they run as the server's user. */
+  /**
+   * The uids its jobs run under (slurm: one per worker member, on its node); absent: they run as
+   * the server's user (slurm: as the user berth submits as).
+   */
   uids?: UidRange;
+  /** slurm: projects whose workers Slurm runs as a user of the cluster, by project. */
+  users?: Map<string, UnixUser>;
   /** One line for the start-up output and `berth targets`. */
   summary: string;
 }
@@ -30,7 +41,7 @@ export function factoryIsolation(name: string, f: FactoryConfig, file?: string):
     case 'simulated':
       return { summary: 'no job process (simulated)' };
     case 'slurm':
-      return { summary: `each job is a Slurm job of the user berth submits as (${serverUser()})` };
+      return slurmIsolation(name, f, file);
     case 'local':
       break;
   }
@@ -53,4 +64,46 @@ export function isolationOf(config: Config, file?: string): Map<string, FactoryI
   return new Map(
     Object.entries(config.factories).map(([name, f]) => [name, factoryIsolation(name, f, file)]),
   );
+}
+
+/**
+ * A slurm factory's: submitted by root, each worker member runs its jobs under a uid of its own
+ * (the agent, root on its node, drops to it); else every job is the submitting user's.
+ */
+function slurmIsolation(name: string, f: FactoryConfig, file?: string): FactoryIsolation {
+  const users = new Map<string, UnixUser>();
+  for (const [project, user] of Object.entries(f.projectUsers ?? {})) {
+    const found = lookupUser(user);
+    if (!found)
+      throw new ConfigError(
+        `factories.${name}.runAs.projects.${project}`,
+        `no Unix user ${JSON.stringify(user)} here: Slurm runs the project's workers as that user, who must exist here and on every node`,
+        file,
+      );
+    if (found.uid === 0)
+      throw new ConfigError(`factories.${name}.runAs.projects.${project}`, 'must not be root', file);
+    users.set(project, found);
+  }
+  const mapped =
+    users.size === 0
+      ? ''
+      : `; ${[...users].map(([p, u]) => `project ${p} as ${u.name}`).join(', ')} (runAs.projects)`;
+  const submitter = serverUser();
+  const oneTenant = `every job runs as the user berth submits as (${submitter}): one tenant only`;
+  if (f.isolation === 'off') return { users, summary: `${oneTenant} (isolation: off)${mapped}` };
+  const root = process.geteuid?.() === 0;
+  const why = root ? undefined : `berth runs as uid ${process.geteuid?.()}, not root`;
+  if (why && f.isolation === 'required')
+    throw new ConfigError(
+      `factories.${name}.isolation`,
+      `required, but workers cannot drop to uids of their own: ${why} (Slurm runs a job as its submitter)`,
+      file,
+    );
+  if (why) return { users, summary: `${oneTenant}: ${why}${mapped}` };
+  const uids = f.jobUids!;
+  return {
+    uids,
+    users,
+    summary: `each worker runs its jobs as a uid of its own on its node (${uids.first}-${uids.last})${mapped}`,
+  };
 }

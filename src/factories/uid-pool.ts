@@ -28,6 +28,8 @@ export class UidPool {
   /** A uid no running job has, or undefined when every uid of the range is in use or held. */
   take(): number | undefined {
     let uid: number | undefined;
+    // Skipped: uids taken over (`reserve`) before the cursor reached them.
+    while (this.fresh <= this.range.last && this.taken(this.fresh)) this.fresh++;
     if (this.fresh <= this.range.last) uid = this.fresh++;
     else {
       uid = this.returned.values().next().value;
@@ -38,10 +40,23 @@ export class UidPool {
     return uid;
   }
 
+  /**
+   * A uid a running worker holds already: one a previous server handed out, taken over at start.
+   * False if it is not of the range, or another holds it.
+   */
+  reserve(uid: number): boolean {
+    if (!this.has(uid) || this.inUse.has(uid)) return false;
+    this.returned.delete(uid);
+    this.held.delete(uid);
+    this.inUse.add(uid);
+    return true;
+  }
+
   /** The job that had `uid` has ended and none of its processes is left. */
   give(uid: number): void {
     if (!this.inUse.delete(uid) && !this.held.delete(uid)) return;
-    this.returned.add(uid);
+    // One the cursor has not reached yet (taken over) is handed out as a fresh one.
+    if (uid < this.fresh) this.returned.add(uid);
   }
 
   /** Processes of `uid` outlived its job: kept from every job until `give` (after a later check). */
@@ -55,7 +70,13 @@ export class UidPool {
   }
 
   get available(): number {
-    return this.range.last + 1 - this.fresh + this.returned.size;
+    let ahead = 0;
+    for (const uid of [...this.inUse, ...this.held]) if (uid >= this.fresh) ahead++;
+    return this.range.last + 1 - this.fresh - ahead + this.returned.size;
+  }
+
+  private taken(uid: number): boolean {
+    return this.inUse.has(uid) || this.held.has(uid);
   }
 
   has(uid: number): boolean {

@@ -6,6 +6,7 @@ import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { Controller, type ControllerOptions } from '../controller/controller.js';
 import { createFactories } from '../factories/index.js';
+import type { FactoryIsolation } from '../factories/isolation.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Scheduler } from '../scheduler/index.js';
 import type { ServiceContext } from '../service/context.js';
@@ -20,6 +21,8 @@ export interface ControllerDeps {
   /** The config file, whose folder relative exec programs resolve against. */
   file: string | undefined;
   dataDir: string;
+  /** Who each factory's jobs run as, decided at the server's start (factories/isolation.ts). */
+  isolation: Map<string, FactoryIsolation>;
   /** Names what the postgres wells make: the same on every replica of an installation. */
   installationId: string;
   ctx: ServiceContext;
@@ -42,7 +45,7 @@ export function buildController(
   // which is never before it exists.
   const factories = createFactories(
     d.config,
-    { dataDir: d.dataDir, installationId: d.installationId },
+    { dataDir: d.dataDir, installationId: d.installationId, isolation: d.isolation },
     {
       handleChanged: (id, handle) => controller.handleChanged(id, handle),
       workerLost: (id, message) => controller.workerLost(id, message),

@@ -218,6 +218,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       config,
       file,
       dataDir,
+      isolation,
       installationId: await installationId(store, dataDir),
       ctx,
       logs,

@@ -114,7 +114,37 @@ describe('local factories: who jobs run as', () => {
     );
     assert.throws(
       () => resolveConfig({ factories: { s: { kind: 'simulated', isolation: 'required' } } }, {}),
-      /factories\.s\.isolation: is for a local factory only/,
+      /factories\.s\.isolation: is for a local or slurm factory only/,
     );
+    assert.throws(
+      () => resolveConfig({ factories: { l: local({ runAs: { projects: { teamb: 'alice' } } }) } }, {}),
+      /factories\.l\.runAs\.projects: is for a slurm factory only/,
+    );
+    // A slurm factory's nodes may be this machine: its uids are kept apart from a local one's too.
+    assert.throws(
+      () =>
+        resolveConfig(
+          {
+            factories: {
+              a: local({ runAs: { uids: '5000-5999' } }),
+              s: { kind: 'slurm', capacity: 2, runAs: { uids: '5900-5999' } },
+            },
+            targets: { s: { factory: 's' } },
+            defaultTarget: 's',
+          },
+          {},
+        ),
+      /factories\.s\.runAs\.uids: 5900-5999 overlaps factory "a"'s uids/,
+    );
+    const slurm = resolveConfig(
+      {
+        factories: { s: { kind: 'slurm', capacity: 2, runAs: { projects: { teamb: 'alice' } } } },
+        targets: { s: { factory: 's' } },
+        defaultTarget: 's',
+      },
+      {},
+    ).factories.s!;
+    assert.deepEqual(slurm.projectUsers, { teamb: 'alice' });
+    assert.ok(slurm.jobUids && slurm.jobUids.last - slurm.jobUids.first + 1 === 10_000);
   });
 });

@@ -67,11 +67,14 @@ describe('UidPool', () => {
     assert.equal(pool.take(), uid);
   });
 
-  it('never hands out a uid in use, whatever the order of takes, gives and quarantines (property)', () => {
-    type Op = { kind: 'take' } | { kind: 'give' | 'quarantine'; pick: number };
+  it('never hands out a uid in use, whatever the order of takes, gives, quarantines and take-overs (property)', () => {
+    type Op = { kind: 'take' } | { kind: 'give' | 'quarantine' | 'reserve'; pick: number };
     const op: fc.Arbitrary<Op> = fc.oneof(
       fc.constant({ kind: 'take' as const }),
-      fc.record({ kind: fc.constantFrom('give' as const, 'quarantine' as const), pick: fc.nat() }),
+      fc.record({
+        kind: fc.constantFrom('give' as const, 'quarantine' as const, 'reserve' as const),
+        pick: fc.nat(),
+      }),
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
@@ -87,6 +90,15 @@ describe('UidPool', () => {
               assert.ok(uid >= range.first && uid <= range.last);
               assert.ok(!inUse.has(uid) && !held.has(uid), `uid ${uid} handed out twice`);
               inUse.add(uid);
+            }
+          } else if (o.kind === 'reserve') {
+            // A uid a running worker holds, taken over at a restart: any of the range, or one beyond.
+            const uid = range.first + (o.pick % (rangeSize(range) + 1));
+            const ok = pool.reserve(uid);
+            assert.equal(ok, uid <= range.last && !inUse.has(uid), `reserve(${uid})`);
+            if (ok) {
+              inUse.add(uid);
+              held.delete(uid);
             }
           } else {
             const all = [...inUse, ...(o.kind === 'give' ? held : [])];

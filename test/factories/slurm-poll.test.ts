@@ -58,6 +58,7 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
         await factory.create({
           workerId,
           jobId: workerId,
+          project: 'p',
           target: 't',
           url: 'http://127.0.0.1:1',
           token: null,

@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { alive } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { twoTenants } from './tenants.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -84,17 +85,7 @@ function useWorld(settings = ''): () => World {
 /** A server with two tenants: alice a member of teama, bob of teamb; neither an admin. */
 async function world(config: string): Promise<World> {
   const s = await startTestServer({ config });
-  const admin = s.adminToken;
-  const tokens: string[] = [];
-  for (const [user, project] of [
-    ['alice', 'teama'],
-    ['bob', 'teamb'],
-  ] as const) {
-    tokens.push((await ok<{ token: string }>(s, admin, 'POST', '/users', { name: user })).token);
-    await ok(s, admin, 'POST', '/projects', { name: project, clusterQueue: 'default' });
-    await ok(s, admin, 'PUT', `/projects/${project}/members/${user}`, { role: 'member' });
-  }
-  return { s, alice: tokens[0]!, bob: tokens[1]! };
+  return { s, ...(await twoTenants(s)) };
 }
 
 const logOf = async (w: World, token: string, id: number): Promise<string> =>

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
+import { twoTenants } from './tenants.js';
 
 const CONFIG = [
   'graceSeconds: 2',
@@ -35,15 +36,7 @@ describe('a hostile tenant on a pilot worker', { skip: slurmSkip() }, () => {
   before(async () => {
     Object.assign(process.env, (await startSlurm()).env);
     s = await startTestServer({ config: CONFIG });
-    for (const [user, project] of [
-      ['alice', 'teama'],
-      ['bob', 'teamb'],
-    ] as const) {
-      const u = await call<{ token: string }>(s.api, s.adminToken, 'POST', '/users', { name: user });
-      tokens[user] = u.body.token;
-      await call(s.api, s.adminToken, 'POST', '/projects', { name: project, clusterQueue: 'default' });
-      await call(s.api, s.adminToken, 'PUT', `/projects/${project}/members/${user}`, { role: 'member' });
-    }
+    Object.assign(tokens, await twoTenants(s));
   });
   after(() => s?.close());
 

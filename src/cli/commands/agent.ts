@@ -1,5 +1,5 @@
 /** `berth agent`: run one worker's agent on this machine (started by a factory, e.g. slurm's). */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { CliError } from '../errors.js';
 import { hostname } from 'node:os';
 import { integer, nonNegativeInteger } from '../flags.js';
@@ -27,6 +27,11 @@ export function registerAgentCommand(program: Command): void {
       "the name the gang's other members reach this machine by, in their BERTH_HOSTS (default: $SLURMD_NODENAME under Slurm, else this machine's host name)",
     )
     .option(
+      '--run-as <uids>',
+      'run each job as this uid (gid the same number), one per gang member by rank, comma-separated; the agent must be root, and ends every process of the uid before and after each job (factories pass it: docs/SECURITY.md)',
+      uidList,
+    )
+    .option(
       '--ca <file>',
       "PEM certificates to trust for the server's (a private CA, or the server's own certificate), besides Node's built-in CAs (default: $BERTH_CA)",
     )
@@ -38,6 +43,7 @@ export function registerAgentCommand(program: Command): void {
         rank?: number;
         host?: string;
         ca?: string;
+        runAs?: number[];
       }) => {
         const credential = process.env.BERTH_AGENT_CREDENTIAL;
         if (!credential)
@@ -50,6 +56,14 @@ export function registerAgentCommand(program: Command): void {
         const procId = process.env.SLURM_PROCID;
         const rank = o.rank ?? (procId && /^\d+$/.test(procId) ? Number(procId) : 0);
         const host = o.host ?? (process.env.SLURMD_NODENAME || hostname());
+        const uid = o.runAs?.[rank];
+        if (o.runAs && uid === undefined)
+          throw new CliError(`--run-as has ${o.runAs.length} uids: none for rank ${rank}`);
+        if (uid !== undefined) {
+          const { cannotSwitchUsers } = await import('../../agent/identity.js');
+          const why = cannotSwitchUsers();
+          if (why) throw new CliError(`--run-as: cannot run jobs as uid ${uid}: ${why}`);
+        }
         await runRemoteAgent({
           url: o.server,
           workerId: o.worker,
@@ -57,6 +71,7 @@ export function registerAgentCommand(program: Command): void {
           workRoot: o.workRoot,
           rank,
           host,
+          ...(uid !== undefined ? { identity: { uid, gid: uid } } : {}),
           ...(ca ? { ca } : {}),
         });
         // Reported: exit at once. Kept-alive connections and a heartbeat long poll still in flight
@@ -64,4 +79,12 @@ export function registerAgentCommand(program: Command): void {
         process.exit(0);
       },
     );
+}
+
+/** `--run-as 100000,100001`: uids of 1000 or more (not a system account's). */
+function uidList(text: string): number[] {
+  const uids = text.split(',').map((t) => Number(t.trim()));
+  if (uids.length === 0 || uids.some((u) => !Number.isInteger(u) || u < 1000 || u > 0x7fffffff))
+    throw new InvalidArgumentError('expected uids of 1000 or more, comma-separated');
+  return uids;
 }

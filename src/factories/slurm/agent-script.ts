@@ -15,7 +15,17 @@ export interface AgentScriptOptions {
   ca?: string;
 }
 
-export function agentScript(o: AgentScriptOptions, url: string, workerId: number, members: number): string {
+/**
+ * `uids`: one per member (by rank), that member's jobs run as (the agent, root on its node, drops
+ * to it: docs/SECURITY.md); none: as the Slurm job's user.
+ */
+export function agentScript(
+  o: AgentScriptOptions,
+  url: string,
+  workerId: number,
+  members: number,
+  uids?: number[],
+): string {
   const agent = [
     ...o.agentCommand,
     'agent',
@@ -24,6 +34,7 @@ export function agentScript(o: AgentScriptOptions, url: string, workerId: number
     '--worker',
     String(workerId),
     ...(o.workRoot ? ['--work-root', o.workRoot] : []),
+    ...(uids?.length ? ['--run-as', uids.join(',')] : []),
     ...(o.ca ? ['--ca', o.ca] : []),
   ];
   const run = members > 1 ? ['srun', '--kill-on-bad-exit=0', ...agent] : agent;

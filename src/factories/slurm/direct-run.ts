@@ -33,8 +33,9 @@ import {
   writeFileSync,
   type FSWatcher,
 } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { JobIdentity } from '../../agent/identity.js';
 import type { FinishRequest, StartResponse } from '../../agent/protocol.js';
 import { resourceVariable } from '../../agent/run-job.js';
 import type { AgentPort } from '../factory.js';
@@ -110,16 +111,28 @@ export function envFile(env: Record<string, string>): string {
  * The batch script: the job's variables (`env`), then its command, run in its directory; its exit
  * status is left in `exit`.
  */
-export function directScript(spec: StartResponse, paths: DirectPaths, env: Record<string, string>): string {
+export function directScript(
+  spec: StartResponse,
+  paths: DirectPaths,
+  env: Record<string, string>,
+  identity?: JobIdentity,
+): string {
   const q = shellQuote;
+  // Under a uid of its own: the script (root) runs the command through setpriv (util-linux), and
+  // ends every process of the uid on the node before it — what an earlier worker's job left — and
+  // after it, before the exit status is written (agent/identity.ts does the same for agents).
+  const as = identity ? `setpriv --reuid=${identity.uid} --regid=${identity.gid} --clear-groups -- ` : '';
+  const sweep = identity ? [`${as}/bin/sh -c 'kill -9 -1' 2>/dev/null`] : [];
   return [
     '#!/bin/sh',
     `# berth job ${spec.jobId}, run without an agent: the server reads its output and exit status here.`,
     envFile(env).trimEnd(),
+    ...sweep,
     `cd ${q(paths.work)} || { echo "berth: the job's working directory is gone" >&2; exit 125; }`,
     'export BERTH_HOSTS="${SLURMD_NODENAME:-$(hostname)}"',
-    `${spec.command.map(q).join(' ')} </dev/null`,
+    `${as}${spec.command.map(q).join(' ')} </dev/null`,
     'rc=$?',
+    ...sweep,
     `echo "$rc" > ${q(paths.exit)}`,
     'exit "$rc"',
     '',
@@ -135,9 +148,24 @@ export function directScript(spec: StartResponse, paths: DirectPaths, env: Recor
  * then the job has ended and nothing waits for it but the worker's destroy.
  */
 
-/** Makes the worker's working directory (mode 0700: the job's files are the job's). */
-export async function prepareDirect(paths: DirectPaths): Promise<void> {
+/**
+ * Makes the worker's working directory (mode 0700: the job's files are the job's), its uid's when
+ * the job runs as another user than the server. A job Slurm runs as a mapped user (`slurmUser`)
+ * writes its output and exit status as that user: those files are made for it beforehand (0600),
+ * since the directory they go in is not its to write.
+ */
+export async function prepareDirect(
+  paths: DirectPaths,
+  owner?: JobIdentity,
+  slurmUser?: JobIdentity,
+): Promise<void> {
   await mkdir(paths.work, { mode: 0o700 });
+  if (owner) await chown(paths.work, owner.uid, owner.gid);
+  if (slurmUser)
+    for (const file of [paths.out, paths.exit]) {
+      await writeFile(file, '', { mode: 0o600 });
+      await chown(file, slurmUser.uid, slurmUser.gid);
+    }
 }
 
 /** Removes what the worker left in sharedDir (its working directory whole: it may be a large tree). */

@@ -36,6 +36,11 @@ export interface SubmitRequest {
   nodes?: number;
   /** --chdir; else sbatch's working directory. */
   workdir?: string;
+  /**
+   * --uid and --gid: the Unix user the job runs as, when not the submitter (a project mapped to a
+   * user of the cluster; only root and Slurm's SlurmUser may).
+   */
+  runAs?: { uid: number; gid: number };
   /** --output, a Slurm filename pattern (%j is the job id); default /dev/null. */
   output?: string;
   /**
@@ -256,6 +261,7 @@ export function buildSbatch(
   // Several nodes: one task on each (a gang's member), started by srun in the script.
   if (nodes > 1) args.push(`--ntasks-per-node=1`);
   if (req.workdir !== undefined) args.push(`--chdir=${req.workdir}`);
+  if (req.runAs) args.push(`--uid=${req.runAs.uid}`, `--gid=${req.runAs.gid}`);
   args.push(`--output=${req.output ?? '/dev/null'}`);
   const jobEnv = checkEnv(req.env ?? {});
   // --export=ALL of an environment made for the job, never a list of names: with a list (or

@@ -22,7 +22,7 @@
  * takes over (take-over.ts); a direct worker's run is direct-run.ts. This file does the I/O.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { mkdirSync, type FSWatcher } from 'node:fs';
+import { chmodSync, mkdirSync, type FSWatcher } from 'node:fs';
 import type {
   AgentPort,
   Factory,
@@ -51,6 +51,9 @@ import { isEndedState, SlurmCli, type SlurmJob, type SubmitRequest } from './slu
 import { planTakeOver } from './take-over.js';
 import { judge, submitting, takenOver, type Tracked } from './tracked-worker.js';
 import { WorkerNames } from './worker-names.js';
+import type { UidRange } from '../../domain/uid-range.js';
+import { UidPool } from '../uid-pool.js';
+import type { UnixUser } from '../unix-users.js';
 
 export { shellQuote };
 
@@ -92,10 +95,27 @@ export interface SlurmFactoryOptions {
   agent?: AgentPort;
   /** How many sbatch commands run at once (8): Slurm's controller takes them one at a time. */
   submitConcurrency?: number;
+  /**
+   * Set when berth submits as root (factories/isolation.ts): each worker member runs its jobs
+   * under a uid of this range, the worker's alone among the factory's live workers.
+   */
+  uids?: UidRange;
+  /** Projects whose workers Slurm runs as a user of the cluster (`sbatch --uid --gid`). */
+  users?: Map<string, UnixUser>;
 }
 
 /** What a job gets of the server's environment (jobs run with PATH, HOME, their locale). */
 const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'TZ', 'TMPDIR'];
+/** What a job that runs as another user than the server's gets of it: nothing that is the server user's. */
+const INHERITED_BY_OTHERS = ['PATH', 'LANG', 'TZ'];
+
+/** Who a worker's jobs run as, when not the user berth submits as. */
+interface WorkerIdentity {
+  /** The uids its members' jobs run as, by rank (berth submits as root). */
+  uids?: number[];
+  /** The user of the cluster Slurm runs it as (runAs.projects). */
+  user?: UnixUser;
+}
 
 export class SlurmFactory implements Factory {
   readonly kind = 'slurm';
@@ -122,6 +142,10 @@ export class SlurmFactory implements Factory {
   private exits: FSWatcher | undefined;
   /** At most submitConcurrency sbatch commands at once. */
   private readonly submits: ConcurrencyLimit;
+  /** The uids of the range no live worker holds (with `uids`). */
+  private readonly pool: UidPool | undefined;
+  /** The uids each live worker's members hold, by worker. */
+  private readonly held = new Map<number, number[]>();
 
   constructor(private readonly o: SlurmFactoryOptions) {
     this.name = o.name;
@@ -133,8 +157,11 @@ export class SlurmFactory implements Factory {
     if (o.sharedDir !== undefined && !o.agent)
       throw new Error('a slurm factory with sharedDir needs the agent port');
     this.registers = o.sharedDir === undefined;
+    this.pool = o.uids ? new UidPool(o.uids) : undefined;
     if (o.sharedDir !== undefined) {
       mkdirSync(o.sharedDir, { recursive: true, mode: 0o700 });
+      // Jobs that run as other users reach their own directories in it, but list nothing.
+      if (this.pool || o.users?.size) chmodSync(o.sharedDir, 0o711);
       const sharedDir = o.sharedDir;
       this.exits = watchExits(sharedDir, (name) => {
         const workerId = this.names.workerOf(name);
@@ -186,7 +213,14 @@ export class SlurmFactory implements Factory {
         ? undefined
         : (name: string) => readExit(directPaths(sharedDir, name)) !== undefined;
     const plan = planTakeOver(live, left, this.names, exitLeft);
+    const handles = new Map(left.map((l) => [l.workerId, l.handle]));
     for (const w of plan.adopt) {
+      // Its uids stay its own: no new worker gets them while it lives.
+      const uids = handles.get(w.workerId)?.uids;
+      if (Array.isArray(uids)) {
+        const mine = uids.filter((u): u is number => typeof u === 'number' && this.pool?.reserve(u) === true);
+        if (mine.length > 0) this.held.set(w.workerId, mine);
+      }
       const t = takenOver(w.name, w.slurmId, w.job);
       // A direct worker's run goes on from where the last server left its output (`logged`), or
       // reports the end its job had while no server ran.
@@ -194,7 +228,13 @@ export class SlurmFactory implements Factory {
         t.run = this.directRun(w.workerId, w.jobId, t, directPaths(this.o.sharedDir!, w.name), true);
       this.tracked.set(w.workerId, t);
       const direct = w.jobId === undefined ? {} : { jobId: w.jobId };
-      adopted.set(w.workerId, { slurmJobId: w.slurmId, slurmJobName: w.name, ...direct });
+      const held = this.held.get(w.workerId);
+      adopted.set(w.workerId, {
+        slurmJobId: w.slurmId,
+        slurmJobName: w.name,
+        ...direct,
+        ...(held ? { uids: held } : {}),
+      });
     }
     await Promise.all(
       plan.orphans.map(async (j) => {
@@ -209,23 +249,62 @@ export class SlurmFactory implements Factory {
   async create(req: WorkerRequest): Promise<WorkerHandle> {
     // The controller adopts first; a factory used on its own still removes what was left.
     await (this.adopted ??= this.takeOver([]).catch(() => {}));
-    if (this.o.sharedDir !== undefined) return this.createDirect(req, this.o.sharedDir);
-    const registration = req.registration;
-    if (!registration) throw new Error('a slurm worker needs a registration credential');
-    const t = submitting(this.names.of(req.workerId));
-    await this.submit(req.workerId, t, {
-      script: agentScript(this.o, req.url, req.workerId, req.members),
-      nodes: req.members,
-      env: { BERTH_AGENT_CREDENTIAL: registration },
-    });
-    return { slurmJobId: t.slurmId, slurmJobName: t.name };
+    const id = this.identityFor(req);
+    try {
+      if (this.o.sharedDir !== undefined) return await this.createDirect(req, this.o.sharedDir, id);
+      const registration = req.registration;
+      if (!registration) throw new Error('a slurm worker needs a registration credential');
+      const t = submitting(this.names.of(req.workerId));
+      await this.submit(req.workerId, t, id, {
+        script: agentScript(this.o, req.url, req.workerId, req.members, id.uids),
+        nodes: req.members,
+        // A mapped user's agent passes its HOME, USER and LOGNAME on to its jobs.
+        env: { BERTH_AGENT_CREDENTIAL: registration, ...(id.user ? ownEnv(id, '') : {}) },
+      });
+      return { slurmJobId: t.slurmId, slurmJobName: t.name, ...(id.uids ? { uids: id.uids } : {}) };
+    } catch (e) {
+      this.giveBack(req.workerId);
+      throw e;
+    }
+  }
+
+  /**
+   * Who the worker's jobs run as: its project's user of the cluster, else (berth submits as root)
+   * a uid for each member that no live worker of the factory holds; else the submitting user.
+   */
+  private identityFor(req: WorkerRequest): WorkerIdentity {
+    const user = this.o.users?.get(req.project);
+    if (user) return { user };
+    const pool = this.pool;
+    if (!pool) return {};
+    const uids: number[] = [];
+    for (let i = 0; i < req.members; i++) {
+      const uid = pool.take();
+      if (uid === undefined) {
+        for (const u of uids) pool.give(u);
+        throw new Error(`no free uid in runAs.uids (${pool.range.first}-${pool.range.last})`);
+      }
+      uids.push(uid);
+    }
+    this.held.set(req.workerId, uids);
+    return { uids };
+  }
+
+  /** The worker's Slurm job has ended: its uids may go to another worker. */
+  private giveBack(workerId: number): void {
+    for (const uid of this.held.get(workerId) ?? []) this.pool?.give(uid);
+    this.held.delete(workerId);
   }
 
   /**
    * A direct worker: its working directory in sharedDir, where its output and exit status go too,
    * and a batch script that holds the job's variables and runs its command itself.
    */
-  private async createDirect(req: WorkerRequest, sharedDir: string): Promise<WorkerHandle> {
+  private async createDirect(
+    req: WorkerRequest,
+    sharedDir: string,
+    id: WorkerIdentity,
+  ): Promise<WorkerHandle> {
     if (req.members > 1)
       throw new Error(`factory ${this.name} runs jobs without an agent (sharedDir): a gang job needs one`);
     if (!req.token) throw new Error("a direct slurm worker needs the job's token");
@@ -235,12 +314,26 @@ export class SlurmFactory implements Factory {
     const t = submitting(this.names.of(req.workerId));
     const paths = directPaths(sharedDir, t.name);
     t.run = this.directRun(req.workerId, req.jobId, t, paths);
-    const env = directEnv(spec, paths, { url: req.url, token: req.token, workerId: req.workerId });
-    await prepareDirect(paths);
-    await this.submit(req.workerId, t, { script: directScript(spec, paths, env), output: paths.out }, () =>
-      removeDirect(paths),
+    const own = id.uids ? { uid: id.uids[0]!, gid: id.uids[0]! } : undefined;
+    const slurmUser = id.user ? { uid: id.user.uid, gid: id.user.gid } : undefined;
+    const env = {
+      ...directEnv(spec, paths, { url: req.url, token: req.token, workerId: req.workerId }),
+      ...ownEnv(id, paths.work),
+    };
+    await prepareDirect(paths, own ?? slurmUser, slurmUser);
+    await this.submit(
+      req.workerId,
+      t,
+      id,
+      { script: directScript(spec, paths, env, own), output: paths.out },
+      () => removeDirect(paths),
     );
-    return { slurmJobId: t.slurmId, slurmJobName: t.name, jobId: req.jobId };
+    return {
+      slurmJobId: t.slurmId,
+      slurmJobName: t.name,
+      jobId: req.jobId,
+      ...(id.uids ? { uids: id.uids } : {}),
+    };
   }
 
   /**
@@ -251,9 +344,11 @@ export class SlurmFactory implements Factory {
   private async submit(
     workerId: number,
     t: Tracked,
+    id: WorkerIdentity,
     job: Pick<SubmitRequest, 'script' | 'nodes' | 'output' | 'env'>,
     undo?: () => Promise<void>,
   ): Promise<void> {
+    const others = id.uids !== undefined || id.user !== undefined;
     this.tracked.set(workerId, t);
     try {
       t.slurmId = await this.submits.run(() => {
@@ -267,7 +362,8 @@ export class SlurmFactory implements Factory {
           cpusPerTask: this.o.cpusPerTask,
           timeLimitSeconds: this.o.timeLimitSeconds,
           // Of the server's own environment (which may hold secrets) only what a job expects.
-          inherit: INHERITED.filter((k) => process.env[k] !== undefined),
+          inherit: (others ? INHERITED_BY_OTHERS : INHERITED).filter((k) => process.env[k] !== undefined),
+          ...(id.user ? { runAs: { uid: id.user.uid, gid: id.user.gid } } : {}),
           extraArgs: ['--no-requeue', ...this.o.sbatchArgs],
         });
       });
@@ -325,6 +421,9 @@ export class SlurmFactory implements Factory {
     // last line, then Slurm stops what the job left running).
     if (t?.ended === 'exit-file' && t.slurmId !== undefined) await this.ended.until(t.slurmId);
     else if (t?.ended !== 'slurm') await this.cancelAndWait(workerId, handle, t);
+    // Its Slurm job is over (else the wait above threw): a daemon its job left under its uid is
+    // ended by the next worker's agent, or script, that gets the uid on that node.
+    this.giveBack(workerId);
     if (direct) await removeDirect(direct);
   }
 
@@ -426,4 +525,14 @@ export class SlurmFactory implements Factory {
       this.polling = false;
     }
   }
+}
+
+/**
+ * A job's variables for the user it runs as, when not the server's: an own uid's home and
+ * temporary directory are its working directory; a mapped user's home is that user's.
+ */
+function ownEnv(id: WorkerIdentity, workdir: string): Record<string, string> {
+  if (id.user) return { HOME: id.user.home, USER: id.user.name, LOGNAME: id.user.name };
+  if (id.uids) return { HOME: workdir, TMPDIR: workdir };
+  return {};
 }
