@@ -16,6 +16,8 @@ export type HostCommand =
       cgroup?: JobCgroup;
       /** The uid and gid the member runs under (agent/identity.ts); absent: the host's own. */
       identity?: JobIdentity;
+      /** More variables for the job: the devices it was given (CUDA_VISIBLE_DEVICES, …). */
+      env?: Record<string, string>;
     }
   /** Kills every member of the worker. */
   | { type: 'kill'; workerId: number };

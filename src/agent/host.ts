@@ -56,7 +56,7 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     url: cmd.url,
     token: cmd.token,
     workdir: cmd.workdir,
-    env: { BERTH_WORKER_ID: String(workerId), ...(caFile ? { [CA_ENV]: caFile } : {}) },
+    env: { ...cmd.env, BERTH_WORKER_ID: String(workerId), ...(caFile ? { [CA_ENV]: caFile } : {}) },
     cgroup: cmd.cgroup,
     ...(cmd.identity ? { identity: cmd.identity } : {}),
     abandoned: () => !process.connected,

@@ -11,7 +11,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DEFAULT_MAX_ARTIFACT_FILES } from '../domain/artifact.js';
 import { ConfigError } from '../domain/errors.js';
 import { defaultUidRange, overlap, parseUidRange, rangeSize, type UidRange } from '../domain/uid-range.js';
-import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
+import { PRIVILEGE, PRIVILEGE_HELP, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
 import {
   ConfigSchema,
   DEFAULT_PIDS_LIMIT,
@@ -20,6 +20,7 @@ import {
   type Config,
   type FactoryConfig,
   type RawConfig,
+  type RawFactory,
   type TlsConfig,
   type ArtifactsConfig,
 } from './schema.js';
@@ -92,7 +93,7 @@ const SLURM_FIELDS = [
 ] as const;
 
 /** Settings only a local factory takes. */
-const LOCAL_FIELDS = ['cgroups', 'pidsLimit'] as const;
+const LOCAL_FIELDS = ['cgroups', 'pidsLimit', 'devices'] as const;
 
 /**
  * `runAs.uids` parsed (by default a range picked from the data directory and the factory's name):
@@ -139,6 +140,23 @@ function checkUidRangesApart(factories: Record<string, FactoryConfig>, file?: st
         );
 }
 
+/** A device kind is a resource name, not one berth counts itself, and its ids are distinct. */
+function checkDeviceKinds(factory: string, devices: RawFactory['devices'], file?: string): void {
+  for (const [kind, spec] of Object.entries(devices ?? {})) {
+    const key = `factories.${factory}.devices.${kind}`;
+    if (!RESOURCE_NAME.test(kind)) throw new ConfigError(key, RESOURCE_NAME_HELP, file);
+    if (['cpu', 'memory', 'jobs'].includes(kind))
+      throw new ConfigError(key, `${kind} is counted by berth itself, not a device kind`, file);
+    const list = Array.isArray(spec) ? spec : 'list' in spec ? spec.list : [];
+    const seen = new Set<string>();
+    for (const d of list) {
+      if (seen.has(d.id))
+        throw new ConfigError(key, `device id ${JSON.stringify(d.id)} is listed twice`, file);
+      seen.add(d.id);
+    }
+  }
+}
+
 /** What `berth server`'s flags set over the file's settings. */
 export interface ConfigOverrides {
   listen?: string;
@@ -176,6 +194,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     for (const key of ['ca', 'workRoot', 'isolation', 'runAs'] as const)
       if (f.kind === 'simulated' && f[key] !== undefined)
         throw new ConfigError(`factories.${name}.${key}`, 'is for a local or slurm factory only', file);
+    checkDeviceKinds(name, f.devices, file);
     const { timeLimit, runAs, ...rest } = f;
     const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
     // What its agents trust: its own `ca`, else the server's certificate itself (pinned).

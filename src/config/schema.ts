@@ -32,6 +32,18 @@ export type IsolationMode = (typeof ISOLATION_MODES)[number];
 /** local, with cgroups: the processes (and threads) one job may have at once unless configured. */
 export const DEFAULT_PIDS_LIMIT = 4096;
 
+/** Whose variables tell a job its devices: CUDA_VISIBLE_DEVICES (nvidia), ROCR_VISIBLE_DEVICES (amd). */
+const VENDOR = Type.Union([Type.Literal('nvidia'), Type.Literal('amd'), Type.Literal('none')]);
+
+/** Devices by id, each with its device files (`/dev/nvidia0`): what its job alone may open. */
+const DEVICE_LIST = Type.Array(
+  strict({
+    id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9][-A-Za-z0-9_.:]*$' }),
+    files: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  }),
+  { maxItems: 1024 },
+);
+
 const FactorySchema = strict({
   kind: Type.Union(FACTORY_KINDS.map((k) => Type.Literal(k))),
   capacity: Type.Optional(Capacity),
@@ -54,6 +66,24 @@ const FactorySchema = strict({
        */
       projects: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }))),
     }),
+  ),
+  /**
+   * local: the devices (GPUs and the like) of its machine, by kind (a resource name): a count, a
+   * list of ids with their device files, or `detect: nvidia` (docs/DEVICES.md).
+   */
+  devices: Type.Optional(
+    Type.Record(
+      Type.String({ minLength: 1 }),
+      Type.Union([
+        strict({ count: Type.Integer({ minimum: 0, maximum: 1024 }), vendor: Type.Optional(VENDOR) }),
+        strict({ detect: Type.Literal('nvidia') }),
+        DEVICE_LIST,
+        strict({
+          vendor: VENDOR,
+          list: DEVICE_LIST,
+        }),
+      ]),
+    ),
   ),
   /** slurm: the partition its workers are submitted to (the cluster's default when absent). */
   partition: Type.Optional(Type.String({ minLength: 1 })),
@@ -183,7 +213,9 @@ export const ConfigSchema = strict({
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
-export type FactoryConfig = Omit<Static<typeof FactorySchema>, 'timeLimit' | 'runAs'> & {
+/** A factory as berth.yaml writes it. */
+export type RawFactory = Static<typeof FactorySchema>;
+export type FactoryConfig = Omit<RawFactory, 'timeLimit' | 'runAs'> & {
   capacity: number;
   /** local, slurm: `runAs.uids`, parsed (its default when absent). */
   jobUids?: UidRange;

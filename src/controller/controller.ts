@@ -66,7 +66,8 @@ export class Controller implements ControllerPort, FactoryListener {
 
   constructor(private readonly o: ControllerOptions) {
     const pools = new Pools<TrackedJob>();
-    for (const f of o.factories.values()) pools.add(new Pool('factory', f.name, f.capacity), f.kind);
+    for (const f of o.factories.values())
+      pools.add(new Pool('factory', f.name, f.capacity, f.devices), f.kind);
     for (const w of o.wells.values()) pools.add(new Pool('resource', w.type, w.capacity), w.kind);
     this.core = {
       o,

@@ -26,6 +26,8 @@ export interface Holding {
   metadata: Metadata | null;
   /** Units of its pool it takes: a gang's worker takes one per member. */
   units: number;
+  /** A worker's devices of its factory's machine, by kind: how many it holds (pool.ts). */
+  devices?: Record<string, number>;
   destroying: boolean;
   /** Its provider confirmed its destruction, and its units went back to their pool. */
   freed: boolean;
@@ -100,6 +102,10 @@ export class Holdings {
       job.holdings.delete(placeholder);
     }
     const h = newHolding(kind, id, job.id, provider, kind === 'worker' ? job.workers : 1);
+    if (kind === 'worker') {
+      const devices = this.core.pools.get('factory', provider)?.devicesOf(job);
+      if (devices && Object.keys(devices).length > 0) h.devices = devices;
+    }
     this.attach(h, job);
     return h;
   }
@@ -135,7 +141,7 @@ export class Holdings {
       const free = () => {
         if (h.freed) return;
         h.freed = true;
-        this.core.pools.of(h)?.free(h.units);
+        this.core.pools.of(h)?.free(h.units, h.devices);
         this.core.wake();
       };
       const settled = await Promise.allSettled([

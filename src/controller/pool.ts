@@ -18,12 +18,30 @@ export const poolKey = (kind: PoolKind, name: string): string => `${kind}:${name
 export class Pool<T extends Waiter> {
   readonly waitlist = new Waitlist<T>();
   inUse = 0;
+  /** Of each device kind of a factory's machine (domain/devices.ts), how many are held. */
+  readonly devicesInUse: Record<string, number> = {};
 
   constructor(
     readonly kind: PoolKind,
     readonly name: string,
     readonly capacity: number,
+    /** A factory's devices, by kind: how many its machine has (none by default). */
+    readonly devices: Record<string, number> = {},
   ) {}
+
+  /**
+   * The devices the waiter takes of each kind the factory has: each member's request of the kind
+   * in whole devices, times its members.
+   */
+  devicesOf(w: T): Record<string, number> {
+    const wanted: Record<string, number> = {};
+    const members = w.workers ?? 1;
+    for (const kind of Object.keys(this.devices)) {
+      const total = w.requests?.[kind] ?? 0;
+      if (total > 0) wanted[kind] = Math.ceil(total / members) * members;
+    }
+    return wanted;
+  }
 
   get key(): string {
     return poolKey(this.kind, this.name);
@@ -36,22 +54,63 @@ export class Pool<T extends Waiter> {
 
   /** The next waiter, its units now counted as in use; undefined when it does not fit or nobody waits. */
   take(): T | undefined {
-    const next = this.waitlist.peek();
-    if (!next) return undefined;
-    const units = this.unitsOf(next);
+    const head = this.waitlist.peek();
+    if (!head) return undefined;
+    const units = this.unitsOf(head);
     if (this.inUse + units > this.capacity) return undefined;
-    this.inUse += units;
-    return this.waitlist.shift();
+    const short = this.shortOf(head);
+    if (short.length === 0) return this.hand(head);
+    // The head waits for devices alone. A job behind it that takes none of those devices may go
+    // ahead, so long as the workers the head needs stay free: it cannot delay the head's start,
+    // which only a device's release can bring (and a CPU job no longer idles behind a GPU job).
+    for (const w of this.waitlist.values()) {
+      if (w === head || this.inUse + this.unitsOf(w) + units > this.capacity) continue;
+      const wanted = this.devicesOf(w);
+      if (short.some((kind) => (wanted[kind] ?? 0) > 0) || this.shortOf(w).length > 0) continue;
+      return this.hand(w);
+    }
+    return undefined;
   }
 
-  free(units = 1): void {
+  /** The device kinds of which too few are free for the waiter. */
+  private shortOf(w: T): string[] {
+    return Object.entries(this.devicesOf(w))
+      .filter(([kind, n]) => (this.devicesInUse[kind] ?? 0) + n > this.devices[kind]!)
+      .map(([kind]) => kind);
+  }
+
+  /** Takes the waiter off the line, its workers and devices counted as in use. */
+  private hand(w: T): T {
+    this.inUse += this.unitsOf(w);
+    this.hold(this.devicesOf(w));
+    this.waitlist.remove(w.id);
+    return w;
+  }
+
+  /** Counts `devices` as held (taken now, or by a worker that outlived a restart). */
+  hold(devices: Record<string, number> = {}): void {
+    for (const [kind, n] of Object.entries(devices))
+      this.devicesInUse[kind] = (this.devicesInUse[kind] ?? 0) + n;
+  }
+
+  free(units = 1, devices: Record<string, number> = {}): void {
     this.inUse = Math.max(0, this.inUse - units);
+    for (const [kind, n] of Object.entries(devices))
+      this.devicesInUse[kind] = Math.max(0, (this.devicesInUse[kind] ?? 0) - n);
   }
 
   /** "waiting for resource licence: 2/2 in use; position 1", "waiting for 4 workers at once from factory f: …" */
   describeWait(id: number): string {
     const waiter = this.waitlist.find((w) => w.id === id);
     const units = waiter ? this.unitsOf(waiter) : 1;
+    // Waiting for devices rather than a worker: say which.
+    const short = Object.entries(waiter ? this.devicesOf(waiter) : {}).find(
+      ([kind, n]) => (this.devicesInUse[kind] ?? 0) + n > this.devices[kind]!,
+    );
+    if (short && this.inUse + units <= this.capacity) {
+      const [kind, n] = short;
+      return `waiting for ${n} ${kind} of factory ${this.name}: ${this.devicesInUse[kind] ?? 0}/${this.devices[kind]} in use; position ${this.waitlist.position(id)}`;
+    }
     const what =
       this.kind === 'resource'
         ? `resource ${this.name}`

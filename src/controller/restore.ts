@@ -13,7 +13,7 @@
  */
 import { AGENT_RETRY_MAX_DELAY_MS } from '../agent/protocol.js';
 import { isTerminal, type JobRecord } from '../domain/job.js';
-import type { WorkerHandle, WorkerRecord } from '../domain/worker.js';
+import { heldDevices, type WorkerHandle, type WorkerRecord } from '../domain/worker.js';
 import { listClusterQueues } from '../store/queries/cluster-queues.js';
 import { activeJobPages, findJobs, loadJobsInPlay, updateJob } from '../store/queries/jobs.js';
 import { listAllPrivileges } from '../store/queries/projects.js';
@@ -70,6 +70,11 @@ export class Restore {
       this.holdings.attach(h, undefined);
       const pool = this.core.pools.of(h);
       if (pool) pool.inUse += h.units;
+      // Devices its factory gave it (recorded in its handle) stay taken until it is destroyed.
+      if (h.kind === 'worker' && pool) {
+        h.devices = heldDevices(h.handle);
+        pool.hold(h.devices);
+      }
     }
     // Tasks of throttled arrays already in play hold their places before any queued one asks.
     for (const j of inPlay)

@@ -9,6 +9,8 @@ export interface Waiter {
   createdAt: number;
   /** Workers it takes from a factory at once (a gang job's; 1 when absent). */
   workers?: number;
+  /** What it requests in all (a factory with devices gives it that many of each kind it has). */
+  requests?: Record<string, number>;
 }
 
 const before = (a: Waiter, b: Waiter): boolean =>

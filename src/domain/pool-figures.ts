@@ -30,6 +30,8 @@ export interface TargetView {
    * only: jobs of different projects can reach each other); null when not known.
    */
   isolation: string | null;
+  /** Its factory's devices, in words (`gpu: 2 (0, 1)`); null when it has none. */
+  devices: string | null;
   capacity: number;
   inUse: number;
   waiting: number;

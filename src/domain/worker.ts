@@ -18,7 +18,21 @@ export interface WorkerHandle {
   pid?: number;
   /** A gang's members' process groups (local factory). */
   pids?: number[];
+  /** The devices each member holds, by rank (domain/devices.ts): kind → device ids. */
+  devices?: Record<string, string[]>[];
   [key: string]: unknown;
+}
+
+/**
+ * How many devices of each kind a worker holds, by its handle: what stays taken of its factory
+ * until it is destroyed, also across a restart.
+ */
+export function heldDevices(handle: WorkerHandle | null): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const member of Array.isArray(handle?.devices) ? handle.devices : [])
+    for (const [kind, ids] of Object.entries(member))
+      if (Array.isArray(ids)) counts[kind] = (counts[kind] ?? 0) + ids.length;
+  return counts;
 }
 
 /** A worker as the store keeps it. */

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-export const CONTROLLERS = ['memory', 'cpu', 'pids'] as const;
+export const CONTROLLERS = ['memory', 'cpu', 'pids', 'devices'] as const;
 export type Controller = (typeof CONTROLLERS)[number];
 
 export type Hierarchies = { usable: true; bases: Map<Controller, string> } | { usable: false; why: string };
@@ -44,7 +44,7 @@ export function detectHierarchies(): Hierarchies {
     for (const c of CONTROLLERS) if (names.includes(c) && !mounts.has(c)) mounts.set(c, unescape(dir));
   }
   if (mounts.size === 0)
-    return { usable: false, why: 'no cgroup v1 memory, cpu or pids controller is mounted' };
+    return { usable: false, why: 'no cgroup v1 memory, cpu, pids or devices controller is mounted' };
   const own = new Map<Controller, string>();
   for (const line of read('/proc/self/cgroup').split('\n')) {
     const [, names = '', ...path] = line.split(':');

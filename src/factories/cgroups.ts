@@ -29,6 +29,8 @@ export interface EnforcementOptions {
   dataDir: string;
   mode: CgroupsMode;
   pidsLimit?: number;
+  /** Its machine has device files to keep jobs from (devices.ts): a devices group per job. */
+  devices?: boolean;
   /** The config file, for the message of an unmet `required`. */
   file?: string;
 }
@@ -38,8 +40,12 @@ const CPU_PERIOD_US = 100_000;
 /** The smallest quota the kernel accepts. */
 const MIN_CPU_QUOTA_US = 1000;
 
-const wanted = (o: EnforcementOptions): Controller[] =>
-  o.pidsLimit === undefined ? ['memory', 'cpu'] : ['memory', 'cpu', 'pids'];
+const wanted = (o: EnforcementOptions): Controller[] => [
+  'memory',
+  'cpu',
+  ...(o.pidsLimit === undefined ? [] : (['pids'] as const)),
+  ...(o.devices ? (['devices'] as const) : []),
+];
 
 export class CgroupEnforcement {
   private constructor(
@@ -105,6 +111,8 @@ export class CgroupEnforcement {
     requests: Amounts = {},
     rank?: number,
     owner?: JobIdentity,
+    /** Devices cgroup rules (`c 195:1 rwm`) for the device files that are other jobs' (devices.ts). */
+    denied: string[] = [],
   ): Promise<JobCgroup | undefined> {
     const settings = new Map<Controller, Setting[]>();
     const memory = requests.memory ?? 0;
@@ -124,6 +132,12 @@ export class CgroupEnforcement {
     }
     if (this.opts.pidsLimit !== undefined)
       settings.set('pids', [{ file: 'pids.max', value: this.opts.pidsLimit }]);
+    // One rule per write: the kernel takes one line at a time.
+    if (denied.length > 0)
+      settings.set(
+        'devices',
+        denied.map((rule) => ({ file: 'devices.deny', value: rule })),
+      );
 
     const name = `job-${jobId}.worker-${workerId}${rank === undefined ? '' : `.rank-${rank}`}`;
     const cgroup: JobCgroup = { dirs: [] };
@@ -193,7 +207,7 @@ async function removeTree(dir: string): Promise<void> {
 
 interface Setting {
   file: string;
-  value: number;
+  value: number | string;
   /** Skipped when the kernel does not have the file. */
   optional?: boolean;
 }
@@ -218,18 +232,30 @@ async function apply(dir: string, { file, value, optional }: Setting): Promise<v
 const list = (m: Map<Controller, string>) => [...m].map(([c, why]) => `${c}: ${why}`).join(', ');
 
 /**
- * One line per local factory for the server's start: whether jobs' requests are enforced, and if
- * not, why. Throws a ConfigError (the server does not start) for `cgroups: required` that this
- * machine cannot meet.
+ * What each local factory can enforce on this machine, for the start-up output: its summary line,
+ * and whether a job's devices are kept from other jobs (a devices group per job). Throws a
+ * ConfigError for an unmet `required`.
  */
-export function describeEnforcement(config: Config, dataDir: string, file?: string): string[] {
-  return Object.entries(config.factories)
-    .filter(([, f]) => f.kind === 'local')
-    .map(([name, f]) => {
-      const probe = CgroupEnforcement.open(
-        { factory: name, dataDir, mode: f.cgroups ?? 'auto', pidsLimit: f.pidsLimit, file },
-        false,
-      );
-      return `local factory "${name}": ${probe.summary}`;
-    });
+export function describeEnforcement(
+  config: Config,
+  dataDir: string,
+  file?: string,
+): Map<string, { summary: string; devices: boolean }> {
+  const found = new Map<string, { summary: string; devices: boolean }>();
+  for (const [name, f] of Object.entries(config.factories)) {
+    if (f.kind !== 'local') continue;
+    const probe = CgroupEnforcement.open(
+      {
+        factory: name,
+        dataDir,
+        mode: f.cgroups ?? 'auto',
+        pidsLimit: f.pidsLimit,
+        devices: f.devices !== undefined,
+        file,
+      },
+      false,
+    );
+    found.set(name, { summary: probe.summary, devices: probe.controllers.has('devices') });
+  }
+  return found;
 }

@@ -79,6 +79,11 @@ export interface Factory {
   readonly kind: string;
   readonly capacity: number;
   /**
+   * How many devices of each kind its machine has (domain/devices.ts), for a factory that assigns
+   * them: a job's request of a kind then takes that many particular devices, and waits for them.
+   */
+  readonly devices?: Record<string, number>;
+  /**
    * Its agents run in the server's process and speak through the AgentPort: nothing outside
    * calls the API for them, so no job token is made.
    */

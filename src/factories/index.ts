@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
 import type { FactoryIsolation } from './isolation.js';
+import type { FactoryDevices } from './devices.js';
 import { LocalFactory } from './local.js';
 import { SimulatedFactory } from './simulated.js';
 import { SlurmFactory } from './slurm/slurm-factory.js';
@@ -13,6 +14,8 @@ export interface FactorySetting {
   installationId: string;
   /** Who each factory's jobs run as (isolation.ts), by factory name: decided once, at start. */
   isolation: Map<string, FactoryIsolation>;
+  /** Each local factory's devices (devices.ts), by factory name. */
+  devices: Map<string, FactoryDevices>;
 }
 
 /** How a Slurm node starts this berth's CLI: the same Node, flags (tsx under tests) and entry. */
@@ -24,7 +27,7 @@ function thisBerth(): string[] {
 
 export function createFactories(
   config: Config,
-  { dataDir, installationId, isolation }: FactorySetting,
+  { dataDir, installationId, isolation, devices }: FactorySetting,
   listener: FactoryListener,
   agent: AgentPort,
 ): Map<string, Factory> {
@@ -45,6 +48,7 @@ export function createFactories(
             ca: f.ca,
             ...(uids ? { uids } : {}),
             ...(f.workRoot !== undefined ? { workRoot: f.workRoot } : {}),
+            ...(devices.has(name) ? { devices: devices.get(name)!.inventory } : {}),
           }),
         );
         break;

@@ -25,6 +25,15 @@ import { CgroupEnforcement } from './cgroups.js';
 import type { UidRange } from '../domain/uid-range.js';
 import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
 import { UidPool } from './uid-pool.js';
+import {
+  deviceCounts,
+  deviceEnv,
+  devicesWanted,
+  DeviceBook,
+  type DeviceAssignment,
+  type DeviceInventory,
+} from '../domain/devices.js';
+import { denyRule } from './devices.js';
 
 /** The host's entry point, as .ts under tsx (tests) or .js when built. */
 const HOST_MAIN = fileURLToPath(
@@ -46,6 +55,8 @@ export interface LocalFactoryOptions {
   uids?: UidRange;
   /** Where workers' directories are made (default DATA/workers). */
   workRoot?: string;
+  /** The machine's devices (devices.ts): each member gets its own of what it requests. */
+  devices?: DeviceInventory;
 }
 
 export class LocalFactory implements Factory {
@@ -72,6 +83,9 @@ export class LocalFactory implements Factory {
   private readonly uids: UidPool | undefined;
   /** Each worker's members' identities, by rank. */
   private readonly identities = new Map<number, JobIdentity[]>();
+  /** Which member holds which device (with `devices`). */
+  private readonly book: DeviceBook | undefined;
+  readonly devices: Record<string, number> | undefined;
 
   constructor(private readonly opts: LocalFactoryOptions) {
     this.name = opts.name;
@@ -81,7 +95,12 @@ export class LocalFactory implements Factory {
       dataDir: opts.dataDir,
       mode: opts.cgroups ?? 'auto',
       pidsLimit: opts.pidsLimit,
+      devices: opts.devices !== undefined,
     });
+    if (opts.devices) {
+      this.book = new DeviceBook(opts.devices);
+      this.devices = deviceCounts(opts.devices);
+    }
     const workers = this.workRoot;
     mkdirSync(workers, { recursive: true, mode: 0o700 });
     if (opts.uids) {
@@ -245,8 +264,10 @@ export class LocalFactory implements Factory {
     await this.swept;
     const identities = this.takeIdentities(req.members);
     const cgroups: (JobCgroup | undefined)[] = [];
+    let devices: DeviceAssignment[] | undefined;
     let host: ChildProcess;
     try {
+      devices = this.takeDevices(req, ranks);
       await makeWorkdirs(workdir, gang ? dirs : [], identities);
       if (this.enforcement.enabled)
         for (const rank of ranks)
@@ -257,6 +278,8 @@ export class LocalFactory implements Factory {
               req.requests,
               gang ? rank : undefined,
               identities?.[rank],
+              // A job that asked for none may open none.
+              this.book ? this.book.othersFiles(devices?.[rank] ?? {}).map(denyRule) : [],
             ),
           );
       host = await this.startHost();
@@ -264,6 +287,7 @@ export class LocalFactory implements Factory {
       // No worker is recorded as made, so no destroy will come for its groups; nothing ran yet.
       for (const c of cgroups) if (c) await removeCgroup(c.dirs).catch(() => {});
       for (const id of identities ?? []) this.uids?.give(id.uid);
+      this.book?.release(String(req.workerId));
       throw e;
     }
     if (identities) this.identities.set(req.workerId, identities);
@@ -284,9 +308,36 @@ export class LocalFactory implements Factory {
         workdir: dirs[rank]!,
         ...(cgroup ? { cgroup } : {}),
         ...(identity ? { identity } : {}),
+        ...(devices ? { env: deviceEnv(this.opts.devices!, devices[rank]!) } : {}),
       });
     }
-    return { workdir };
+    return { workdir, ...(devices ? { devices } : {}) };
+  }
+
+  /**
+   * Each member's devices of the kinds it requests (per member), none another running worker
+   * holds; undefined when the factory has no devices or the job asks for none. The controller
+   * counted them before it asked for the worker (controller/pool.ts), so they are free.
+   */
+  private takeDevices(req: WorkerRequest, ranks: number[]): DeviceAssignment[] | undefined {
+    const inventory = this.opts.devices;
+    if (!inventory || !this.book) return undefined;
+    const wanted = devicesWanted(inventory, req.requests ?? {});
+    if (Object.keys(wanted).length === 0) return undefined;
+    const holder = String(req.workerId);
+    const assigned: DeviceAssignment[] = [];
+    for (const rank of ranks) {
+      const got = this.book.take(holder, wanted);
+      if (!got) {
+        this.book.release(holder);
+        const [kind, n] = Object.entries(wanted).find(([k, w]) => this.book!.free(k) < w)!;
+        throw new Error(
+          `factory ${this.name} has ${this.book.free(kind)} free ${kind} for rank ${rank}, which needs ${n}`,
+        );
+      }
+      assigned.push(got);
+    }
+    return assigned;
   }
 
   async destroy(workerId: number, handle: WorkerHandle | null, stopped?: () => void): Promise<void> {
@@ -326,6 +377,7 @@ export class LocalFactory implements Factory {
       this.cgroups.delete(workerId);
     }
     this.giveBack(workerId, clean);
+    this.book?.release(String(workerId));
     // Nothing of it runs any more: the next worker may start while its directory goes.
     stopped?.();
     // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others.

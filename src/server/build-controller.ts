@@ -7,6 +7,7 @@ import type { Config } from '../config/schema.js';
 import { Controller, type ControllerOptions } from '../controller/controller.js';
 import { createFactories } from '../factories/index.js';
 import type { FactoryIsolation } from '../factories/isolation.js';
+import type { FactoryDevices } from '../factories/devices.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Scheduler } from '../scheduler/index.js';
 import type { ServiceContext } from '../service/context.js';
@@ -23,6 +24,8 @@ export interface ControllerDeps {
   dataDir: string;
   /** Who each factory's jobs run as, decided at the server's start (factories/isolation.ts). */
   isolation: Map<string, FactoryIsolation>;
+  /** Each local factory's devices, found at the server's start (factories/devices.ts). */
+  devices: Map<string, FactoryDevices>;
   /** Names what the postgres wells make: the same on every replica of an installation. */
   installationId: string;
   ctx: ServiceContext;
@@ -45,7 +48,7 @@ export function buildController(
   // which is never before it exists.
   const factories = createFactories(
     d.config,
-    { dataDir: d.dataDir, installationId: d.installationId, isolation: d.isolation },
+    { dataDir: d.dataDir, installationId: d.installationId, isolation: d.isolation, devices: d.devices },
     {
       handleChanged: (id, handle) => controller.handleChanged(id, handle),
       workerLost: (id, message) => controller.workerLost(id, message),

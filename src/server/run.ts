@@ -17,6 +17,8 @@ import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import { describeEnforcement } from '../factories/cgroups.js';
 import { isolationOf } from '../factories/isolation.js';
+import { devicesOf } from '../factories/devices.js';
+import { deviceCounts } from '../domain/devices.js';
 import type { Factory } from '../factories/factory.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ReplicaNode } from '../replicas/replica-node.js';
@@ -142,6 +144,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   // meet stops the server.
   const enforcement = describeEnforcement(config, dataDir, file);
   const isolation = isolationOf(config, file);
+  const devices = devicesOf(config, file);
   const store = await openStore(config, dataDir);
   const metrics = new Metrics();
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
@@ -191,6 +194,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         }),
       ),
       isolation: Object.fromEntries([...isolation].map(([name, i]) => [name, i.summary])),
+      devices: Object.fromEntries(
+        [...devices].map(([name, d]) => [name, { counts: deviceCounts(d.inventory), summary: d.summary }]),
+      ),
       controller: undefined as unknown as ControllerPort, // set below, before anything reads it
       logs,
       artifacts: {
@@ -219,6 +225,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       file,
       dataDir,
       isolation,
+      devices,
       installationId: await installationId(store, dataDir),
       ctx,
       logs,
@@ -271,9 +278,20 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     print(`berth ${VERSION} listening on ${url}`);
     for (const line of transportWarnings(config, tls, url)) print(line);
     print(`data directory: ${dataDir}`);
-    for (const line of enforcement) print(line);
-    for (const [name, i] of isolation)
-      if (config.factories[name]?.kind === 'local') print(`local factory "${name}": ${i.summary}`);
+    for (const [name, e] of enforcement) print(`local factory "${name}": ${e.summary}`);
+    for (const [name, i] of isolation) {
+      const kind = config.factories[name]?.kind;
+      if (kind === 'local' || kind === 'slurm') print(`${kind} factory "${name}": ${i.summary}`);
+    }
+    for (const [name, d] of devices) {
+      const files = Object.values(d.inventory).some((k) => k.devices.some((dev) => dev.files.length > 0));
+      const kept = !files
+        ? 'assigned; no device files listed, so nothing to keep jobs from'
+        : enforcement.get(name)?.devices
+          ? 'each job can open only its own (devices cgroup)'
+          : 'assigned, not enforced: jobs can open every device file (no devices cgroup)';
+      print(`local factory "${name}": devices ${d.summary}; ${kept}`);
+    }
     for (const line of targetWarnings(config.targets)) print(line);
     if (store.dialect !== 'sqlite') {
       const role = replica?.elector.leading ? `leader (term ${replica.elector.term})` : 'follower';

@@ -28,6 +28,7 @@ export function targets(ctx: ServiceContext, p: Principal): TargetView[] {
       reuse: t.reuse === true,
       defaultTimeoutSeconds: t.defaultTimeoutSeconds ?? null,
       isolation: rt.isolation?.[t.factory] ?? null,
+      devices: rt.devices?.[t.factory]?.summary ?? null,
       capacity: f?.capacity ?? 0,
       inUse: f?.inUse ?? 0,
       waiting: f?.waiting ?? 0,

@@ -193,6 +193,7 @@ async function checkRunnable(
       `workers: ${workers} is more than target "${target}" can ever give at once (its factory's capacity is ${capacity})`,
     );
   }
+  checkDevices(rt, target, spec.requests, workers);
   const queues = [...rt.controller.queueModels()];
   const queue = queues.find((q) => q.name === queueName);
   if (!queue)
@@ -485,4 +486,28 @@ function submissionsOf(ctx: ServiceContext): SubmissionWriter {
 export async function jobEvents(ctx: ServiceContext, p: Principal, id: number): Promise<EventView[]> {
   await visibleJob(ctx, p, id);
   return listJobEvents(ctx.store.db, id);
+}
+
+/**
+ * A worker member asks for more devices of a kind than its target's factory has: it could never
+ * start (docs/DEVICES.md).
+ */
+function checkDevices(
+  rt: JobRuntime,
+  target: string,
+  requests: Record<string, QuantityInput>,
+  workers: number,
+): void {
+  const factory = rt.targets[target]?.factory;
+  const counts = factory === undefined ? undefined : rt.devices?.[factory]?.counts;
+  if (!counts) return;
+  for (const [kind, have] of Object.entries(counts)) {
+    const text = requests[kind];
+    if (text === undefined) continue;
+    const perMember = Math.ceil(parseAmount(kind, text));
+    if (perMember > have)
+      throw new UnprocessableError(
+        `requests.${kind}: ${String(text)}${workers > 1 ? ' per worker' : ''} is more than target "${target}" can ever give (factory ${factory} has ${have} ${kind})`,
+      );
+  }
 }

@@ -80,6 +80,7 @@ describe('berth targets', () => {
       default: false,
       reuse: false,
       defaultTimeoutSeconds: 5400,
+      devices: null,
       capacity: 2,
       inUse: 1,
       waiting: 0,

@@ -28,6 +28,7 @@ export function registerTargetCommand(program: Command): void {
       const chosen = targets.find((t) => t.default);
       // Who jobs run as is the factory's: one line per factory, under the table.
       const isolation = new Map(targets.flatMap((t) => (t.isolation ? [[t.factory, t.isolation]] : [])));
+      const devices = new Map(targets.flatMap((t) => (t.devices ? [[t.factory, t.devices]] : [])));
       return [
         table(
           ['NAME', 'FACTORY', 'CAPACITY', 'IN USE', 'WAITING', 'PILOTS', 'DEFAULT TIMEOUT', 'PRIVILEGE'],
@@ -35,6 +36,7 @@ export function registerTargetCommand(program: Command): void {
         ),
         ...(chosen ? [`jobs submitted without --target run on ${chosen.name}`] : []),
         ...[...isolation].map(([factory, how]) => `factory ${factory}: ${how}`),
+        ...[...devices].map(([factory, what]) => `factory ${factory}: devices ${what}`),
       ].join('\n');
     });
   });
