@@ -1,4 +1,5 @@
 /** Jobs for people: the `berth jobs` table and the `berth status` block. */
+import { devicesText } from '../domain/devices.js';
 import type { ArraySummary } from '../domain/job-array.js';
 import { JOB_STATES } from '../domain/job.js';
 import { formatAmount } from '../domain/quantity.js';
@@ -159,6 +160,7 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['workers', job.workers > 1 ? `${job.workers} (a gang: ranks 0–${job.workers - 1})` : null],
     ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],
     ['worker', job.worker && `#${job.worker.id} (${job.worker.state})`],
+    ['devices', job.worker?.devices ? devicesText(job.worker.devices) : null],
     ['command', shellWords(job.command)],
     [
       'depends on',

@@ -33,6 +33,7 @@ import type { ControllerCore } from './core.js';
 import type { Holding, Holdings } from './holdings.js';
 import type { FailureKind } from '../domain/retry.js';
 import type { Pilots } from './pilots.js';
+import { devicesText } from '../domain/devices.js';
 import { workerRequests, type TrackedJob } from './tracked-jobs.js';
 
 /** Attempts to create one resource instance before the job fails with the well's reason. */
@@ -215,9 +216,13 @@ export class Provisioning {
         requests: workerRequests(job),
         members: job.workers,
       });
-      await journal.write(({ db }) =>
-        updateWorker(db, workerId, { state: 'ready', handle: record.handle }, o.now()),
-      );
+      const devices = record.handle.devices;
+      await journal.write(async ({ db, event }) => {
+        await updateWorker(db, workerId, { state: 'ready', handle: record.handle }, o.now());
+        // Which devices it was given: on its timeline, as Slurm's job record keeps its GRES.
+        if (Array.isArray(devices) && devices.length > 0)
+          await event(job, 'devices-assigned', `worker ${workerId} holds ${devicesText(devices)}`);
+      });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       await journal.write(({ db }) =>

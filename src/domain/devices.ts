@@ -176,3 +176,14 @@ export function parseNvidiaSmi(csv: string): Device[] {
   }
   return devices;
 }
+
+/** A worker's devices in words: `gpu 0, 1` for one member; `rank 0: gpu 0; rank 1: gpu 1` for a gang. */
+export function devicesText(members: DeviceAssignment[]): string {
+  const one = (m: DeviceAssignment) =>
+    Object.entries(m)
+      .map(([kind, ids]) => `${kind} ${ids.join(', ')}`)
+      .join('; ');
+  return members.length === 1
+    ? one(members[0]!)
+    : members.map((m, rank) => `rank ${rank}: ${one(m)}`).join('; ');
+}

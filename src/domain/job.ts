@@ -137,7 +137,8 @@ export interface Job {
   workers: number;
   borrowed: Record<string, string> | null;
   resources: JobResourceRef[];
-  worker: { id: number; state: string } | null;
+  /** Its worker, and the devices each member holds (by rank: kind → ids) where it has any. */
+  worker: { id: number; state: string; devices?: Record<string, string[]>[] } | null;
   command: string[];
   env: Record<string, string>;
   timeoutSeconds: number | null;

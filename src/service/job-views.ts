@@ -107,7 +107,13 @@ export async function jobViews(
         estimatedStartAt: isoOrNull(live?.estimate?.startAt ?? null),
         estimate: live?.estimate?.how ?? null,
         resources: (instances.get(r.id) ?? []).map((i) => ({ type: i.type, id: i.id, state: i.state })),
-        worker: worker ? { id: worker.id, state: worker.state } : null,
+        worker: worker
+          ? {
+              id: worker.id,
+              state: worker.state,
+              ...(Array.isArray(worker.handle?.devices) ? { devices: worker.handle.devices } : {}),
+            }
+          : null,
       },
       viewer,
     );

@@ -12,7 +12,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseNvidiaSmi, DeviceBook, deviceEnv, type DeviceInventory } from '../../src/domain/devices.js';
-import { getJob, submit, waitDone } from '../helpers/jobs.js';
+import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -155,6 +155,20 @@ describe('a local factory of two GPUs', { skip }, () => {
     });
     assert.notEqual(waiting.state, 'running', 'admitted by quota, it waits at the factory for a device');
 
+    // Recorded: the job's view names its worker's devices, and its timeline says so.
+    const viewA = await call<{ worker: { devices?: Record<string, string[]>[] } }>(
+      s.api,
+      s.adminToken,
+      'GET',
+      `/jobs/${a.id}`,
+    );
+    const heldA = viewA.body.worker?.devices?.[0]?.gpu;
+    assert.equal(heldA?.length, 1, JSON.stringify(viewA.body.worker));
+    assert.ok(
+      (await events(s.api, s.adminToken, a.id)).some(
+        (e) => e.type === 'devices-assigned' && e.message.endsWith(`holds gpu ${heldA![0]}`),
+      ),
+    );
     go(a.id);
     go(b.id);
     const logs = [];
