@@ -27,6 +27,9 @@
 #   BERTH_SLURM_NODE_PORT_BASE   node nK's slurmd listens on BASE+K (default 6920: 6921, 6922, ...)
 #   BERTH_SLURM_CPUS             CPUs per node (default 2)
 #   BERTH_SLURM_MEMORY           RealMemory per node, MB (default 4000)
+#   BERTH_SLURM_GPUS             GPUs per node as GRES (default 2; 0: none): stand-ins, character
+#                                devices made in $BERTH_SLURM_DIR/dev (a major no driver here has),
+#                                named by gres.conf; Slurm assigns them and sets CUDA_VISIBLE_DEVICES
 #   BERTH_SLURM_SLURMD_TIMEOUT   SlurmdTimeout, s (default 10; see the bound in gen_conf)
 #   BERTH_SLURM_MESSAGE_TIMEOUT  MessageTimeout, s (default 5; ditto)
 #   BERTH_SLURM_RETURN_TO_SERVICE  ReturnToService (default 2: a DOWN node returns by itself when
@@ -48,6 +51,7 @@ CTLD_PORT=${BERTH_SLURM_CTLD_PORT:-6917}
 NODE_PORT_BASE=${BERTH_SLURM_NODE_PORT_BASE:-6920}
 CPUS=${BERTH_SLURM_CPUS:-2}
 MEMORY=${BERTH_SLURM_MEMORY:-4000}
+GPUS=${BERTH_SLURM_GPUS:-2}
 SLURMD_TIMEOUT=${BERTH_SLURM_SLURMD_TIMEOUT:-10}
 MESSAGE_TIMEOUT=${BERTH_SLURM_MESSAGE_TIMEOUT:-5}
 RETURN_TO_SERVICE=${BERTH_SLURM_RETURN_TO_SERVICE:-2}
@@ -57,6 +61,8 @@ WAIT=${BERTH_SLURM_WAIT:-60}
 
 ETC=$DIR/etc
 CONF=$ETC/slurm.conf
+GRES_CONF=$ETC/gres.conf
+DEV=$DIR/dev
 LOG=$DIR/log
 RUN=$DIR/run
 STATE=$DIR/state
@@ -231,16 +237,40 @@ KillWait=30
 Waittime=0
 PropagateResourceLimits=NONE
 EOF
+  local gres=''
+  if ((GPUS > 0)); then
+    echo "# GPUs as generic resources: stand-in device files, listed in gres.conf beside this file."
+    echo 'GresTypes=gpu'
+    gres=" Gres=gpu:$GPUS"
+  fi
   for ((k = 1; k <= NODES; k++)); do
-    printf 'NodeName=n%d NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d Sockets=1 CoresPerSocket=%d ThreadsPerCore=1 RealMemory=%d State=UNKNOWN\n' \
-      "$k" $((NODE_PORT_BASE + k)) "$CPUS" "$CPUS" "$MEMORY"
+    printf 'NodeName=n%d NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d Sockets=1 CoresPerSocket=%d ThreadsPerCore=1 RealMemory=%d%s State=UNKNOWN\n' \
+      "$k" $((NODE_PORT_BASE + k)) "$CPUS" "$CPUS" "$MEMORY" "$gres"
   done
   echo "PartitionName=main Nodes=$nodes_expr Default=YES MaxTime=INFINITE State=UP"
 }
 
+# make_gpus: GPUS stand-in character devices in $DEV (gpu0, gpu1, ...), with a major number no
+# driver on this machine has (234-254, the range Linux keeps for local use), and gres.conf naming
+# them: every node "has" the same files, which is all Slurm needs to assign and report them.
+make_gpus() {
+  ((GPUS > 0)) || { rm -f "$GRES_CONF"; return 0; }
+  local major='' m k
+  for ((m = 234; m <= 254; m++)); do
+    if ! sed '/^Block devices:/,$d' /proc/devices | grep -qE "^ *$m "; then major=$m; break; fi
+  done
+  [ -n "$major" ] || die "no free character-device major number for the stand-in GPUs"
+  mkdir -p "$DEV"
+  for ((k = 0; k < GPUS; k++)); do
+    [ -c "$DEV/gpu$k" ] || { rm -f "$DEV/gpu$k"; mknod -m 0666 "$DEV/gpu$k" c "$major" "$k"; } \
+      || die "cannot make $DEV/gpu$k (mknod needs root)"
+  done
+  echo "Name=gpu File=$DEV/gpu[0-$((GPUS - 1))]" >"$GRES_CONF"
+}
+
 check_settings() {
   local v
-  for v in NODES CTLD_PORT NODE_PORT_BASE CPUS MEMORY SLURMD_TIMEOUT MESSAGE_TIMEOUT \
+  for v in NODES CTLD_PORT NODE_PORT_BASE CPUS MEMORY GPUS SLURMD_TIMEOUT MESSAGE_TIMEOUT \
     RETURN_TO_SERVICE MIN_JOB_AGE WAIT; do
     is_uint "${!v}" || die "$v must be a whole number, not '${!v}'"
   done
@@ -401,6 +431,7 @@ cmd_start() {
   mkdir -p "$DIR" "$ETC" "$LOG" "$RUN" "$STATE/ctld"
   chmod 0755 "$DIR"
   ensure_installed
+  make_gpus
   gen_conf >"$CONF.new"
   if [ -f "$CONF" ] && cmp -s "$CONF.new" "$CONF"; then
     rm -f "$CONF.new"

@@ -79,6 +79,14 @@ const RENDEZVOUS_WAIT_SECONDS = 10;
 /** Variables passed through from the agent's own environment; everything else stays out. */
 const PASS_THROUGH = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TZ', 'TERM', 'TMPDIR'];
 
+/** What Slurm sets for a job's GRES, which its agent passes on. */
+const SLURM_DEVICE_VARIABLES = [
+  'CUDA_VISIBLE_DEVICES',
+  'GPU_DEVICE_ORDINAL',
+  'ROCR_VISIBLE_DEVICES',
+  'ZE_AFFINITY_MASK',
+];
+
 /** What every job gets of the agent's own environment: read once (a pilot runs many jobs). */
 let inherited: NodeJS.ProcessEnv | undefined;
 
@@ -86,8 +94,11 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   if (inherited) return inherited;
   const env: NodeJS.ProcessEnv = {};
   for (const k of PASS_THROUGH) if (process.env[k] !== undefined) env[k] = process.env[k];
-  // Locale, and what Slurm tells a job about its allocation (SLURM_JOB_ID, SLURMD_NODENAME, …).
+  // Locale, and what Slurm tells a job about its allocation (SLURM_JOB_ID, SLURMD_NODENAME, …),
+  // the devices it bound (GRES: CUDA_VISIBLE_DEVICES, …) among it.
   for (const [k, v] of Object.entries(process.env)) if (/^(LC_|SLURM_|SLURMD_)/.test(k)) env[k] = v;
+  if (process.env.SLURM_JOB_ID !== undefined)
+    for (const k of SLURM_DEVICE_VARIABLES) if (process.env[k] !== undefined) env[k] = process.env[k];
   return (inherited = env);
 }
 

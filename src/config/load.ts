@@ -90,6 +90,7 @@ const SLURM_FIELDS = [
   'agentCommand',
   'pollSeconds',
   'sharedDir',
+  'gres',
 ] as const;
 
 /** Settings only a local factory takes. */
@@ -195,6 +196,17 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
       if (f.kind === 'simulated' && f[key] !== undefined)
         throw new ConfigError(`factories.${name}.${key}`, 'is for a local or slurm factory only', file);
     checkDeviceKinds(name, f.devices, file);
+    for (const [kind, gres] of Object.entries(f.gres ?? {})) {
+      if (!RESOURCE_NAME.test(kind))
+        throw new ConfigError(`factories.${name}.gres.${kind}`, RESOURCE_NAME_HELP, file);
+      // Slurm's GRES name, with an optional type: gpu, gpu:a100.
+      if (!/^[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_.-]+)?$/.test(gres))
+        throw new ConfigError(
+          `factories.${name}.gres.${kind}`,
+          `${JSON.stringify(gres)} is not a Slurm GRES name (NAME or NAME:TYPE, e.g. gpu or gpu:a100)`,
+          file,
+        );
+    }
     const { timeLimit, runAs, ...rest } = f;
     const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
     // What its agents trust: its own `ca`, else the server's certificate itself (pinned).

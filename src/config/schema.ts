@@ -85,6 +85,11 @@ const FactorySchema = strict({
       ]),
     ),
   ),
+  /**
+   * slurm: requests passed to Slurm as generic resources, by resource name: `{ gpu: gpu }` turns a
+   * job's `gpu=2` into `--gres=gpu:2` (per worker member), and the job sees what Slurm binds.
+   */
+  gres: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }))),
   /** slurm: the partition its workers are submitted to (the cluster's default when absent). */
   partition: Type.Optional(Type.String({ minLength: 1 })),
   /** slurm: each worker's time limit (`2h`, `90m`, or seconds; default 1h); see timeLimitSeconds. */

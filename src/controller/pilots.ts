@@ -47,6 +47,8 @@ interface IdlePilot {
    * must not reach another tenant's job.
    */
   project: string;
+  /** What its Slurm job was allocated beyond its target (`gpu:1`): a job must ask for the same. */
+  allocation: string;
   since: number;
 }
 
@@ -91,6 +93,7 @@ export class Pilots {
       holding: h,
       target: job.target,
       project: (h.serves ??= job.project),
+      allocation: this.allocationOf(h.provider, job),
       since: this.core.o.now(),
     });
     this.core.wake();
@@ -113,6 +116,8 @@ export class Pilots {
    */
   private fits(job: TrackedJob, p: IdlePilot): boolean {
     if (job.project !== p.project) return false;
+    // A pilot allocated one GPU cannot run a job that needs two, nor give one to a job that needs none.
+    if (this.allocationOf(p.holding.provider, job) !== p.allocation) return false;
     // A gang needs all its workers from one allocation: never a pilot.
     if (job.timeoutSeconds === null || job.workers > 1) return false;
     const endsAt = this.core.o.factories.get(p.holding.provider)?.endsAt?.(p.holding.id);
@@ -120,6 +125,11 @@ export class Pilots {
     if (endsAt === null) return true;
     const needs = (job.timeoutSeconds + this.core.o.graceSeconds) * 1000;
     return endsAt - this.core.o.now() >= needs;
+  }
+
+  /** What a worker of factory `provider` made for the job would be allocated (its `--gres`). */
+  private allocationOf(provider: string, job: TrackedJob): string {
+    return this.core.o.factories.get(provider)?.allocationKey?.(job.requests) ?? '';
   }
 
   /**

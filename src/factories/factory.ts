@@ -84,6 +84,11 @@ export interface Factory {
    */
   readonly devices?: Record<string, number>;
   /**
+   * What a worker made for these (per member) requests is allocated with beyond its target, for a
+   * factory whose workers differ by request (slurm's `--gres`): a pilot runs only jobs of the same.
+   */
+  allocationKey?(requests: Record<string, number>): string;
+  /**
    * Its agents run in the server's process and speak through the AgentPort: nothing outside
    * calls the API for them, so no job token is made.
    */

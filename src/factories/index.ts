@@ -77,6 +77,7 @@ export function createFactories(
             ...(f.sharedDir !== undefined ? { sharedDir: f.sharedDir, agent } : {}),
             ...(uids ? { uids } : {}),
             ...(users?.size ? { users } : {}),
+            ...(f.gres ? { gres: f.gres } : {}),
           }),
         );
         break;

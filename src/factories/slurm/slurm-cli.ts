@@ -41,6 +41,8 @@ export interface SubmitRequest {
    * user of the cluster; only root and Slurm's SlurmUser may).
    */
   runAs?: { uid: number; gid: number };
+  /** --gres: generic resources per node (`gpu:2`, `gpu:a100:1,nic:1`). */
+  gres?: string;
   /** --output, a Slurm filename pattern (%j is the job id); default /dev/null. */
   output?: string;
   /**
@@ -262,6 +264,7 @@ export function buildSbatch(
   if (nodes > 1) args.push(`--ntasks-per-node=1`);
   if (req.workdir !== undefined) args.push(`--chdir=${req.workdir}`);
   if (req.runAs) args.push(`--uid=${req.runAs.uid}`, `--gid=${req.runAs.gid}`);
+  if (req.gres) args.push(`--gres=${req.gres}`);
   args.push(`--output=${req.output ?? '/dev/null'}`);
   const jobEnv = checkEnv(req.env ?? {});
   // --export=ALL of an environment made for the job, never a list of names: with a list (or

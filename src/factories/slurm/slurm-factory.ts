@@ -102,6 +102,8 @@ export interface SlurmFactoryOptions {
   uids?: UidRange;
   /** Projects whose workers Slurm runs as a user of the cluster (`sbatch --uid --gid`). */
   users?: Map<string, UnixUser>;
+  /** Requests passed to Slurm as generic resources: resource name → GRES name (`gpu`, `gpu:a100`). */
+  gres?: Record<string, string>;
 }
 
 /** What a job gets of the server's environment (jobs run with PATH, HOME, their locale). */
@@ -258,6 +260,7 @@ export class SlurmFactory implements Factory {
       await this.submit(req.workerId, t, id, {
         script: agentScript(this.o, req.url, req.workerId, req.members, id.uids),
         nodes: req.members,
+        gres: this.allocationKey(req.requests) || undefined,
         // A mapped user's agent passes its HOME, USER and LOGNAME on to its jobs.
         env: { BERTH_AGENT_CREDENTIAL: registration, ...(id.user ? ownEnv(id, '') : {}) },
       });
@@ -266,6 +269,18 @@ export class SlurmFactory implements Factory {
       this.giveBack(req.workerId);
       throw e;
     }
+  }
+
+  /**
+   * What the worker asks Slurm for as generic resources, per member (`--gres=gpu:2`): its
+   * requests of the kinds `gres` names. Also what tells whether a pilot may run a job: only one
+   * that asks for the same.
+   */
+  allocationKey(requests: Record<string, number> = {}): string {
+    return Object.entries(this.o.gres ?? {})
+      .filter(([kind]) => (requests[kind] ?? 0) > 0)
+      .map(([kind, name]) => `${name}:${Math.ceil(requests[kind]!)}`)
+      .join(',');
   }
 
   /**
@@ -325,7 +340,11 @@ export class SlurmFactory implements Factory {
       req.workerId,
       t,
       id,
-      { script: directScript(spec, paths, env, own), output: paths.out },
+      {
+        script: directScript(spec, paths, env, own),
+        output: paths.out,
+        gres: this.allocationKey(req.requests) || undefined,
+      },
       () => removeDirect(paths),
     );
     return {
@@ -345,7 +364,7 @@ export class SlurmFactory implements Factory {
     workerId: number,
     t: Tracked,
     id: WorkerIdentity,
-    job: Pick<SubmitRequest, 'script' | 'nodes' | 'output' | 'env'>,
+    job: Pick<SubmitRequest, 'script' | 'nodes' | 'output' | 'env' | 'gres'>,
     undo?: () => Promise<void>,
   ): Promise<void> {
     const others = id.uids !== undefined || id.user !== undefined;
