@@ -16,6 +16,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 export interface JobIdentity {
   uid: number;
   gid: number;
+  /**
+   * A named user's (a project mapped to it, `runAs.projects`): other processes of the uid are
+   * not the job's — the user's other jobs, their sessions — so none is ended by uid; the job's
+   * process group and cgroup end what it started.
+   */
+  shared?: boolean;
 }
 
 /**
@@ -26,6 +32,7 @@ export interface JobIdentity {
  * until none is left, and a straggler is killed by pid. A zombie counts as gone: it runs nothing and holds nothing.
  */
 export async function endProcesses(id: JobIdentity, timeoutMs = 5000): Promise<boolean> {
+  if (id.shared) return true;
   // Most jobs leave nothing: one read of /proc, and no process to start for the sweep.
   if (processesOf(id.uid).length === 0) return true;
   await new Promise<void>((resolve) => {

@@ -190,8 +190,6 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
         'must be an absolute path (the same on every node)',
         file,
       );
-    if (f.kind !== 'slurm' && f.runAs?.projects !== undefined)
-      throw new ConfigError(`factories.${name}.runAs.projects`, 'is for a slurm factory only', file);
     for (const key of ['ca', 'workRoot', 'isolation', 'runAs'] as const)
       if (f.kind === 'simulated' && f[key] !== undefined)
         throw new ConfigError(`factories.${name}.${key}`, 'is for a local or slurm factory only', file);

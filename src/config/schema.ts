@@ -61,8 +61,9 @@ const FactorySchema = strict({
       /** local, slurm, isolated: the uids (and gids, the same numbers) its jobs run under. */
       uids: Type.Optional(Type.String({ minLength: 1 })),
       /**
-       * slurm: projects whose workers are submitted as a Unix user of the cluster (`sbatch --uid`):
-       * project name → user name. Their files on shared filesystems are that user's.
+       * local, slurm: projects whose jobs run as a Unix user (slurm: of the cluster, `sbatch
+       * --uid`) instead of a uid of their own: project name → user name. Their files on shared
+       * filesystems are that user's.
        */
       projects: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }))),
     }),

@@ -47,6 +47,7 @@ export function createFactories(
             pidsLimit: f.pidsLimit,
             ca: f.ca,
             ...(uids ? { uids } : {}),
+            ...(uids && users?.size ? { users } : {}),
             ...(f.workRoot !== undefined ? { workRoot: f.workRoot } : {}),
             ...(devices.has(name) ? { devices: devices.get(name)!.inventory } : {}),
           }),

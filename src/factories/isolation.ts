@@ -46,17 +46,54 @@ export function factoryIsolation(name: string, f: FactoryConfig, file?: string):
       break;
   }
   const oneTenant = `jobs run as the server's user (${serverUser()}): one tenant only`;
-  if (f.isolation === 'off') return { summary: `${oneTenant} (isolation: off)` };
-  const why = cannotSwitchUsers();
+  const why = f.isolation === 'off' ? 'isolation: off' : cannotSwitchUsers();
   if (why && f.isolation === 'required')
     throw new ConfigError(
       `factories.${name}.isolation`,
       `required, but jobs cannot run as other users: ${why}`,
       file,
     );
-  if (why) return { summary: `${oneTenant}: ${why}` };
+  if (why && f.projectUsers)
+    throw new ConfigError(
+      `factories.${name}.runAs.projects`,
+      `jobs run as the server's user here (${why}): no project can run as another user`,
+      file,
+    );
+  if (why)
+    return { summary: f.isolation === 'off' ? `${oneTenant} (isolation: off)` : `${oneTenant}: ${why}` };
   const uids = f.jobUids!;
-  return { uids, summary: `each job runs as a uid of its own (${uids.first}-${uids.last})` };
+  const { users, mapped } = mappedUsers(name, f, 'this machine', file);
+  return { uids, users, summary: `each job runs as a uid of its own (${uids.first}-${uids.last})${mapped}` };
+}
+
+/**
+ * The users `runAs.projects` names, looked up: a ConfigError naming the key for one that is
+ * unknown here or is root. `mapped` is the start line's part that names them.
+ */
+function mappedUsers(
+  name: string,
+  f: FactoryConfig,
+  where: string,
+  file?: string,
+): { users: Map<string, UnixUser>; mapped: string } {
+  const users = new Map<string, UnixUser>();
+  for (const [project, user] of Object.entries(f.projectUsers ?? {})) {
+    const key = `factories.${name}.runAs.projects.${project}`;
+    const found = lookupUser(user);
+    if (!found)
+      throw new ConfigError(
+        key,
+        `no Unix user ${JSON.stringify(user)} here: the project's jobs run as that user, who must exist on ${where}`,
+        file,
+      );
+    if (found.uid === 0) throw new ConfigError(key, 'must not be root', file);
+    users.set(project, found);
+  }
+  const mapped =
+    users.size === 0
+      ? ''
+      : `; ${[...users].map(([p, u]) => `project ${p} as ${u.name}`).join(', ')} (runAs.projects)`;
+  return { users, mapped };
 }
 
 /** Every factory's isolation, by name. */
@@ -71,23 +108,7 @@ export function isolationOf(config: Config, file?: string): Map<string, FactoryI
  * (the agent, root on its node, drops to it); else every job is the submitting user's.
  */
 function slurmIsolation(name: string, f: FactoryConfig, file?: string): FactoryIsolation {
-  const users = new Map<string, UnixUser>();
-  for (const [project, user] of Object.entries(f.projectUsers ?? {})) {
-    const found = lookupUser(user);
-    if (!found)
-      throw new ConfigError(
-        `factories.${name}.runAs.projects.${project}`,
-        `no Unix user ${JSON.stringify(user)} here: Slurm runs the project's workers as that user, who must exist here and on every node`,
-        file,
-      );
-    if (found.uid === 0)
-      throw new ConfigError(`factories.${name}.runAs.projects.${project}`, 'must not be root', file);
-    users.set(project, found);
-  }
-  const mapped =
-    users.size === 0
-      ? ''
-      : `; ${[...users].map(([p, u]) => `project ${p} as ${u.name}`).join(', ')} (runAs.projects)`;
+  const { users, mapped } = mappedUsers(name, f, 'this machine and every node', file);
   const submitter = serverUser();
   const oneTenant = `every job runs as the user berth submits as (${submitter}): one tenant only`;
   if (f.isolation === 'off') return { users, summary: `${oneTenant} (isolation: off)${mapped}` };

@@ -25,6 +25,7 @@ import { CgroupEnforcement } from './cgroups.js';
 import type { UidRange } from '../domain/uid-range.js';
 import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
 import { UidPool } from './uid-pool.js';
+import type { UnixUser } from './unix-users.js';
 import {
   deviceCounts,
   deviceEnv,
@@ -53,6 +54,8 @@ export interface LocalFactoryOptions {
   ca?: string;
   /** Each member under a uid of its own from this range; absent: as the server's user. */
   uids?: UidRange;
+  /** Projects whose jobs run as a user of this machine instead (`runAs.projects`). */
+  users?: Map<string, UnixUser>;
   /** Where workers' directories are made (default DATA/workers). */
   workRoot?: string;
   /** The machine's devices (devices.ts): each member gets its own of what it requests. */
@@ -127,7 +130,10 @@ export class LocalFactory implements Factory {
   }
 
   /** An identity for each member, or a clear error when the range has none left. */
-  private takeIdentities(members: number): JobIdentity[] | undefined {
+  private takeIdentities(members: number, project: string): JobIdentity[] | undefined {
+    // A project mapped to a user of this machine runs as that user, every member.
+    const user = this.opts.users?.get(project);
+    if (user) return Array.from({ length: members }, () => ({ uid: user.uid, gid: user.gid, shared: true }));
     const pool = this.uids;
     if (!pool) return undefined;
     const taken: JobIdentity[] = [];
@@ -151,6 +157,7 @@ export class LocalFactory implements Factory {
     const ids = this.identities.get(workerId);
     this.identities.delete(workerId);
     for (const id of ids ?? []) {
+      if (id.shared) continue; // a mapped user's uid is never the pool's
       if (clean) this.uids?.give(id.uid);
       else {
         this.uids?.quarantine(id.uid);
@@ -262,7 +269,7 @@ export class LocalFactory implements Factory {
     const ranks = Array.from({ length: req.members }, (_, rank) => rank);
     const dirs = ranks.map((rank) => (gang ? join(workdir, `rank-${rank}`) : workdir));
     await this.swept;
-    const identities = this.takeIdentities(req.members);
+    const identities = this.takeIdentities(req.members, req.project);
     const cgroups: (JobCgroup | undefined)[] = [];
     let devices: DeviceAssignment[] | undefined;
     let host: ChildProcess;
@@ -286,7 +293,7 @@ export class LocalFactory implements Factory {
     } catch (e) {
       // No worker is recorded as made, so no destroy will come for its groups; nothing ran yet.
       for (const c of cgroups) if (c) await removeCgroup(c.dirs).catch(() => {});
-      for (const id of identities ?? []) this.uids?.give(id.uid);
+      for (const id of identities ?? []) if (!id.shared) this.uids?.give(id.uid);
       this.book?.release(String(req.workerId));
       throw e;
     }

@@ -7,7 +7,6 @@
  * that user (`sbatch --uid --gid`).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { submit, waitDone } from '../helpers/jobs.js';
@@ -15,10 +14,10 @@ import { alive } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
-import { twoTenants } from './tenants.js';
+import { makeMappedUser, MAPPED_USER, twoTenants } from './tenants.js';
 
 /** A Unix user of the "cluster" (this machine), made by the test: what teamb maps to. */
-const MAPPED = 'berth-test-mapped';
+const MAPPED = MAPPED_USER;
 
 const asRoot = process.getuid?.() === 0;
 const skip =
@@ -51,9 +50,7 @@ describe('Slurm workers run tenants under identities of their own', { skip }, ()
   const shared = scratchDir('berth-slurm-identity-');
   before(async () => {
     Object.assign(process.env, (await startSlurm()).env);
-    // Exit status 9: the user is there already (an earlier run).
-    const made = spawnSync('useradd', ['--no-create-home', '--shell', '/usr/sbin/nologin', MAPPED]);
-    assert.ok(made.status === 0 || made.status === 9, `useradd: ${made.stderr.toString()}`);
+    makeMappedUser();
     s = await startTestServer({
       config: [
         'graceSeconds: 2',

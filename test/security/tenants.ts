@@ -3,6 +3,7 @@
  * and bob of teamb, both on the default queue.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { call, type TestServer } from '../helpers/server.js';
 
 export interface Tenants {
@@ -28,4 +29,13 @@ export async function twoTenants(s: TestServer): Promise<Tenants> {
     await ok('PUT', `/projects/${project}/members/${user}`, { role: 'member' });
   }
   return { alice: tokens[0]!, bob: tokens[1]! };
+}
+
+/** A Unix user the tests map a project to (`runAs.projects`), made if it is not there (needs root). */
+export const MAPPED_USER = 'berth-test-mapped';
+
+export function makeMappedUser(): void {
+  // Exit status 9: the user is there already (an earlier run).
+  const made = spawnSync('useradd', ['--no-create-home', '--shell', '/usr/sbin/nologin', MAPPED_USER]);
+  assert.ok(made.status === 0 || made.status === 9, `useradd: ${made.stderr.toString()}`);
 }
