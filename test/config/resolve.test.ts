@@ -117,8 +117,12 @@ describe('local factories: who jobs run as', () => {
       /factories\.s\.isolation: is for a local or slurm factory only/,
     );
     assert.throws(
-      () => resolveConfig({ factories: { l: local({ runAs: { projects: { teamb: 'alice' } } }) } }, {}),
-      /factories\.l\.runAs\.projects: is for a slurm factory only/,
+      () => resolveConfig({ factories: { l: local({ gres: { gpu: 'gpu' } }) } }, {}),
+      /factories\.l\.gres: is for a slurm factory only/,
+    );
+    assert.throws(
+      () => resolveConfig({ factories: { l: local({ devices: { cpu: { count: 2 } } }) } }, {}),
+      /factories\.l\.devices\.cpu: cpu is counted by berth itself, not a device kind/,
     );
     // A slurm factory's nodes may be this machine: its uids are kept apart from a local one's too.
     assert.throws(
