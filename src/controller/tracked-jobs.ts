@@ -184,6 +184,7 @@ export const workloadOf = (job: TrackedJob): Workload => ({
   priority: job.priority,
   createdAt: job.createdAt,
   requests: job.requests,
+  timeoutMs: job.timeoutSeconds === null ? null : job.timeoutSeconds * 1000,
 });
 
 export class TrackedJobs {

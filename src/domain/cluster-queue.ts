@@ -1,7 +1,11 @@
 /** Cluster queues: pools of quota that projects draw on (Kueue's ClusterQueue). */
 import type { Amounts } from './quantity.js';
 
-export const QUEUEING_STRATEGIES = ['StrictFIFO', 'BestEffortFIFO'] as const;
+/**
+ * Kueue's two, and Backfill (EASY backfilling, as Slurm's sched/backfill): the first workload that
+ * does not fit holds a reservation, and later ones start only when they cannot delay it.
+ */
+export const QUEUEING_STRATEGIES = ['StrictFIFO', 'BestEffortFIFO', 'Backfill'] as const;
 export type QueueingStrategy = (typeof QUEUEING_STRATEGIES)[number];
 
 export const WITHIN_CLUSTER_QUEUE = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;

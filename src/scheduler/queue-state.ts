@@ -12,7 +12,7 @@
  */
 import type { CohortState } from './cohort.js';
 import { IndexedHeap } from './heap.js';
-import { Lane, laneBefore } from './lane.js';
+import { Lane, laneBefore, offeredBefore } from './lane.js';
 import {
   canFit,
   firstEligible,
@@ -89,6 +89,29 @@ export class QueueState implements Holder {
 
   get strict(): boolean {
     return this.model?.queueingStrategy === 'StrictFIFO';
+  }
+
+  /** Backfill: candidates are found as in BestEffortFIFO; a reservation decides which may go (backfill.ts). */
+  get backfill(): boolean {
+    return this.model?.queueingStrategy === 'Backfill';
+  }
+
+  /**
+   * The first pending workload in queue order, parked or not: the one a Backfill reservation is
+   * for. O(P) for P lanes.
+   */
+  firstPending(): WorkloadNode | null {
+    let best: Lane | null = null;
+    let first: WorkloadNode | null = null;
+    for (const lane of this.lanes.values()) {
+      const n = lane.root === null ? null : lane.root.first;
+      if (n === null) continue;
+      if (best === null || first === null || offeredBefore(lane, n, best, first)) {
+        best = lane;
+        first = n;
+      }
+    }
+    return first;
   }
 
   get holds(): boolean {

@@ -6,7 +6,8 @@
  * queue that may make progress, orders those heads (the ones that fit without borrowing first,
  * then priority, then creation), and tries each: admit if it fits; else preempt if the rules
  * allow; else StrictFIFO blocks the queue until capacity changes and BestEffortFIFO parks the
- * workload for the rest of the capacity epoch. Each try is O(log n) in the pending backlog (see
+ * workload for the rest of the capacity epoch; Backfill parks it too, but its queue's first workload
+ * that does not fit holds a reservation that later ones may not delay (backfill.ts). Each try is O(log n) in the pending backlog (see
  * queue-state.ts and lane-tree.ts); preemption costs O(a log a) in the admitted workloads it
  * looks at. Queues with nothing to do are not looked at again until an event concerns them.
  *
@@ -21,6 +22,7 @@
  * fit once its own victims have stopped; so once decided, a preemption is never made in vain.
  */
 import type { Amounts } from '../domain/quantity.js';
+import { backfilled, mayBackfill, planReservation, type BackfillPlan } from './backfill.js';
 import { CohortState } from './cohort.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
@@ -67,6 +69,8 @@ export class Scheduler implements SchedulerApi {
     (id) => this.admitted.get(id),
     () => this.version++,
   );
+  /** Backfill queues: the reservation of the first workload that does not fit (backfill.ts). */
+  private readonly plans = new WeakMap<QueueState, BackfillPlan>();
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
   private epochs = 1;
@@ -133,6 +137,7 @@ export class Scheduler implements SchedulerApi {
     q.invalidate();
     q.drain = [];
     q.drainNext = 0;
+    this.plans.delete(q);
     this.draining.delete(q);
     this.ready.delete(q);
     this.version++;
@@ -219,6 +224,17 @@ export class Scheduler implements SchedulerApi {
   }
 
   private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
+    const plan = q.backfill ? this.planFor(q, n, now) : null;
+    if (plan !== null) {
+      // Behind a reservation (backfill.ts): no preemption, and only what cannot delay it.
+      if (fits(q, n.req) && mayBackfill(q, plan, n, now)) {
+        backfilled(q, plan, n, now);
+        return this.admit(q, n, now, out);
+      }
+      q.park(n);
+      q.settleIfFull();
+      return;
+    }
     if (fits(q, n.req)) return this.admit(q, n, now, out);
     const victims = selectVictims(q, n);
     if (victims !== null && victims.length > 0 && this.reservations.keptWith(q, n)) {
@@ -248,6 +264,20 @@ export class Scheduler implements SchedulerApi {
       q.park(n);
       q.settleIfFull();
     }
+  }
+
+  /**
+   * Backfill: the reservation `n` must not delay, or null when `n` is its queue's first pending
+   * workload (it is tried as in BestEffortFIFO). Made once per head, capacity epoch and instant.
+   */
+  private planFor(q: QueueState, n: WorkloadNode, now: number): BackfillPlan | null {
+    const head = q.firstPending();
+    if (head === null || head === n) return null;
+    const p = this.plans.get(q);
+    if (p !== undefined && p.head === head && p.epoch === q.epoch && p.at === now) return p;
+    const plan = planReservation(q, head, now);
+    this.plans.set(q, plan);
+    return plan;
   }
 
   private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {

@@ -38,6 +38,11 @@ export interface Workload {
   /** Submission time (ms). Kept across preemption, so a victim returns to its old place. */
   createdAt: number;
   requests: Amounts;
+  /**
+   * How long it may run once admitted (ms): its timeout. What Backfill plans with; absent or null:
+   * unknown, so it may run for ever.
+   */
+  timeoutMs?: number | null;
 }
 
 export interface AdmittedWorkload extends Workload {

@@ -18,6 +18,8 @@ export class WorkloadNode implements OrderKey {
   readonly project: string;
   readonly priority: number;
   readonly createdAt: number;
+  /** How long it may run once admitted, ms (Infinity: unknown). See backfill.ts. */
+  readonly timeoutMs: number;
 
   // ---- while pending: treap node and its subtree aggregates (see lane-tree.ts)
   left: WorkloadNode | null = null;
@@ -65,6 +67,7 @@ export class WorkloadNode implements OrderKey {
     this.project = w.project;
     this.priority = w.priority;
     this.createdAt = w.createdAt;
+    this.timeoutMs = w.timeoutMs ?? Infinity;
     this.m0 = req[0] ?? 0;
     this.m1 = req[1] ?? 0;
     this.m2 = req[2] ?? 0;

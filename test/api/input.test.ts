@@ -230,7 +230,7 @@ void describe('wrong types, unknown and missing fields', () => {
       'POST',
       '/cluster-queues',
       cq({ queueingStrategy: 'Fast' }),
-      /"queueingStrategy" must be one of StrictFIFO, BestEffortFIFO/,
+      /"queueingStrategy" must be one of StrictFIFO, BestEffortFIFO, Backfill/,
     ),
     bad(
       'unknown stop policy',

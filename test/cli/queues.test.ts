@@ -105,7 +105,7 @@ describe('queue create', () => {
       [
         admin(['queue', 'create', 'q', '--quota', 'cpu=1', '--strategy', 'Fifo']),
         2,
-        /Allowed choices are StrictFIFO, BestEffortFIFO/,
+        /Allowed choices are StrictFIFO, BestEffortFIFO, Backfill/,
       ],
     ]);
     fails(await admin(['queue', 'show', 'q']), 1, /^berth: cluster queue "q" not found\n$/);

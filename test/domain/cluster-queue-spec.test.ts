@@ -64,6 +64,13 @@ void describe('buildClusterQueueSpec: defaults', () => {
     assert.equal(buildClusterQueueSpec({ name: 'q', maxQueuedPerProject: 5 }).maxQueuedPerProject, 5);
   });
 
+  void test('Backfill is a queueing strategy', () => {
+    assert.equal(
+      buildClusterQueueSpec({ name: 'q', queueingStrategy: 'Backfill' }).queueingStrategy,
+      'Backfill',
+    );
+  });
+
   void test('the default preemption is not shared between specs', () => {
     const a = buildClusterQueueSpec({ name: 'a' });
     a.preemption.withinClusterQueue = 'LowerPriority';

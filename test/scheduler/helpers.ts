@@ -47,6 +47,8 @@ export interface WorkloadSpec {
   project?: string;
   /** Defaults to the id, so that ids order submissions. */
   createdAt?: number;
+  /** Seconds it may run once admitted (what Backfill plans with); absent: no timeout. */
+  timeout?: number;
 }
 
 export function workload(s: WorkloadSpec): Workload {
@@ -57,6 +59,7 @@ export function workload(s: WorkloadSpec): Workload {
     priority: s.priority ?? 0,
     createdAt: s.createdAt ?? s.id,
     requests: { jobs: 1, ...parseAmounts(s.requests, 'requests') },
+    ...(s.timeout === undefined ? {} : { timeoutMs: s.timeout * 1000 }),
   };
 }
 
