@@ -94,7 +94,7 @@ export function queueModel(q: PlannedQueue, resource: string): QueueModel {
     nominal: { [resource]: amount(q.nominal) },
     borrowingLimit: q.borrowingLimit === null ? {} : { [resource]: amount(q.borrowingLimit) },
     lendingLimit: {},
-    queueingStrategy: 'BestEffortFIFO',
+    queueingStrategy: q.strategy ?? 'BestEffortFIFO',
     preemption: { reclaimWithinCohort: q.reclaimWithinCohort, withinClusterQueue: q.withinClusterQueue },
     stopPolicy: 'None',
   };
@@ -247,6 +247,7 @@ export function simulate(plan: ExpandedScenario, opts: SimulateOptions = {}): Si
         priority: w.priority,
         createdAt: w.at,
         requests: l.requests,
+        timeoutMs: w.timeoutMs ?? null,
       });
       created++;
     }
