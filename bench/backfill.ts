@@ -1,0 +1,95 @@
+/**
+ * `npm run bench -- backfill` (issue #31): the KTH-SP2 log of the Parallel Workloads Archive
+ * (28,481 jobs on 100 processors, Sep 1996 – Aug 1997, with the users' requested times; carried as
+ * bench/data/KTH-SP2.swf.gz) replayed through berth's scheduler with a virtual clock, one queue
+ * of 100 cpu (src/simulate/swf.ts), under StrictFIFO (= FCFS), BestEffortFIFO and Backfill with
+ * the requested times, beside a reference EASY written apart from the scheduler (bench/easy.ts).
+ * Per policy: average and max wait, average bounded slowdown (τ = 10 s), utilization, and the
+ * seconds the replay took. Targets: Backfill within 5 % of the reference on bounded slowdown and
+ * max wait; the whole trace in under 5 s.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import type { QueueingStrategy } from '../src/domain/cluster-queue.js';
+import {
+  BSLD_TAU,
+  parseSwf,
+  replaySwf,
+  swfPlan,
+  swfSummary,
+  type SwfSummary,
+  type SwfTrace,
+} from '../src/simulate/swf.js';
+import { easyStarts } from './easy.js';
+import { fmt } from './lib.js';
+
+export const KTH_SP2 = fileURLToPath(new URL('./data/KTH-SP2.swf.gz', import.meta.url));
+
+export interface BackfillRow {
+  policy: string;
+  summary: SwfSummary;
+  seconds: number;
+}
+
+export interface BackfillBench {
+  procs: number;
+  rows: BackfillRow[];
+}
+
+const POLICIES: [string, QueueingStrategy][] = [
+  ['berth StrictFIFO (= FCFS)', 'StrictFIFO'],
+  ['berth BestEffortFIFO', 'BestEffortFIFO'],
+  ['berth Backfill, requested times', 'Backfill'],
+];
+export const REFERENCE = 'reference EASY (bench/easy.ts)';
+
+/** The reference EASY on the same jobs, as swfPlan gives them to the scheduler. */
+function referenceEasy(trace: SwfTrace): BackfillRow {
+  const started = performance.now();
+  const p = swfPlan(trace);
+  const jobs = p.jobs.map((j, i) => ({
+    submit: j.submit,
+    run: j.run,
+    procs: j.procs,
+    estimate: (p.plan.workloads[i]?.timeoutMs ?? Infinity) / 1000,
+  }));
+  const starts = easyStarts(jobs, p.procs);
+  const runs = p.jobs.map((j, i) => {
+    const start = starts[i] ?? NaN;
+    return { id: j.id, submit: j.submit, start, end: start + j.run, procs: j.procs };
+  });
+  const summary = swfSummary(runs, p.procs, p.skipped);
+  return { policy: REFERENCE, summary, seconds: (performance.now() - started) / 1000 };
+}
+
+export function runBackfillBench(file = KTH_SP2): BackfillBench {
+  const trace = parseSwf(gunzipSync(readFileSync(file)).toString('utf8'));
+  const rows = POLICIES.map(([policy, strategy]): BackfillRow => {
+    const r = replaySwf(trace, { strategy });
+    return { policy, summary: r.summary, seconds: r.elapsedMs / 1000 };
+  });
+  rows.push(referenceEasy(trace));
+  return { procs: swfPlan(trace).procs, rows };
+}
+
+export function printBackfillBench(b: BackfillBench): void {
+  const first = b.rows[0]?.summary;
+  if (first !== undefined)
+    console.log(`  ${fmt(first.jobs)} jobs on ${b.procs} processors (${first.skipped} records skipped)`);
+  const width = Math.max(...b.rows.map((r) => r.policy.length));
+  console.log(
+    `  ${'policy'.padEnd(width)}  ${'avg wait'.padStart(11)}  ${'max wait'.padStart(12)}  ${`avg bsld τ=${BSLD_TAU}s`.padStart(14)}  utilization  simulated in`,
+  );
+  for (const { policy, summary: s, seconds } of b.rows)
+    console.log(
+      `  ${policy.padEnd(width)}  ${`${fmt(s.avgWait)} s`.padStart(11)}  ${`${fmt(s.maxWait)} s`.padStart(12)}  ${fmt(s.avgBoundedSlowdown, 1).padStart(14)}  ${`${fmt(s.utilization * 100, 1)} %`.padStart(11)}  ${fmt(seconds, 2)} s`,
+    );
+  const backfill = b.rows.find((r) => r.policy === POLICIES[2]?.[0]);
+  const reference = b.rows.find((r) => r.policy === REFERENCE);
+  if (backfill === undefined || reference === undefined) return;
+  const off = (a: number, ref: number) => `${fmt((a / ref - 1) * 100, 2)} %`;
+  console.log(
+    `  Backfill against the reference: bounded slowdown ${off(backfill.summary.avgBoundedSlowdown, reference.summary.avgBoundedSlowdown)}, max wait ${off(backfill.summary.maxWait, reference.summary.maxWait)} (target: within 5 %); whole trace in ${fmt(backfill.seconds, 2)} s (target < 5 s)`,
+  );
+}
