@@ -223,8 +223,9 @@ export class Scheduler implements SchedulerApi {
     return out;
   }
 
-  private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
-    const plan = q.backfill ? this.planFor(q, n, now) : null;
+  /** Tries `n`; `resumed`: a preemptor whose victims have stopped, in the room kept for it. */
+  private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[], resumed = false): void {
+    const plan = q.backfill && !resumed ? this.planFor(q, n, now) : null;
     if (plan !== null) {
       // Behind a reservation (backfill.ts): no preemption, and only what cannot delay it.
       if (fits(q, n.req) && mayBackfill(q, plan, n, now)) {
@@ -289,7 +290,8 @@ export class Scheduler implements SchedulerApi {
   }
 
   /**
-   * Preemptors whose victims have all stopped go first, in the room their reservation kept. One
+   * Preemptors whose victims have all stopped go first, in the room their reservation kept (a
+   * backfill reservation made since does not hold them back: the room was theirs first). One
    * that does not fit (a definition changed) is tried like any head; one on hold waits like the
    * rest of its queue. Either way the room it does not take is free for others: new epoch.
    */
@@ -299,7 +301,7 @@ export class Scheduler implements SchedulerApi {
       this.resuming.delete(p);
       const q = this.queues.get(p.queue);
       if (q === undefined || this.pending.get(p.id) !== p) continue;
-      if (q.model !== null && !q.holds) this.attempt(q, p, now, out);
+      if (q.model !== null && !q.holds) this.attempt(q, p, now, out, true);
       if (this.pending.get(p.id) === p && p.waitingFor === null) this.bump(q);
     }
   }

@@ -1,0 +1,40 @@
+/**
+ * Backfill end to end: real server, real jobs, the jobs' timeouts as what the scheduler plans
+ * with. QUEUEING.md "Backfill".
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Env } from './support.js';
+
+const env = Env.use();
+
+describe('backfill', () => {
+  it('a short job with a timeout starts ahead of a blocked wide job; a job that would delay it waits', async () => {
+    await env.queue({ name: 'bf', quota: { cpu: '4' }, queueingStrategy: 'Backfill' });
+    const gate = env.gate('bf');
+    const holder = await env.submit('bf', { script: gate.wait, requests: { cpu: '3' }, timeoutSeconds: 600 });
+    await env.running(holder.id, 0);
+    // Does not fit: reserved for when the holder's timeout is up.
+    const wide = await env.submit('bf', { command: ['true'], requests: { cpu: '4' }, timeoutSeconds: 60 });
+    // Fits in the free cpu, but would still hold it then.
+    const long = await env.submit('bf', { command: ['true'], requests: { cpu: '1' }, timeoutSeconds: 3600 });
+    await env.barrier();
+    assert.deepEqual((await env.queueView('bf')).usage, { cpu: '3', jobs: '1' });
+    for (const j of [wide, long]) assert.equal((await env.job(j.id)).state, 'queued');
+
+    // Done long before: it goes now, ahead of both.
+    const short = await env.submit('bf', { script: gate.wait, requests: { cpu: '1' }, timeoutSeconds: 60 });
+    await env.running(short.id, 0);
+    assert.equal((await env.job(wide.id)).state, 'queued');
+
+    gate.open();
+    for (const j of [holder, wide, long, short]) assert.equal((await env.done(j.id)).state, 'succeeded');
+    const admittedAt = async (id: number) => {
+      const e = (await env.events(id)).find((x) => x.type === 'admitted');
+      assert.ok(e, `job ${id} was admitted`);
+      return e.id;
+    };
+    assert.ok((await admittedAt(short.id)) < (await admittedAt(wide.id)), 'short before wide');
+    assert.ok((await admittedAt(wide.id)) < (await admittedAt(long.id)), 'wide before long');
+  });
+});
