@@ -2,22 +2,24 @@
  * `npm run bench -- backfill` (issue #31): the KTH-SP2 log of the Parallel Workloads Archive
  * (28,481 jobs on 100 processors, Sep 1996 – Aug 1997, with the users' requested times; carried as
  * bench/data/KTH-SP2.swf.gz) replayed through berth's scheduler with a virtual clock, one queue
- * of 100 cpu (src/simulate/swf.ts), under StrictFIFO (= FCFS), BestEffortFIFO and Backfill with
- * the requested times, beside a reference EASY written apart from the scheduler (bench/easy.ts).
+ * of 100 cpu (src/simulate/swf.ts), under StrictFIFO (= FCFS), BestEffortFIFO, Backfill with the
+ * requested times and Backfill with learned estimates (EASY++), beside a reference EASY written
+ * apart from the scheduler (bench/easy.ts).
  * Per policy: average and max wait, average bounded slowdown (τ = 10 s), utilization, and the
  * seconds the replay took. Targets: Backfill within 5 % of the reference on bounded slowdown and
- * max wait; the whole trace in under 5 s.
+ * max wait; the whole trace in under 5 s; with learned estimates, bounded slowdown ≤ 0.75 × the
+ * reference's, and no job waiting longer than under it.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import type { QueueingStrategy } from '../src/domain/cluster-queue.js';
 import {
   BSLD_TAU,
   parseSwf,
   replaySwf,
   swfPlan,
   swfSummary,
+  type SwfPlanOptions,
   type SwfSummary,
   type SwfTrace,
 } from '../src/simulate/swf.js';
@@ -30,6 +32,8 @@ export interface BackfillRow {
   policy: string;
   summary: SwfSummary;
   seconds: number;
+  /** Start (s) of each job, in the trace's order of submission. */
+  starts: number[];
 }
 
 export interface BackfillBench {
@@ -37,10 +41,11 @@ export interface BackfillBench {
   rows: BackfillRow[];
 }
 
-const POLICIES: [string, QueueingStrategy][] = [
-  ['berth StrictFIFO (= FCFS)', 'StrictFIFO'],
-  ['berth BestEffortFIFO', 'BestEffortFIFO'],
-  ['berth Backfill, requested times', 'Backfill'],
+const POLICIES: [string, SwfPlanOptions][] = [
+  ['berth StrictFIFO (= FCFS)', { strategy: 'StrictFIFO' }],
+  ['berth BestEffortFIFO', { strategy: 'BestEffortFIFO' }],
+  ['berth Backfill, requested times', { strategy: 'Backfill' }],
+  ['berth Backfill, learned estimates', { strategy: 'Backfill', estimates: 'learned' }],
 ];
 export const REFERENCE = 'reference EASY (bench/easy.ts)';
 
@@ -60,14 +65,19 @@ function referenceEasy(trace: SwfTrace): BackfillRow {
     return { id: j.id, submit: j.submit, start, end: start + j.run, procs: j.procs };
   });
   const summary = swfSummary(runs, p.procs, p.skipped);
-  return { policy: REFERENCE, summary, seconds: (performance.now() - started) / 1000 };
+  return {
+    policy: REFERENCE,
+    summary,
+    seconds: (performance.now() - started) / 1000,
+    starts: runs.map((r) => r.start),
+  };
 }
 
 export function runBackfillBench(file = KTH_SP2): BackfillBench {
   const trace = parseSwf(gunzipSync(readFileSync(file)).toString('utf8'));
-  const rows = POLICIES.map(([policy, strategy]): BackfillRow => {
-    const r = replaySwf(trace, { strategy });
-    return { policy, summary: r.summary, seconds: r.elapsedMs / 1000 };
+  const rows = POLICIES.map(([policy, opts]): BackfillRow => {
+    const r = replaySwf(trace, opts);
+    return { policy, summary: r.summary, seconds: r.elapsedMs / 1000, starts: r.runs.map((x) => x.start) };
   });
   rows.push(referenceEasy(trace));
   return { procs: swfPlan(trace).procs, rows };
@@ -86,10 +96,15 @@ export function printBackfillBench(b: BackfillBench): void {
       `  ${policy.padEnd(width)}  ${`${fmt(s.avgWait)} s`.padStart(11)}  ${`${fmt(s.maxWait)} s`.padStart(12)}  ${fmt(s.avgBoundedSlowdown, 1).padStart(14)}  ${`${fmt(s.utilization * 100, 1)} %`.padStart(11)}  ${fmt(seconds, 2)} s`,
     );
   const backfill = b.rows.find((r) => r.policy === POLICIES[2]?.[0]);
+  const learned = b.rows.find((r) => r.policy === POLICIES[3]?.[0]);
   const reference = b.rows.find((r) => r.policy === REFERENCE);
-  if (backfill === undefined || reference === undefined) return;
+  if (backfill === undefined || learned === undefined || reference === undefined) return;
   const off = (a: number, ref: number) => `${fmt((a / ref - 1) * 100, 2)} %`;
   console.log(
     `  Backfill against the reference: bounded slowdown ${off(backfill.summary.avgBoundedSlowdown, reference.summary.avgBoundedSlowdown)}, max wait ${off(backfill.summary.maxWait, reference.summary.maxWait)} (target: within 5 %); whole trace in ${fmt(backfill.seconds, 2)} s (target < 5 s)`,
+  );
+  const later = learned.starts.filter((s, i) => s > (reference.starts[i] ?? Infinity)).length;
+  console.log(
+    `  learned estimates against the reference: bounded slowdown ${fmt(learned.summary.avgBoundedSlowdown / reference.summary.avgBoundedSlowdown, 3)}× (target ≤ 0.75×), max wait ${fmt(learned.summary.maxWait / reference.summary.maxWait, 2)}×; ${fmt(later)} jobs wait longer than under it (target: none)`,
   );
 }

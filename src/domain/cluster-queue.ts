@@ -8,6 +8,13 @@ import type { Amounts } from './quantity.js';
 export const QUEUEING_STRATEGIES = ['StrictFIFO', 'BestEffortFIFO', 'Backfill'] as const;
 export type QueueingStrategy = (typeof QUEUEING_STRATEGIES)[number];
 
+/**
+ * What a Backfill queue plans with: `requested`, the jobs' timeouts (EASY); `learned`, also what
+ * berth's runtime history predicts, where it predicts a job ends sooner (EASY++).
+ */
+export const RUNTIME_ESTIMATES = ['requested', 'learned'] as const;
+export type RuntimeEstimates = (typeof RUNTIME_ESTIMATES)[number];
+
 export const WITHIN_CLUSTER_QUEUE = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
 export type WithinClusterQueue = (typeof WITHIN_CLUSTER_QUEUE)[number];
 

@@ -17,6 +17,11 @@
  * within an epoch quota is only taken, never freed, so the reservation cannot move earlier and a
  * workload refused once stays refused until quota is freed (or a definition changes).
  *
+ * With `estimates: learned` on the queue (EASY++: Tsafrir, Etsion and Feitelson 2007), a job is
+ * planned with the runtime berth's history predicts for it, where that is shorter than its timeout:
+ * the timeout stays the hard limit, and a job that outruns its prediction is expected to end by its
+ * timeout from then on.
+ *
  * The plan is made for a head, a capacity epoch and an instant, the first time a later workload is
  * tried: O(a log a) for the a workloads admitted in the queue and its cohort. Each try after that
  * is O(resources). Nothing here scans pending work: the head comes from the lanes (O(P)).
@@ -41,9 +46,17 @@ export interface BackfillPlan {
   readonly left: number[];
 }
 
-/** When admitted workload `a` is expected to release its quota, seen at `now`. */
+/** Whether `q` plans with learned estimates (EASY++) rather than timeouts alone. */
+const learned = (q: QueueState): boolean => q.model?.estimates === 'learned';
+
+/**
+ * When admitted workload `a` is expected to release its quota, seen at `now`: with learned
+ * estimates, at its predicted end; past that (or without), by its timeout; past that too, within a
+ * second. A workload that outruns its prediction so moves its expected end; it is never stopped by it.
+ */
 export function expectedEnd(a: AdmittedNode, now: number): number {
   if (a.evicting !== null) return now + OVERDUE_GRACE_MS;
+  if (learned(a.holder) && a.admittedAt + a.predictedMs > now) return a.admittedAt + a.predictedMs;
   const end = a.admittedAt + a.timeoutMs;
   return end > now ? end : now + OVERDUE_GRACE_MS;
 }
@@ -81,14 +94,15 @@ export function planReservation(q: QueueState, head: WorkloadNode, now: number):
   return { head, epoch: q.epoch, at: now, start, left };
 }
 
-/** Whether `n`, admitted at `now`, ends by its timeout no later than the reservation starts. */
-function endsBefore(p: BackfillPlan, n: WorkloadNode, now: number): boolean {
-  return n.timeoutMs !== Infinity && now + n.timeoutMs <= p.start;
+/** Whether `n`, admitted at `now` in `q`, is expected to end no later than the reservation starts. */
+function endsBefore(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
+  const ms = learned(q) ? n.predictedMs : n.timeoutMs;
+  return ms !== Infinity && now + ms <= p.start;
 }
 
 /** Whether `n`, which fits now, may be admitted at `now` in `q` without delaying reservation `p`. */
 export function mayBackfill(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
-  if (endsBefore(p, n, now)) return true;
+  if (endsBefore(q, p, n, now)) return true;
   const idx = q.limits.idx;
   for (let j = 0; j < idx.length; j++) if ((n.req[idx[j] ?? 0] ?? 0) > (p.left[j] ?? 0)) return false;
   return true;
@@ -96,7 +110,7 @@ export function mayBackfill(q: QueueState, p: BackfillPlan, n: WorkloadNode, now
 
 /** `n` was admitted at `now` under reservation `p`: what it holds past the start is no longer left. */
 export function backfilled(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): void {
-  if (endsBefore(p, n, now)) return;
+  if (endsBefore(q, p, n, now)) return;
   const idx = q.limits.idx;
   for (let j = 0; j < idx.length; j++) p.left[j] = (p.left[j] ?? 0) - (n.req[idx[j] ?? 0] ?? 0);
 }

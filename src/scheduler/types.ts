@@ -7,7 +7,7 @@
  * millicores, everything else in whole units; every workload's `requests` already include the
  * implicit `jobs: 1`.
  */
-import type { Preemption, QueueingStrategy, StopPolicy } from '../domain/cluster-queue.js';
+import type { Preemption, QueueingStrategy, RuntimeEstimates, StopPolicy } from '../domain/cluster-queue.js';
 import type { Amounts } from '../domain/quantity.js';
 import type { Blocker } from '../domain/blocker.js';
 
@@ -24,6 +24,8 @@ export interface QueueModel {
   /** Per resource: max of its nominal others may borrow. Absent: all of it. */
   lendingLimit: Amounts;
   queueingStrategy: QueueingStrategy;
+  /** Backfill: what jobs are planned with (absent: requested, their timeouts). See backfill.ts. */
+  estimates?: RuntimeEstimates;
   preemption: Preemption;
   stopPolicy: StopPolicy;
   /** Not the scheduler's: the submission limit per project it carries for the API (null: none). */
@@ -43,6 +45,11 @@ export interface Workload {
    * unknown, so it may run for ever.
    */
   timeoutMs?: number | null;
+  /**
+   * How long it is predicted to run (ms), from the runtimes of jobs like it: what a Backfill queue
+   * with `estimates: learned` plans with where it is shorter than the timeout. Absent: no prediction.
+   */
+  expectedMs?: number | null;
 }
 
 export interface AdmittedWorkload extends Workload {

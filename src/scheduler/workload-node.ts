@@ -20,6 +20,8 @@ export class WorkloadNode implements OrderKey {
   readonly createdAt: number;
   /** How long it may run once admitted, ms (Infinity: unknown). See backfill.ts. */
   readonly timeoutMs: number;
+  /** How long it is predicted to run, ms, never above the timeout (Infinity: unknown). */
+  readonly predictedMs: number;
 
   // ---- while pending: treap node and its subtree aggregates (see lane-tree.ts)
   left: WorkloadNode | null = null;
@@ -68,6 +70,7 @@ export class WorkloadNode implements OrderKey {
     this.priority = w.priority;
     this.createdAt = w.createdAt;
     this.timeoutMs = w.timeoutMs ?? Infinity;
+    this.predictedMs = Math.min(w.expectedMs ?? Infinity, this.timeoutMs);
     this.m0 = req[0] ?? 0;
     this.m1 = req[1] ?? 0;
     this.m2 = req[2] ?? 0;

@@ -13,6 +13,7 @@ import {
   WITHIN_CLUSTER_QUEUE,
   JOBS_RESOURCE,
   type QueueingStrategy,
+  type RuntimeEstimates,
   type ReclaimWithinCohort,
   type WithinClusterQueue,
 } from '../domain/cluster-queue.js';
@@ -77,6 +78,8 @@ export interface PlannedQueue {
   withinClusterQueue: WithinClusterQueue;
   /** Absent: BestEffortFIFO, as in Kueue's scenarios. */
   strategy?: QueueingStrategy;
+  /** Backfill: what jobs are planned with (absent: requested). */
+  estimates?: RuntimeEstimates;
 }
 
 export interface PlannedWorkload {

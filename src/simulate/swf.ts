@@ -11,10 +11,11 @@
  * limit). A job still running past it is expected to end a second later (backfill.ts). Records
  * with a run time ≤ 0, no processor count, or more processors than the machine are skipped.
  */
-import type { QueueingStrategy } from '../domain/cluster-queue.js';
+import type { QueueingStrategy, RuntimeEstimates } from '../domain/cluster-queue.js';
+import { RuntimeHistory, type RuntimeSubject } from '../domain/runtime-history.js';
 import type { ExpandedScenario, PlannedWorkload } from './scenario.js';
 import type { WorkloadRecord } from './report.js';
-import { simulate } from './simulator.js';
+import { simulate, type SimulateOptions } from './simulator.js';
 
 /** One job of the trace; times in seconds. */
 export interface SwfJob {
@@ -25,6 +26,8 @@ export interface SwfJob {
   procs: number;
   /** Field 9, or -1 when unknown. */
   requestedTime: number;
+  /** Field 12, or -1 when unknown: whose runtimes predict the job's (`estimates: learned`). */
+  user: number;
 }
 
 export interface SwfTrace {
@@ -60,6 +63,7 @@ export function parseSwf(text: string): SwfTrace {
       run: at(3),
       procs: requested > 0 ? requested : at(4),
       requestedTime: at(8),
+      user: f.length > 11 ? at(11) : -1,
     });
   }
   return { maxProcs: maxProcs ?? maxNodes, jobs };
@@ -69,6 +73,8 @@ export interface SwfPlanOptions {
   /** The machine's processors: the queue's quota (default: the trace's MaxProcs). */
   procs?: number;
   strategy?: QueueingStrategy;
+  /** What Backfill plans with: the requested times (default), or also the runtimes learned. */
+  estimates?: RuntimeEstimates;
 }
 
 export interface SwfPlan {
@@ -121,6 +127,7 @@ export function swfPlan(trace: SwfTrace, opts: SwfPlanOptions = {}): SwfPlan {
         reclaimWithinCohort: 'Never',
         withinClusterQueue: 'Never',
         strategy: opts.strategy ?? 'Backfill',
+        estimates: opts.estimates ?? 'requested',
       },
     ],
     cohorts: [SWF_QUEUE],
@@ -207,6 +214,29 @@ export function swfCsv(runs: readonly SwfRun[]): string {
   );
 }
 
+/**
+ * `estimates: learned`: a job's runtime predicted as the server predicts it, from the runtimes of
+ * similar jobs finished before it was submitted (domain/runtime-history.ts), a trace's user
+ * standing for the server's project, name and target; a job of a user with none has no prediction.
+ */
+function learnedRuntimes(p: SwfPlan): SimulateOptions {
+  const history = new RuntimeHistory();
+  const subject = (w: PlannedWorkload): RuntimeSubject => ({
+    project: String(p.jobs[w.seq - 1]?.user ?? -1),
+    name: '',
+    target: '',
+    queue: w.queue,
+    timeoutSeconds: w.timeoutMs === undefined ? null : w.timeoutMs / SECOND,
+  });
+  return {
+    onFinished: (w, ranMs) => history.record(subject(w), ranMs),
+    expectedMs: (w) => {
+      const e = history.expected(subject(w));
+      return e.basis === 'similar' ? e.ms : null;
+    },
+  };
+}
+
 export interface SwfReplay {
   summary: SwfSummary;
   runs: SwfRun[];
@@ -219,7 +249,7 @@ export interface SwfReplay {
 export function replaySwf(trace: SwfTrace, opts: SwfPlanOptions = {}): SwfReplay {
   const started = performance.now();
   const p = swfPlan(trace, opts);
-  const result = simulate(p.plan);
+  const result = simulate(p.plan, opts.estimates === 'learned' ? learnedRuntimes(p) : {});
   const runs = swfRuns(p, result.records);
   const elapsedMs = performance.now() - started;
   return { summary: swfSummary(runs, p.procs, p.skipped), runs, procs: p.procs, elapsedMs };

@@ -813,6 +813,26 @@ const scenarios: Scenario[] = [
     ],
   },
   {
+    name: 'Backfill with learned estimates plans with predicted runtimes, timeouts where there are none',
+    queues: [{ name: 'a', nominal: cpu(5), strategy: 'Backfill', estimates: 'learned' }],
+    // Predicted to end at 20 s, not at its 100 s timeout: 2 is reserved to start then.
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100, expected: 20 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(5), timeout: 100 },
+      // Predicted done by 11 s: it goes (with requested times it would not, by its timeout).
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 200, expected: 10 },
+      // Its timeout is up at 31 s, after 20 s: it waits (with requested times it would go).
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 30 },
+    ],
+    want: { admitted: { 3: {} }, pending: [2, 4] },
+    then: [
+      {
+        actions: [{ upsert: { name: 'a', nominal: cpu(5), strategy: 'Backfill' } }],
+        want: { admitted: { 4: {} }, pending: [2] },
+      },
+    ],
+  },
+  {
     name: 'Backfill in a cohort: what other members release counts toward the reservation',
     queues: [
       { name: 'a', nominal: cpu(4), cohort: 'c', strategy: 'Backfill' },

@@ -152,6 +152,12 @@ describe('berth simulate', () => {
       ],
       [berth(sb, ['simulate', '--swf', trace, '--procs', '0']), 2, /--procs/],
       [berth(sb, ['simulate', file, '--strategy', 'Backfill']), 2, /--strategy needs --swf/],
+      [berth(sb, ['simulate', file, '--estimates', 'learned']), 2, /--estimates needs --swf/],
+      [
+        berth(sb, ['simulate', '--swf', trace, '--estimates', 'guessed']),
+        2,
+        /Allowed choices are requested, learned/,
+      ],
       [berth(sb, ['simulate', '--swf', trace, '--quota', 'cq=3']), 2, /--quota does not apply to --swf/],
       [berth(sb, ['simulate', '--swf', trace, '--strategy', 'Fast']), 2, /Allowed choices are StrictFIFO/],
     ]);

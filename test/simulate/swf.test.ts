@@ -10,9 +10,16 @@ import { easyStarts } from '../../bench/easy.js';
 import type { QueueingStrategy } from '../../src/domain/cluster-queue.js';
 import { parseSwf, replaySwf, swfCsv, swfSummary, type SwfJob } from '../../src/simulate/swf.js';
 
-/** An SWF line: job, submit, wait, run, allocated, …, requested procs (8), requested time (9). */
-const line = (id: number, submit: number, run: number, procs: number, time: number, allocated = -1) =>
-  [id, submit, -1, run, allocated, -1, -1, procs, time, -1, 1, 1, 1, -1, -1, -1, -1, -1].join(' ');
+/** An SWF line: job, submit, wait, run, allocated, …, requested procs (8), requested time (9), user (12). */
+const line = (
+  id: number,
+  submit: number,
+  run: number,
+  procs: number,
+  time: number,
+  allocated = -1,
+  user = 1,
+) => [id, submit, -1, run, allocated, -1, -1, procs, time, -1, 1, user, 1, -1, -1, -1, -1, -1].join(' ');
 
 // A machine of 4: job 1 holds 3 until 100 s; 2 wants all 4; 3 fits now but would still run at
 // 100 s; 4 ends at 60 s, so it goes ahead of 2 without delaying it.
@@ -36,7 +43,7 @@ describe('simulate --swf', () => {
     const t = parseSwf(TRACE);
     assert.equal(t.maxProcs, 4);
     assert.equal(t.jobs.length, 7);
-    assert.deepEqual(t.jobs[6], { id: 7, submit: 30, run: 5, procs: 2, requestedTime: 10 });
+    assert.deepEqual(t.jobs[6], { id: 7, submit: 30, run: 5, procs: 2, requestedTime: 10, user: 1 });
     assert.throws(() => parseSwf('1 2 3'), /line 1: expected 18 numeric fields/);
   });
 
@@ -73,6 +80,24 @@ describe('simulate --swf', () => {
     assert.equal(s.avgBoundedSlowdown, (2.1 + 1) / 2);
   });
 
+  it('learned estimates: a job of a user whose jobs ran short is planned short, and backfilled', () => {
+    // User 1's first job took 10 s of the 100 it asked; user 2's job holds 1 of 2 until 120 s at
+    // the latest, so 3 (both processors) is reserved to start then; user 1's next job asks 100 s.
+    const trace = parseSwf(
+      [
+        '; MaxProcs: 2',
+        line(1, 0, 10, 1, 100, -1, 1),
+        line(2, 20, 100, 1, 100, -1, 2),
+        line(3, 30, 10, 2, 10, -1, 3),
+        line(4, 40, 10, 1, 100, -1, 1),
+      ].join('\n'),
+    );
+    const start = (estimates: 'requested' | 'learned') =>
+      replaySwf(trace, { estimates }).runs.find((r) => r.id === 4)?.start;
+    assert.equal(start('requested'), 130);
+    assert.equal(start('learned'), 40);
+  });
+
   it('--procs: a machine smaller than the trace says skips what no longer fits', () => {
     const r = replaySwf(parseSwf(TRACE), { procs: 3 });
     assert.equal(r.summary.skipped, 3);
@@ -100,6 +125,7 @@ describe('simulate --swf', () => {
             run: j.run,
             procs: Math.min(j.procs, machine),
             requestedTime: j.known ? Math.max(1, j.run + j.slack) : -1,
+            user: -1,
           }));
           const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill' }).runs.map(
             (r) => r.start,

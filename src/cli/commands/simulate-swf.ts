@@ -5,13 +5,14 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import type { QueueingStrategy } from '../../domain/cluster-queue.js';
+import type { QueueingStrategy, RuntimeEstimates } from '../../domain/cluster-queue.js';
 import { CliError, UsageError } from '../errors.js';
 import { printer, type CommonFlags } from '../session.js';
 
 export interface SwfFlags extends CommonFlags {
   procs?: number;
   strategy?: QueueingStrategy;
+  estimates?: RuntimeEstimates;
   records?: string;
 }
 
@@ -43,6 +44,7 @@ export async function runSwf(file: string, f: SwfFlags): Promise<void> {
     replay = replaySwf(parseSwf(readSwfText(file)), {
       ...(f.procs === undefined ? {} : { procs: f.procs }),
       ...(f.strategy === undefined ? {} : { strategy: f.strategy }),
+      ...(f.estimates === undefined ? {} : { estimates: f.estimates }),
     });
   } catch (e) {
     if (e instanceof RangeError) throw new UsageError(`${file}: ${e.message}`);
@@ -51,17 +53,19 @@ export async function runSwf(file: string, f: SwfFlags): Promise<void> {
   if (f.records !== undefined) writeFileSync(f.records, swfCsv(replay.runs));
   const s = replay.summary;
   const strategy = f.strategy ?? 'Backfill';
+  const estimates = f.estimates ?? 'requested';
   printer(f).show(
     {
       trace: file,
       procs: replay.procs,
       strategy,
+      estimates,
       ...s,
       simulationSeconds: replay.elapsedMs / 1000,
     },
     () =>
       [
-        `replayed ${file}: ${s.jobs.toLocaleString('en-US')} jobs (${s.skipped} records skipped) on ${replay.procs} processors, ${strategy}`,
+        `replayed ${file}: ${s.jobs.toLocaleString('en-US')} jobs (${s.skipped} records skipped) on ${replay.procs} processors, ${strategy}${estimates === 'learned' ? ' with learned estimates' : ''}`,
         `wait: average ${secs(s.avgWait)}, max ${secs(s.maxWait)}`,
         `average bounded slowdown (τ = ${BSLD_TAU} s): ${s.avgBoundedSlowdown.toFixed(1)}`,
         `utilization: ${(s.utilization * 100).toFixed(1)} %`,

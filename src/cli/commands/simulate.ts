@@ -7,7 +7,7 @@ import { Option, type Command } from 'commander';
 import { ConfigError } from '../../domain/errors.js';
 import { CliError, UsageError } from '../errors.js';
 import { nonNegativeInteger, positiveInteger } from '../flags.js';
-import { QUEUEING_STRATEGIES } from '../../domain/cluster-queue.js';
+import { QUEUEING_STRATEGIES, RUNTIME_ESTIMATES } from '../../domain/cluster-queue.js';
 import { collect, runLiveWhatIf, type LiveFlags } from './simulate-live.js';
 import { runSwf, type SwfFlags } from './simulate-swf.js';
 import { clientCommand, examples, printer } from '../session.js';
@@ -97,6 +97,12 @@ export function registerSimulateCommand(program: Command): void {
           "with --swf: the queue's queueing strategy (default Backfill)",
         ).choices(QUEUEING_STRATEGIES),
       )
+      .addOption(
+        new Option(
+          '--estimates <estimates>',
+          "with --swf: what Backfill plans with, the requested times (default) or also the runtimes learned from each user's jobs",
+        ).choices(RUNTIME_ESTIMATES),
+      )
       .option('--records <file>', 'with --swf: write one CSV line per job (id,submit,start,end,procs)')
       .option(
         '--admission-latency <ms>',
@@ -120,7 +126,7 @@ nominal, and per workload class the average time to admission and to finish, and
       'berth simulate --swf bench/data/KTH-SP2.swf.gz --strategy Backfill --records runs.csv',
     ],
   ).action(async (file: string | undefined, f: SimulateFlags) => {
-    const swfOnly = (['procs', 'strategy', 'records'] as const).find((k) => f[k] !== undefined);
+    const swfOnly = (['procs', 'strategy', 'estimates', 'records'] as const).find((k) => f[k] !== undefined);
     if (f.swf !== undefined) {
       if (file !== undefined || f.fromServer)
         throw new UsageError('give --swf alone, not with a scenario or --from-server');
