@@ -55,6 +55,8 @@ export interface ClusterQueueSpec {
   /** Per resource: how much of its nominal quota others in the cohort may borrow. */
   lendingLimit: Record<string, string>;
   queueingStrategy: QueueingStrategy;
+  /** Backfill: what jobs are planned with. Absent (in queues that never set it): requested. */
+  estimates?: RuntimeEstimates;
   preemption: Preemption;
   stopPolicy: StopPolicy;
   /**

@@ -233,6 +233,13 @@ void describe('wrong types, unknown and missing fields', () => {
       /"queueingStrategy" must be one of StrictFIFO, BestEffortFIFO, Backfill/,
     ),
     bad(
+      'unknown runtime estimates',
+      'POST',
+      '/cluster-queues',
+      cq({ estimates: 'guessed' }),
+      /"estimates" must be one of requested, learned/,
+    ),
+    bad(
       'unknown stop policy',
       'PATCH',
       '/cluster-queues/q1',

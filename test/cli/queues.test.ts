@@ -192,6 +192,19 @@ describe('queue update and delete', () => {
     );
   });
 
+  it('Backfill with learned estimates, as show says it', async () => {
+    ok(await admin(['queue', 'update', 'small', '--strategy', 'Backfill', '--estimates', 'learned']));
+    assert.equal(
+      keyValues(ok(await admin(['queue', 'show', 'small']))).strategy,
+      'Backfill, learned estimates',
+    );
+    ok(await admin(['queue', 'update', 'small', '--estimates', 'requested']));
+    assert.equal(
+      keyValues(ok(await admin(['queue', 'show', 'small']))).strategy,
+      'Backfill, requested estimates',
+    );
+  });
+
   it('leaves a cohort with --no-cohort', async () => {
     const q = parseJson<QueueJson>(
       await admin([

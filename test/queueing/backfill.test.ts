@@ -37,4 +37,28 @@ describe('backfill', () => {
     assert.ok((await admittedAt(short.id)) < (await admittedAt(wide.id)), 'short before wide');
     assert.ok((await admittedAt(wide.id)) < (await admittedAt(long.id)), 'wide before long');
   });
+
+  it('with learned estimates, a job predicted short by the runtimes of jobs like it is backfilled', async () => {
+    await env.queue({ name: 'bfl', quota: { cpu: '4' }, queueingStrategy: 'Backfill', estimates: 'learned' });
+    const quick = { command: ['true'], name: 'quick', requests: { cpu: '1' }, timeoutSeconds: 600 };
+    // One like it has run, in well under its 600 s.
+    const first = await env.submit('bfl', quick);
+    assert.equal((await env.done(first.id)).state, 'succeeded');
+    const gate = env.gate('bfl');
+    const holder = await env.submit('bfl', {
+      script: gate.wait,
+      requests: { cpu: '3' },
+      timeoutSeconds: 600,
+    });
+    await env.running(holder.id, 0);
+    const wide = await env.submit('bfl', { command: ['true'], requests: { cpu: '4' }, timeoutSeconds: 60 });
+    // By its timeout it would end after the holder's (600 s from now, against 600 s from before):
+    // with requested estimates it would wait; predicted to take well under a second, it goes.
+    const again = await env.submit('bfl', quick);
+    assert.equal((await env.done(again.id)).state, 'succeeded');
+    assert.equal((await env.job(wide.id)).state, 'queued');
+    assert.equal((await env.queueView('bfl')).estimates, 'learned');
+    gate.open();
+    for (const j of [holder, wide]) assert.equal((await env.done(j.id)).state, 'succeeded');
+  });
 });
