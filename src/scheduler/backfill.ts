@@ -26,8 +26,10 @@
  * tried: O(a log a) for the a workloads admitted in the queue and its cohort. Each try after that
  * is O(resources). Nothing here scans pending work: the head comes from the lanes (O(P)).
  */
+import { formatAmount } from '../domain/quantity.js';
 import { applyUsage, fits, room } from './quota.js';
 import type { QueueState } from './queue-state.js';
+import type { Explanation } from './types.js';
 import type { AdmittedNode, WorkloadNode } from './workload-node.js';
 
 /** A workload past its expected end (or being stopped) is expected to end this long after now. */
@@ -113,4 +115,36 @@ export function backfilled(q: QueueState, p: BackfillPlan, n: WorkloadNode, now:
   if (endsBefore(q, p, n, now)) return;
   const idx = q.limits.idx;
   for (let j = 0; j < idx.length; j++) p.left[j] = (p.left[j] ?? 0) - (n.req[idx[j] ?? 0] ?? 0);
+}
+
+/**
+ * Why a pending workload of a Backfill queue waits, given the queue's reservation `p`: the front
+ * workload says when it is reserved to start; one that fits now says whose start it would delay.
+ * Anything else (it does not fit, the queue holds) is said as in any queue.
+ */
+export function explainBackfill(
+  e: Explanation,
+  q: QueueState,
+  n: WorkloadNode,
+  p: BackfillPlan,
+): Explanation {
+  if (p.start === Infinity) return e;
+  const at = new Date(p.start).toISOString();
+  if (p.head === n) {
+    const l = q.limits;
+    const needs = l.idx
+      .map((i, j) => [l.names[j] ?? '', n.req[i] ?? 0] as const)
+      .filter(([, x]) => x > 0)
+      .map(([r, x]) => `${r} ${formatAmount(r, x)}`)
+      .join(', ');
+    return {
+      ...e,
+      reason: `reserved to start at ${at}: ${needs} of queue ${q.name}, when the jobs running are expected to end (backfill); position ${e.position}`,
+    };
+  }
+  if (e.blockers.some((b) => b.kind !== 'ahead')) return e;
+  return {
+    ...e,
+    reason: `waiting for job ${p.head.id}, reserved to start at ${at}: this job would still hold its quota then (backfill); position ${e.position}`,
+  };
 }

@@ -22,7 +22,7 @@
  * fit once its own victims have stopped; so once decided, a preemption is never made in vain.
  */
 import type { Amounts } from '../domain/quantity.js';
-import { backfilled, mayBackfill, planReservation, type BackfillPlan } from './backfill.js';
+import { backfilled, explainBackfill, mayBackfill, planReservation, type BackfillPlan } from './backfill.js';
 import { CohortState } from './cohort.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
@@ -74,6 +74,8 @@ export class Scheduler implements SchedulerApi {
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
   private epochs = 1;
+  /** The instant of the last pass: what explanations plan reservations at. */
+  private lastNow = 0;
   private seq = 0;
   /** Bumped whenever who could be preempted changes; keys the per-queue preemption reach cache. */
   private version = 0;
@@ -202,6 +204,7 @@ export class Scheduler implements SchedulerApi {
   // ---- scheduling --------------------------------------------------------------------------
 
   schedule(now: number, max = Infinity): Decision[] {
+    this.lastNow = now;
     const out: Decision[] = [];
     if (!(max > 0)) return out;
     this.resume(now, out, max);
@@ -230,7 +233,7 @@ export class Scheduler implements SchedulerApi {
       // Behind a reservation (backfill.ts): no preemption, and only what cannot delay it.
       if (fits(q, n.req) && mayBackfill(q, plan, n, now)) {
         backfilled(q, plan, n, now);
-        return this.admit(q, n, now, out);
+        return this.admit(q, n, now, out, plan.head.id);
       }
       q.park(n);
       q.settleIfFull();
@@ -281,12 +284,18 @@ export class Scheduler implements SchedulerApi {
     return plan;
   }
 
-  private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
+  private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[], ahead?: JobId): void {
     const borrowed = borrowedFor(q, n.req);
     this.pending.delete(n.id);
     this.hold(q, n, now, borrowed);
     q.removePending(n);
-    out.push({ kind: 'admit', id: n.id, queue: q.name, borrowed });
+    out.push({
+      kind: 'admit',
+      id: n.id,
+      queue: q.name,
+      borrowed,
+      ...(ahead === undefined ? {} : { backfilledAhead: ahead }),
+    });
   }
 
   /**
@@ -333,7 +342,24 @@ export class Scheduler implements SchedulerApi {
   // ---- read side (scheduler-view.ts) --------------------------------------------------------
 
   explain(id: JobId): Explanation | undefined {
-    return this.view.explain(id);
+    const e = this.view.explain(id);
+    const n = this.pending.get(id);
+    const q = n === undefined ? undefined : this.queues.get(n.queue);
+    if (e === undefined || n === undefined || q === undefined || !q.backfill || q.holds) return e;
+    if (n.waitingFor !== null || q.preemptor !== null) return e;
+    const p = this.reservationOf(q);
+    return p === null ? e : explainBackfill(e, q, n, p);
+  }
+
+  /** A Backfill queue's reservation as of the last pass; null when its first workload fits. */
+  private reservationOf(q: QueueState): BackfillPlan | null {
+    const head = q.firstPending();
+    if (head === null || fits(q, head.req)) return null;
+    const p = this.plans.get(q);
+    if (p !== undefined && p.head === head && p.epoch === q.epoch) return p;
+    const plan = planReservation(q, head, this.lastNow);
+    this.plans.set(q, plan);
+    return plan;
   }
 
   queueFigures(name: string): QueueFigures | undefined {

@@ -59,8 +59,11 @@ export interface AdmittedWorkload extends Workload {
 }
 
 export type Decision =
-  /** Admit `id`: its quota is now counted as used. */
-  | { kind: 'admit'; id: JobId; queue: string; borrowed: Amounts }
+  /**
+   * Admit `id`: its quota is now counted as used. `backfilledAhead`: in a Backfill queue, the job
+   * holding the reservation it was admitted ahead of (without delaying it).
+   */
+  | { kind: 'admit'; id: JobId; queue: string; borrowed: Amounts; backfilledAhead?: JobId }
   /**
    * Evict `victims` so that `preemptor` can be admitted later. The victims keep their quota
    * (state "evicting") until the controller has stopped them and calls `requeue` (or `release`,

@@ -21,6 +21,15 @@ describe('backfill', () => {
     await env.barrier();
     assert.deepEqual((await env.queueView('bf')).usage, { cpu: '3', jobs: '1' });
     for (const j of [wide, long]) assert.equal((await env.job(j.id)).state, 'queued');
+    // berth status says why: the reservation, and whose start the long one would delay.
+    assert.match(
+      (await env.job(wide.id)).reason,
+      /^reserved to start at \S+: cpu 4 of queue bf, when the jobs running/,
+    );
+    assert.match(
+      (await env.job(long.id)).reason,
+      new RegExp(`^waiting for job ${wide.id}, reserved to start at `),
+    );
 
     // Done long before: it goes now, ahead of both.
     const short = await env.submit('bf', { script: gate.wait, requests: { cpu: '1' }, timeoutSeconds: 60 });
@@ -35,6 +44,8 @@ describe('backfill', () => {
       return e.id;
     };
     assert.ok((await admittedAt(short.id)) < (await admittedAt(wide.id)), 'short before wide');
+    const admitted = (await env.events(short.id)).find((e) => e.type === 'admitted');
+    assert.equal(admitted?.message, `admitted by cluster queue bf, backfilled ahead of job ${wide.id}`);
     assert.ok((await admittedAt(wide.id)) < (await admittedAt(long.id)), 'wide before long');
   });
 
