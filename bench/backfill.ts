@@ -23,6 +23,7 @@ import {
   type SwfSummary,
   type SwfTrace,
 } from '../src/simulate/swf.js';
+import { Scheduler, type QueueModel } from '../src/scheduler/index.js';
 import { easyStarts } from './easy.js';
 import { fmt } from './lib.js';
 
@@ -39,6 +40,57 @@ export interface BackfillRow {
 export interface BackfillBench {
   procs: number;
   rows: BackfillRow[];
+  scale: ScaleRow[];
+}
+
+/** A pass behind a reservation, against a large backlog (what the live scheduler must bear). */
+export interface ScaleRow {
+  strategy: QueueModel['queueingStrategy'];
+  pending: number;
+  releases: number;
+  ms: number;
+}
+
+/**
+ * 100 one-cpu jobs run, ending one a second; a job wanting the whole queue waits behind them, and
+ * behind it `pending` one-cpu jobs too long to end before it. Each release frees one cpu that every
+ * one of them fits, and none may take. The time of `releases` releases, each with its pass.
+ */
+function scalePasses(strategy: QueueModel['queueingStrategy'], pending: number, releases = 50): ScaleRow {
+  const s = new Scheduler();
+  const cpu = (n: number) => ({ cpu: n * 1000, jobs: 1 });
+  s.upsertQueue({
+    name: 'q',
+    cohort: null,
+    nominal: { cpu: 100_000 },
+    borrowingLimit: {},
+    lendingLimit: {},
+    queueingStrategy: strategy,
+    preemption: { withinClusterQueue: 'Never', reclaimWithinCohort: 'Never' },
+    stopPolicy: 'None',
+  });
+  const base = { queue: 'q', project: 'p', priority: 0 };
+  let id = 0;
+  for (let i = 0; i < 100; i++)
+    s.restoreAdmitted({
+      ...base,
+      id: ++id,
+      createdAt: 0,
+      requests: cpu(1),
+      admittedAt: 0,
+      borrowed: {},
+      timeoutMs: (i + 1) * 1000,
+    });
+  s.enqueue({ ...base, id: ++id, createdAt: 1, requests: cpu(100), timeoutMs: 1e6 });
+  for (let i = 0; i < pending; i++)
+    s.enqueue({ ...base, id: ++id, createdAt: 2, requests: cpu(1), timeoutMs: 1e7 });
+  s.schedule(0);
+  const started = performance.now();
+  for (let r = 1; r <= releases; r++) {
+    s.release(r);
+    s.schedule(r * 1000 - 1);
+  }
+  return { strategy, pending, releases, ms: performance.now() - started };
 }
 
 const POLICIES: [string, SwfPlanOptions][] = [
@@ -80,7 +132,11 @@ export function runBackfillBench(file = KTH_SP2): BackfillBench {
     return { policy, summary: r.summary, seconds: r.elapsedMs / 1000, starts: r.runs.map((x) => x.start) };
   });
   rows.push(referenceEasy(trace));
-  return { procs: swfPlan(trace).procs, rows };
+  const scale = [10_000, 100_000].flatMap((n) => [
+    scalePasses('BestEffortFIFO', n),
+    scalePasses('Backfill', n),
+  ]);
+  return { procs: swfPlan(trace).procs, rows, scale };
 }
 
 export function printBackfillBench(b: BackfillBench): void {
@@ -103,6 +159,10 @@ export function printBackfillBench(b: BackfillBench): void {
   console.log(
     `  Backfill against the reference: bounded slowdown ${off(backfill.summary.avgBoundedSlowdown, reference.summary.avgBoundedSlowdown)}, max wait ${off(backfill.summary.maxWait, reference.summary.maxWait)} (target: within 5 %); whole trace in ${fmt(backfill.seconds, 2)} s (target < 5 s)`,
   );
+  for (const r of b.scale)
+    console.log(
+      `  ${r.strategy}: ${fmt(r.pending)} one-cpu jobs queued behind one wanting the whole queue, ${fmt(r.releases)} releases of one cpu, each with its pass: ${fmt(r.ms, 1)} ms`,
+    );
   const later = learned.starts.filter((s, i) => s > (reference.starts[i] ?? Infinity)).length;
   console.log(
     `  learned estimates against the reference: bounded slowdown ${fmt(learned.summary.avgBoundedSlowdown / reference.summary.avgBoundedSlowdown, 3)}× (target ≤ 0.75×), max wait ${fmt(learned.summary.maxWait / reference.summary.maxWait, 2)}×; ${fmt(later)} jobs wait longer than under it (target: none)`,

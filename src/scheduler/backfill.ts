@@ -15,7 +15,10 @@
  * then takes it from there). One without a timeout may only use what the reservation leaves. One
  * that may not go is parked for the capacity epoch, as BestEffortFIFO parks one that does not fit:
  * within an epoch quota is only taken, never freed, so the reservation cannot move earlier and a
- * workload refused once stays refused until quota is freed (or a definition changes).
+ * workload refused once stays refused until quota is freed (or a definition changes). The queue's
+ * candidate searches skip, subtree by subtree, what the reservation holds back (`QueueState.window`,
+ * lane-tree.ts), so a large backlog behind it costs O(log n) a pass, not a try per job; what they
+ * skipped is looked at again at the next instant (time may have moved the reservation later).
  *
  * With `estimates: learned` on the queue (EASY++: Tsafrir, Etsion and Feitelson 2007), a job is
  * planned with the runtime berth's history predicts for it, where that is shorter than its timeout:
@@ -99,7 +102,7 @@ export function planReservation(q: QueueState, head: WorkloadNode, now: number):
 /** Whether `n`, admitted at `now` in `q`, is expected to end no later than the reservation starts. */
 function endsBefore(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
   const ms = learned(q) ? n.predictedMs : n.timeoutMs;
-  return ms !== Infinity && now + ms <= p.start;
+  return ms !== Infinity && ms <= p.start - now;
 }
 
 /** Whether `n`, which fits now, may be admitted at `now` in `q` without delaying reservation `p`. */

@@ -19,8 +19,10 @@ import {
   insert,
   mayPreempt,
   minOf,
+  offerable,
   remove,
   touch,
+  type BackfillWindow,
   type Eligibility,
 } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
@@ -75,7 +77,18 @@ export class QueueState implements Holder {
    * the preemptor's request is reserved in `usage` (see Scheduler.reserve).
    */
   preemptor: WorkloadNode | null = null;
-  private readonly elig: Eligibility & { room: number[] } = { epoch: 0, idx: [], room: [], reach: null };
+  private readonly elig: Eligibility & { room: number[] } = {
+    epoch: 0,
+    idx: [],
+    room: [],
+    reach: null,
+    window: null,
+  };
+  /**
+   * Backfill: what the reservation made in capacity epoch `epoch` lets through (scheduler.ts sets
+   * it); candidate searches skip what it holds back. Ignored once the epoch has ended.
+   */
+  window: (BackfillWindow & { epoch: number }) | null = null;
 
   /** HoldAndDrain: admitted workloads still to be sent a drain decision. */
   drain: JobId[] = [];
@@ -162,6 +175,8 @@ export class QueueState implements Holder {
     room.length = e.idx.length;
     for (let j = 0; j < room.length; j++) room[j] = roomOf(this, j);
     e.reach = this.strict ? null : this.reachOf(this);
+    const w = this.window;
+    e.window = w !== null && w.epoch === this.epoch && this.backfill ? w : null;
     return e;
   }
 
@@ -182,8 +197,7 @@ export class QueueState implements Holder {
   private exactify(lane: Lane): void {
     const e = this.eligibility();
     const first = lane.root === null ? null : lane.root.first;
-    const eligible =
-      first !== null && first.parkedAt < e.epoch && (mayPreempt(first, e) || canFit(first.req, e));
+    const eligible = first !== null && first.parkedAt < e.epoch && offerable(first, e);
     this.setCandidate(lane, eligible ? first : firstEligible(lane.root, e), true);
   }
 

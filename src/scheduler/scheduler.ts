@@ -71,6 +71,8 @@ export class Scheduler implements SchedulerApi {
   );
   /** Backfill queues: the reservation of the first workload that does not fit (backfill.ts). */
   private readonly plans = new WeakMap<QueueState, BackfillPlan>();
+  /** Backfill queues whose searches skip what their reservation holds back (QueueState.window). */
+  private readonly windows = new Set<QueueState>();
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
   private epochs = 1;
@@ -140,6 +142,8 @@ export class Scheduler implements SchedulerApi {
     q.drain = [];
     q.drainNext = 0;
     this.plans.delete(q);
+    this.windows.delete(q);
+    q.window = null;
     this.draining.delete(q);
     this.ready.delete(q);
     this.version++;
@@ -204,6 +208,7 @@ export class Scheduler implements SchedulerApi {
   // ---- scheduling --------------------------------------------------------------------------
 
   schedule(now: number, max = Infinity): Decision[] {
+    if (now !== this.lastNow) this.closeWindows();
     this.lastNow = now;
     const out: Decision[] = [];
     if (!(max > 0)) return out;
@@ -281,7 +286,29 @@ export class Scheduler implements SchedulerApi {
     if (p !== undefined && p.head === head && p.epoch === q.epoch && p.at === now) return p;
     const plan = planReservation(q, head, now);
     this.plans.set(q, plan);
+    // Searches skip what it holds back; what an older plan held back is looked at again.
+    q.window = {
+      head,
+      within: plan.start - now,
+      left: plan.left,
+      learned: q.model?.estimates === 'learned',
+      epoch: q.epoch,
+    };
+    q.invalidate();
+    this.windows.add(q);
     return plan;
+  }
+
+  /**
+   * A new instant: what reservations held back is looked at again, as time may have moved a
+   * reservation later (a job outran its expected end). The next try behind one plans it anew.
+   */
+  private closeWindows(): void {
+    for (const q of this.windows) {
+      q.window = null;
+      q.invalidate();
+    }
+    this.windows.clear();
   }
 
   private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[], ahead?: JobId): void {
@@ -357,9 +384,8 @@ export class Scheduler implements SchedulerApi {
     if (head === null || fits(q, head.req)) return null;
     const p = this.plans.get(q);
     if (p !== undefined && p.head === head && p.epoch === q.epoch) return p;
-    const plan = planReservation(q, head, this.lastNow);
-    this.plans.set(q, plan);
-    return plan;
+    // Not kept: the pass that plans it also tells the queue's searches (planFor).
+    return planReservation(q, head, this.lastNow);
   }
 
   queueFigures(name: string): QueueFigures | undefined {

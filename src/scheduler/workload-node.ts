@@ -40,6 +40,9 @@ export class WorkloadNode implements OrderKey {
   m2 = 0;
   m3 = 0;
   minRest: Vec | null = null;
+  /** Subtree minimum of `timeoutMs` and of `predictedMs`: what a Backfill search prunes by. */
+  minTimeout: number;
+  minPredicted: number;
   /** Subtree total request; leaves share `req`. */
   sum: Vec;
   sumStale = false;
@@ -71,6 +74,8 @@ export class WorkloadNode implements OrderKey {
     this.createdAt = w.createdAt;
     this.timeoutMs = w.timeoutMs ?? Infinity;
     this.predictedMs = Math.min(w.expectedMs ?? Infinity, this.timeoutMs);
+    this.minTimeout = this.timeoutMs;
+    this.minPredicted = this.predictedMs;
     this.m0 = req[0] ?? 0;
     this.m1 = req[1] ?? 0;
     this.m2 = req[2] ?? 0;
