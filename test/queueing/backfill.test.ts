@@ -22,10 +22,22 @@ describe('backfill', () => {
     assert.deepEqual((await env.queueView('bf')).usage, { cpu: '3', jobs: '1' });
     for (const j of [wide, long]) assert.equal((await env.job(j.id)).state, 'queued');
     // berth status says why: the reservation, and whose start the long one would delay.
-    assert.match(
-      (await env.job(wide.id)).reason,
-      /^reserved to start at \S+: cpu 4 of queue bf, when the jobs running/,
+    const view = await env.req<{ reason: string; estimatedStartAt: string | null }>(
+      'GET',
+      `/jobs/${wide.id}`,
     );
+    const reserved = /^reserved to start at (\S+): cpu 4 of queue bf, when the jobs running/.exec(
+      view.body.reason,
+    );
+    assert.ok(reserved?.[1], view.body.reason);
+    // The holder's timeout from its admission. The start-time estimate counts it from the holder's
+    // start, as the server enforces it: later by no more than the holder took to start.
+    const h = await env.req<{ admittedAt: string; startedAt: string }>('GET', `/jobs/${holder.id}`);
+    const [admittedMs, startedMs] = [Date.parse(h.body.admittedAt), Date.parse(h.body.startedAt)];
+    const at = Date.parse(reserved[1]);
+    assert.ok(Math.abs(at - (admittedMs + 600_000)) < 1000, `${reserved[1]}, ${h.text}`);
+    const estimate = Date.parse(view.body.estimatedStartAt ?? '');
+    assert.ok(estimate >= at - 1000 && estimate <= at + (startedMs - admittedMs) + 1000, view.text);
     assert.match(
       (await env.job(long.id)).reason,
       new RegExp(`^waiting for job ${wide.id}, reserved to start at `),
