@@ -16,10 +16,12 @@
  * rate limit), arrays (one array of 100,000 tasks: time to accept it and bytes per task, beside
  * jobs submitted one by one), usage (GET /usage over the rollups of 1,000,000 allocations),
  * estimates (start-time estimates against the admissions they foretold, Kueue's baseline), million
- * (a million queued jobs in one server: memory, submissions, submit → running, restart, jobs page).
+ * (a million queued jobs in one server: memory, submissions, submit → running, restart, jobs page),
+ * backfill (the KTH-SP2 trace under FCFS, BestEffortFIFO, Backfill and a reference EASY, simulated).
  */
 import { printWrkFigures, runApiBench } from './api.js';
 import { printArraysBench, runArraysBench } from './arrays.js';
+import { printBackfillBench, runBackfillBench } from './backfill.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
 import { printFloodBench, runFloodBench } from './flood.js';
 import { runE2eBench } from './e2e.js';
@@ -123,4 +125,10 @@ if (only.includes('usage')) {
 if (only.includes('million')) {
   console.log('== million: a million queued jobs in one server (SQLite), against the empty server');
   printMillionBench(await runMillionBench());
+}
+if (only.includes('backfill')) {
+  console.log(
+    '== backfill: the KTH-SP2 trace (Parallel Workloads Archive) replayed on the scheduler, against EASY',
+  );
+  printBackfillBench(runBackfillBench());
 }

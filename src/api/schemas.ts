@@ -7,6 +7,7 @@ import { Type, type TInteger } from '@sinclair/typebox';
 import {
   BORROW_WITHIN_COHORT,
   QUEUEING_STRATEGIES,
+  RUNTIME_ESTIMATES,
   RECLAIM_WITHIN_COHORT,
   STOP_POLICIES,
   WITHIN_CLUSTER_QUEUE,
@@ -42,6 +43,7 @@ const queueFields = {
   borrowingLimit: Type.Optional(Quantities('per resource: how far above nominal this queue may borrow')),
   lendingLimit: Type.Optional(Quantities('per resource: how much of its nominal others may borrow')),
   queueingStrategy: Type.Optional(literals(QUEUEING_STRATEGIES)),
+  estimates: Type.Optional(literals(RUNTIME_ESTIMATES)),
   preemption: Type.Optional(
     strict({
       withinClusterQueue: Type.Optional(literals(WITHIN_CLUSTER_QUEUE)),

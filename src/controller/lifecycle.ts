@@ -22,11 +22,10 @@ import { findJobState, updateJob, type JobUpdate } from '../store/queries/jobs.j
 import { deleteJobTokens } from '../store/queries/tokens.js';
 import { recordAllocation } from '../store/queries/usage.js';
 import type { ControllerCore } from './core.js';
-import { runtimeSubject } from './start-estimates.js';
 import type { Holdings } from './holdings.js';
 import type { ProjectGates } from './project-gates.js';
 import type { Provisioning, ProvisioningOutcomes } from './provisioning.js';
-import { workloadOf, type StopKind, type TrackedJob } from './tracked-jobs.js';
+import { runtimeSubject, workloadOf, type StopKind, type TrackedJob } from './tracked-jobs.js';
 
 export class Lifecycle implements ProvisioningOutcomes {
   constructor(
@@ -72,7 +71,7 @@ export class Lifecycle implements ProvisioningOutcomes {
     const lacking = this.gates.missing(job);
     if (lacking) return this.gates.park(job, lacking);
     this.core.jobs.inScheduler++;
-    this.core.o.scheduler.enqueue(workloadOf(job));
+    this.core.o.scheduler.enqueue(workloadOf(job, this.core.runtimes));
     this.core.arrivals.add(this.core.o.now(), job);
   }
 

@@ -121,7 +121,8 @@ export class ReconcileLoop {
               .map(([r, q]) => `${r} ${q}`)
               .join(', ')}`
           : '';
-        const message = `admitted by cluster queue ${d.queue}${borrowText}`;
+        const ahead = d.backfilledAhead === undefined ? '' : `, backfilled ahead of job ${d.backfilledAhead}`;
+        const message = `admitted by cluster queue ${d.queue}${borrowText}${ahead}`;
         await event(job, 'admitted', message, borrowed ?? undefined);
       }
     });

@@ -89,7 +89,7 @@ export class ProjectGates {
     if (job.queue !== queue) {
       const inScheduler = o.scheduler.withdraw(job.id);
       job.queue = queue;
-      if (inScheduler) o.scheduler.enqueue(workloadOf(job));
+      if (inScheduler) o.scheduler.enqueue(workloadOf(job, this.core.runtimes));
     }
     // Not yet up for admission (its dependencies, its retry's backoff): checked when it is.
     if (job.waitingFor.length > 0 || job.retryAt !== null) return;
@@ -102,7 +102,7 @@ export class ProjectGates {
   private release(job: TrackedJob): void {
     job.parkedFor = null;
     this.core.jobs.inScheduler++;
-    this.core.o.scheduler.enqueue(workloadOf(job));
+    this.core.o.scheduler.enqueue(workloadOf(job, this.core.runtimes));
   }
 
   /** The project was deleted: its privileges go, and its jobs are now filed under `archivedAs`. */

@@ -16,6 +16,7 @@ export function toQueueModel(q: ClusterQueue): QueueModel {
     borrowingLimit: amounts.borrowingLimit,
     lendingLimit: amounts.lendingLimit,
     queueingStrategy: q.queueingStrategy,
+    ...(q.estimates === undefined ? {} : { estimates: q.estimates }),
     preemption: q.preemption,
     stopPolicy: q.stopPolicy,
     maxQueuedPerProject: q.maxQueuedPerProject ?? null,

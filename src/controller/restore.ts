@@ -198,7 +198,7 @@ export class Restore {
   private keepQuota(job: TrackedJob): void {
     const { o } = this.core;
     o.scheduler.restoreAdmitted({
-      ...workloadOf(job),
+      ...workloadOf(job, this.core.runtimes),
       admittedAt: job.admittedAt ?? o.now(),
       borrowed: job.borrowed ?? {},
     });

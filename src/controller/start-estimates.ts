@@ -5,16 +5,11 @@
  * page of jobs costs one forecast, not one per job. Expected runtimes come from the runtimes
  * observed for similar jobs (domain/runtime-history.ts), which every run's end adds to.
  */
-import {
-  describeBases,
-  expectedEnd,
-  type RuntimeBasis,
-  type RuntimeSubject,
-} from '../domain/runtime-history.js';
+import { describeBases, expectedEnd, type RuntimeBasis } from '../domain/runtime-history.js';
 import { addProjected, forecast, snapshot, type ForecastInput } from '../scheduler/forecast.js';
 import type { ControllerCore } from './core.js';
 import type { QueueModels } from './queue-models.js';
-import { workloadOf, type TrackedJob } from './tracked-jobs.js';
+import { runtimeSubject, workloadOf, type TrackedJob } from './tracked-jobs.js';
 
 export interface StartEstimate {
   /** Expected admission (ms), or null when the forecast does not reach it. */
@@ -53,14 +48,6 @@ interface Forecast {
 }
 
 type Bases = Record<RuntimeBasis, number>;
-
-export const runtimeSubject = (job: TrackedJob): RuntimeSubject => ({
-  project: job.project,
-  name: job.name,
-  target: job.target,
-  queue: job.queue,
-  timeoutSeconds: job.timeoutSeconds,
-});
 
 export class StartEstimates {
   private last: Forecast | null = null;
@@ -113,7 +100,7 @@ export class StartEstimates {
 
   private readonly asPending = (job: TrackedJob) => {
     const expected = this.core.runtimes.expected(runtimeSubject(job));
-    return { workload: workloadOf(job), runtimeMs: expected.ms, basis: expected.basis };
+    return { workload: workloadOf(job, this.core.runtimes), runtimeMs: expected.ms, basis: expected.basis };
   };
 
   private current(): Forecast {

@@ -5,6 +5,7 @@
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
 import type { ActiveJob, JobRecord, JobSpec, JobState } from '../domain/job.js';
 import { parseAmounts, type Amounts } from '../domain/quantity.js';
+import type { RuntimeHistory, RuntimeSubject } from '../domain/runtime-history.js';
 import type { Workload } from '../scheduler/types.js';
 import { dependenciesOf, type Dependency } from '../domain/dependency.js';
 import { retryHead, retryPolicy, type RetriesUsed, type RetryPolicy } from '../domain/retry.js';
@@ -176,14 +177,34 @@ export function workerRequests(job: TrackedJob): Amounts {
   return per;
 }
 
-/** The job as the scheduler sees it. */
-export const workloadOf = (job: TrackedJob): Workload => ({
+/** What the runtime history knows a job by (domain/runtime-history.ts). */
+export const runtimeSubject = (job: TrackedJob): RuntimeSubject => ({
+  project: job.project,
+  name: job.name,
+  target: job.target,
+  queue: job.queue,
+  timeoutSeconds: job.timeoutSeconds,
+});
+
+/** How long jobs like `job` ran (capped by its timeout), or null when none has been seen. */
+function predictedMs(job: TrackedJob, runtimes: RuntimeHistory): number | null {
+  const e = runtimes.expected(runtimeSubject(job));
+  return e.basis === 'similar' ? e.ms : null;
+}
+
+/**
+ * The job as the scheduler sees it; with `runtimes`, its runtime as predicted when it joins the
+ * queue (what a Backfill queue with `estimates: learned` plans with).
+ */
+export const workloadOf = (job: TrackedJob, runtimes?: RuntimeHistory): Workload => ({
   id: job.id,
   queue: job.queue,
   project: job.project,
   priority: job.priority,
   createdAt: job.createdAt,
   requests: job.requests,
+  timeoutMs: job.timeoutSeconds === null ? null : job.timeoutSeconds * 1000,
+  expectedMs: runtimes === undefined ? null : predictedMs(job, runtimes),
 });
 
 export class TrackedJobs {

@@ -7,6 +7,7 @@ import {
   type Preemption,
   type QueueAmounts,
   type QueueingStrategy,
+  type RuntimeEstimates,
   type StopPolicy,
 } from './cluster-queue.js';
 import { checkDnsLabel, checkName, RESOURCE_NAME, RESOURCE_NAME_HELP } from './names.js';
@@ -19,6 +20,7 @@ export interface ClusterQueueInput {
   borrowingLimit?: Record<string, QuantityInput>;
   lendingLimit?: Record<string, QuantityInput>;
   queueingStrategy?: QueueingStrategy;
+  estimates?: RuntimeEstimates;
   preemption?: Partial<Omit<Preemption, 'borrowWithinCohort'>> & {
     borrowWithinCohort?: Partial<BorrowWithinCohort>;
   };
@@ -50,6 +52,7 @@ export function buildClusterQueueSpec(input: ClusterQueueInput): ClusterQueueSpe
     borrowingLimit: quantities(input.borrowingLimit, 'borrowingLimit'),
     lendingLimit: quantities(input.lendingLimit, 'lendingLimit'),
     queueingStrategy: input.queueingStrategy ?? 'BestEffortFIFO',
+    ...(input.estimates === undefined ? {} : { estimates: input.estimates }),
     preemption: {
       ...DEFAULT_PREEMPTION,
       ...input.preemption,

@@ -1,8 +1,19 @@
 /** Cluster queues: pools of quota that projects draw on (Kueue's ClusterQueue). */
 import type { Amounts } from './quantity.js';
 
-export const QUEUEING_STRATEGIES = ['StrictFIFO', 'BestEffortFIFO'] as const;
+/**
+ * Kueue's two, and Backfill (EASY backfilling, as Slurm's sched/backfill): the first workload that
+ * does not fit holds a reservation, and later ones start only when they cannot delay it.
+ */
+export const QUEUEING_STRATEGIES = ['StrictFIFO', 'BestEffortFIFO', 'Backfill'] as const;
 export type QueueingStrategy = (typeof QUEUEING_STRATEGIES)[number];
+
+/**
+ * What a Backfill queue plans with: `requested`, the jobs' timeouts (EASY); `learned`, also what
+ * berth's runtime history predicts, where it predicts a job ends sooner (EASY++).
+ */
+export const RUNTIME_ESTIMATES = ['requested', 'learned'] as const;
+export type RuntimeEstimates = (typeof RUNTIME_ESTIMATES)[number];
 
 export const WITHIN_CLUSTER_QUEUE = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
 export type WithinClusterQueue = (typeof WITHIN_CLUSTER_QUEUE)[number];
@@ -44,6 +55,8 @@ export interface ClusterQueueSpec {
   /** Per resource: how much of its nominal quota others in the cohort may borrow. */
   lendingLimit: Record<string, string>;
   queueingStrategy: QueueingStrategy;
+  /** Backfill: what jobs are planned with. Absent (in queues that never set it): requested. */
+  estimates?: RuntimeEstimates;
   preemption: Preemption;
   stopPolicy: StopPolicy;
   /**

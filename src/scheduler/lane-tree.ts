@@ -42,12 +42,16 @@ function pull(n: WorkloadNode): void {
   if (!n.sumStale) n.sum = req;
   n.size = 1 + sizeOf(l) + sizeOf(r);
   let parked = n.parkedAt;
+  let minTimeout = n.timeoutMs;
+  let minPredicted = n.predictedMs;
   let m0 = req[0] ?? 0;
   let m1 = req[1] ?? 0;
   let m2 = req[2] ?? 0;
   let m3 = req[3] ?? 0;
   if (l !== null) {
     if (l.minParked < parked) parked = l.minParked;
+    if (l.minTimeout < minTimeout) minTimeout = l.minTimeout;
+    if (l.minPredicted < minPredicted) minPredicted = l.minPredicted;
     if (l.m0 < m0) m0 = l.m0;
     if (l.m1 < m1) m1 = l.m1;
     if (l.m2 < m2) m2 = l.m2;
@@ -55,12 +59,16 @@ function pull(n: WorkloadNode): void {
   }
   if (r !== null) {
     if (r.minParked < parked) parked = r.minParked;
+    if (r.minTimeout < minTimeout) minTimeout = r.minTimeout;
+    if (r.minPredicted < minPredicted) minPredicted = r.minPredicted;
     if (r.m0 < m0) m0 = r.m0;
     if (r.m1 < m1) m1 = r.m1;
     if (r.m2 < m2) m2 = r.m2;
     if (r.m3 < m3) m3 = r.m3;
   }
   n.minParked = parked;
+  n.minTimeout = minTimeout;
+  n.minPredicted = minPredicted;
   n.first = l === null ? n : l.first;
   n.m0 = m0;
   n.m1 = m1;
@@ -234,6 +242,50 @@ export interface Eligibility {
   room: readonly number[];
   /** Workloads before this key may be able to preempt, so fit alone does not rule them out. */
   reach: OrderKey | null;
+  /** Backfill: the reservation workloads other than its own may not delay (null: none). */
+  window: BackfillWindow | null;
+}
+
+/** What a Backfill reservation lets through (scheduler/backfill.ts): checked in the search. */
+export interface BackfillWindow {
+  /** The workload the reservation is for: not held back by it. */
+  head: WorkloadNode;
+  /** How long a workload may be planned to run and still end before the reservation starts (ms). */
+  within: number;
+  /** What the reservation leaves, per limited resource (as `idx`). */
+  left: readonly number[];
+  /** Planned with predicted runtimes, not timeouts alone. */
+  learned: boolean;
+}
+
+/** Whether a workload planned to run `ms` ends before the reservation starts. */
+export const endsWithin = (w: BackfillWindow, ms: number): boolean => ms !== Infinity && ms <= w.within;
+
+function exceedsLeft(v: Vec, e: Eligibility, left: readonly number[]): boolean {
+  for (let j = 0; j < e.idx.length; j++) {
+    const x = v[e.idx[j] ?? 0] ?? 0;
+    if (x > 0 && x > (left[j] ?? 0)) return true;
+  }
+  return false;
+}
+
+/** Whether the window lets `t` through: its own workload, one that ends before, one that fits what is left. */
+function windowAllows(t: WorkloadNode, e: Eligibility): boolean {
+  const w = e.window;
+  if (w === null || t === w.head) return true;
+  return endsWithin(w, w.learned ? t.predictedMs : t.timeoutMs) || !exceedsLeft(t.req, e, w.left);
+}
+
+/** Whether the window holds back every workload of `t`'s subtree. */
+function windowHoldsAll(t: WorkloadNode, e: Eligibility): boolean {
+  const w = e.window;
+  if (w === null || t.first === w.head) return false;
+  if (endsWithin(w, w.learned ? t.minPredicted : t.minTimeout)) return false;
+  for (let j = 0; j < e.idx.length; j++) {
+    const x = minOf(t, e.idx[j] ?? 0);
+    if (x > 0 && x > (w.left[j] ?? 0)) return true;
+  }
+  return false;
 }
 
 function exceeds(v: Vec, e: Eligibility): boolean {
@@ -257,6 +309,11 @@ export function canFit(v: Vec, e: Eligibility): boolean {
   return !exceeds(v, e);
 }
 
+/** Whether `t` is a candidate under `e`, not counting whether it is parked. */
+export function offerable(t: WorkloadNode, e: Eligibility): boolean {
+  return mayPreempt(t, e) || (!exceeds(t.req, e) && windowAllows(t, e));
+}
+
 export function mayPreempt(w: OrderKey, e: Eligibility): boolean {
   return e.reach !== null && compareKeys(w, e.reach) < 0;
 }
@@ -264,16 +321,17 @@ export function mayPreempt(w: OrderKey, e: Eligibility): boolean {
 /**
  * The first node that is eligible under `e`. Subtrees are skipped whole when all of their nodes
  * are parked, or when none of them may preempt and some resource's smallest request is already
- * more than there is room for; so the cost is O(log n), unless the room is short of different
+ * more than there is room for, or (Backfill) none ends before the reservation by the subtree's
+ * shortest timeout and some resource's smallest request is more than the reservation leaves; so the cost is O(log n), unless the room is short of different
  * resources for different workloads (per-resource minimums then overlap and the descent visits
  * each such workload once).
  */
 export function firstEligible(t: WorkloadNode | null, e: Eligibility): WorkloadNode | null {
   if (t === null || t.minParked >= e.epoch) return null;
-  if (!mayPreempt(t.first, e) && minExceeds(t, e)) return null;
+  if (!mayPreempt(t.first, e) && (minExceeds(t, e) || windowHoldsAll(t, e))) return null;
   const l = firstEligible(t.left, e);
   if (l !== null) return l;
-  if (t.parkedAt < e.epoch && (mayPreempt(t, e) || !exceeds(t.req, e))) return t;
+  if (t.parkedAt < e.epoch && offerable(t, e)) return t;
   return firstEligible(t.right, e);
 }
 

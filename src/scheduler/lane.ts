@@ -43,6 +43,11 @@ export function laneBefore(a: Lane, b: Lane): boolean {
   const x = a.candidate;
   const y = b.candidate;
   if (x === null || y === null) return x !== null;
+  return offeredBefore(a, x, b, y);
+}
+
+/** Whether lane `a` offering `x` goes before lane `b` offering `y` (see laneBefore). */
+export function offeredBefore(a: Lane, x: WorkloadNode, b: Lane, y: WorkloadNode): boolean {
   if (x.priority !== y.priority) return x.priority > y.priority;
   if (a.share !== b.share) return a.share < b.share;
   if (a.served !== b.served) return a.served < b.served;

@@ -12,15 +12,17 @@
  */
 import type { CohortState } from './cohort.js';
 import { IndexedHeap } from './heap.js';
-import { Lane, laneBefore } from './lane.js';
+import { Lane, laneBefore, offeredBefore } from './lane.js';
 import {
   canFit,
   firstEligible,
   insert,
   mayPreempt,
   minOf,
+  offerable,
   remove,
   touch,
+  type BackfillWindow,
   type Eligibility,
 } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
@@ -75,7 +77,18 @@ export class QueueState implements Holder {
    * the preemptor's request is reserved in `usage` (see Scheduler.reserve).
    */
   preemptor: WorkloadNode | null = null;
-  private readonly elig: Eligibility & { room: number[] } = { epoch: 0, idx: [], room: [], reach: null };
+  private readonly elig: Eligibility & { room: number[] } = {
+    epoch: 0,
+    idx: [],
+    room: [],
+    reach: null,
+    window: null,
+  };
+  /**
+   * Backfill: what the reservation made in capacity epoch `epoch` lets through (scheduler.ts sets
+   * it); candidate searches skip what it holds back. Ignored once the epoch has ended.
+   */
+  window: (BackfillWindow & { epoch: number }) | null = null;
 
   /** HoldAndDrain: admitted workloads still to be sent a drain decision. */
   drain: JobId[] = [];
@@ -89,6 +102,29 @@ export class QueueState implements Holder {
 
   get strict(): boolean {
     return this.model?.queueingStrategy === 'StrictFIFO';
+  }
+
+  /** Backfill: candidates are found as in BestEffortFIFO; a reservation decides which may go (backfill.ts). */
+  get backfill(): boolean {
+    return this.model?.queueingStrategy === 'Backfill';
+  }
+
+  /**
+   * The first pending workload in queue order, parked or not: the one a Backfill reservation is
+   * for. O(P) for P lanes.
+   */
+  firstPending(): WorkloadNode | null {
+    let best: Lane | null = null;
+    let first: WorkloadNode | null = null;
+    for (const lane of this.lanes.values()) {
+      const n = lane.root === null ? null : lane.root.first;
+      if (n === null) continue;
+      if (best === null || first === null || offeredBefore(lane, n, best, first)) {
+        best = lane;
+        first = n;
+      }
+    }
+    return first;
   }
 
   get holds(): boolean {
@@ -139,6 +175,8 @@ export class QueueState implements Holder {
     room.length = e.idx.length;
     for (let j = 0; j < room.length; j++) room[j] = roomOf(this, j);
     e.reach = this.strict ? null : this.reachOf(this);
+    const w = this.window;
+    e.window = w !== null && w.epoch === this.epoch && this.backfill ? w : null;
     return e;
   }
 
@@ -159,8 +197,7 @@ export class QueueState implements Holder {
   private exactify(lane: Lane): void {
     const e = this.eligibility();
     const first = lane.root === null ? null : lane.root.first;
-    const eligible =
-      first !== null && first.parkedAt < e.epoch && (mayPreempt(first, e) || canFit(first.req, e));
+    const eligible = first !== null && first.parkedAt < e.epoch && offerable(first, e);
     this.setCandidate(lane, eligible ? first : firstEligible(lane.root, e), true);
   }
 

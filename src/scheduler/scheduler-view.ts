@@ -49,6 +49,9 @@ export class SchedulerView {
         requests: this.res.amounts(n.req),
         admittedAt: n.admittedAt,
         borrowed: n.borrowed,
+        // What Backfill plans with, so that a forecast replays the same plans.
+        timeoutMs: n.timeoutMs === Infinity ? null : n.timeoutMs,
+        expectedMs: n.predictedMs === Infinity ? null : n.predictedMs,
       };
   }
 

@@ -6,7 +6,8 @@
  * queue that may make progress, orders those heads (the ones that fit without borrowing first,
  * then priority, then creation), and tries each: admit if it fits; else preempt if the rules
  * allow; else StrictFIFO blocks the queue until capacity changes and BestEffortFIFO parks the
- * workload for the rest of the capacity epoch. Each try is O(log n) in the pending backlog (see
+ * workload for the rest of the capacity epoch; Backfill parks it too, but its queue's first workload
+ * that does not fit holds a reservation that later ones may not delay (backfill.ts). Each try is O(log n) in the pending backlog (see
  * queue-state.ts and lane-tree.ts); preemption costs O(a log a) in the admitted workloads it
  * looks at. Queues with nothing to do are not looked at again until an event concerns them.
  *
@@ -21,6 +22,7 @@
  * fit once its own victims have stopped; so once decided, a preemption is never made in vain.
  */
 import type { Amounts } from '../domain/quantity.js';
+import { backfilled, explainBackfill, mayBackfill, planReservation, type BackfillPlan } from './backfill.js';
 import { CohortState } from './cohort.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
@@ -67,9 +69,15 @@ export class Scheduler implements SchedulerApi {
     (id) => this.admitted.get(id),
     () => this.version++,
   );
+  /** Backfill queues: the reservation of the first workload that does not fit (backfill.ts). */
+  private readonly plans = new WeakMap<QueueState, BackfillPlan>();
+  /** Backfill queues whose searches skip what their reservation holds back (QueueState.window). */
+  private readonly windows = new Set<QueueState>();
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
   private epochs = 1;
+  /** The instant of the last pass: what explanations plan reservations at. */
+  private lastNow = 0;
   private seq = 0;
   /** Bumped whenever who could be preempted changes; keys the per-queue preemption reach cache. */
   private version = 0;
@@ -133,6 +141,9 @@ export class Scheduler implements SchedulerApi {
     q.invalidate();
     q.drain = [];
     q.drainNext = 0;
+    this.plans.delete(q);
+    this.windows.delete(q);
+    q.window = null;
     this.draining.delete(q);
     this.ready.delete(q);
     this.version++;
@@ -197,6 +208,8 @@ export class Scheduler implements SchedulerApi {
   // ---- scheduling --------------------------------------------------------------------------
 
   schedule(now: number, max = Infinity): Decision[] {
+    if (now !== this.lastNow) this.closeWindows();
+    this.lastNow = now;
     const out: Decision[] = [];
     if (!(max > 0)) return out;
     this.resume(now, out, max);
@@ -218,7 +231,19 @@ export class Scheduler implements SchedulerApi {
     return out;
   }
 
-  private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
+  /** Tries `n`; `resumed`: a preemptor whose victims have stopped, in the room kept for it. */
+  private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[], resumed = false): void {
+    const plan = q.backfill && !resumed ? this.planFor(q, n, now) : null;
+    if (plan !== null) {
+      // Behind a reservation (backfill.ts): no preemption, and only what cannot delay it.
+      if (fits(q, n.req) && mayBackfill(q, plan, n, now)) {
+        backfilled(q, plan, n, now);
+        return this.admit(q, n, now, out, plan.head.id);
+      }
+      q.park(n);
+      q.settleIfFull();
+      return;
+    }
     if (fits(q, n.req)) return this.admit(q, n, now, out);
     const victims = selectVictims(q, n);
     if (victims !== null && victims.length > 0 && this.reservations.keptWith(q, n)) {
@@ -250,16 +275,59 @@ export class Scheduler implements SchedulerApi {
     }
   }
 
-  private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[]): void {
+  /**
+   * Backfill: the reservation `n` must not delay, or null when `n` is its queue's first pending
+   * workload (it is tried as in BestEffortFIFO). Made once per head, capacity epoch and instant.
+   */
+  private planFor(q: QueueState, n: WorkloadNode, now: number): BackfillPlan | null {
+    const head = q.firstPending();
+    if (head === null || head === n) return null;
+    const p = this.plans.get(q);
+    if (p !== undefined && p.head === head && p.epoch === q.epoch && p.at === now) return p;
+    const plan = planReservation(q, head, now);
+    this.plans.set(q, plan);
+    // Searches skip what it holds back; what an older plan held back is looked at again.
+    q.window = {
+      head,
+      within: plan.start - now,
+      left: plan.left,
+      learned: q.model?.estimates === 'learned',
+      epoch: q.epoch,
+    };
+    q.invalidate();
+    this.windows.add(q);
+    return plan;
+  }
+
+  /**
+   * A new instant: what reservations held back is looked at again, as time may have moved a
+   * reservation later (a job outran its expected end). The next try behind one plans it anew.
+   */
+  private closeWindows(): void {
+    for (const q of this.windows) {
+      q.window = null;
+      q.invalidate();
+    }
+    this.windows.clear();
+  }
+
+  private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[], ahead?: JobId): void {
     const borrowed = borrowedFor(q, n.req);
     this.pending.delete(n.id);
     this.hold(q, n, now, borrowed);
     q.removePending(n);
-    out.push({ kind: 'admit', id: n.id, queue: q.name, borrowed });
+    out.push({
+      kind: 'admit',
+      id: n.id,
+      queue: q.name,
+      borrowed,
+      ...(ahead === undefined ? {} : { backfilledAhead: ahead }),
+    });
   }
 
   /**
-   * Preemptors whose victims have all stopped go first, in the room their reservation kept. One
+   * Preemptors whose victims have all stopped go first, in the room their reservation kept (a
+   * backfill reservation made since does not hold them back: the room was theirs first). One
    * that does not fit (a definition changed) is tried like any head; one on hold waits like the
    * rest of its queue. Either way the room it does not take is free for others: new epoch.
    */
@@ -269,7 +337,7 @@ export class Scheduler implements SchedulerApi {
       this.resuming.delete(p);
       const q = this.queues.get(p.queue);
       if (q === undefined || this.pending.get(p.id) !== p) continue;
-      if (q.model !== null && !q.holds) this.attempt(q, p, now, out);
+      if (q.model !== null && !q.holds) this.attempt(q, p, now, out, true);
       if (this.pending.get(p.id) === p && p.waitingFor === null) this.bump(q);
     }
   }
@@ -301,7 +369,23 @@ export class Scheduler implements SchedulerApi {
   // ---- read side (scheduler-view.ts) --------------------------------------------------------
 
   explain(id: JobId): Explanation | undefined {
-    return this.view.explain(id);
+    const e = this.view.explain(id);
+    const n = this.pending.get(id);
+    const q = n === undefined ? undefined : this.queues.get(n.queue);
+    if (e === undefined || n === undefined || q === undefined || !q.backfill || q.holds) return e;
+    if (n.waitingFor !== null || q.preemptor !== null) return e;
+    const p = this.reservationOf(q);
+    return p === null ? e : explainBackfill(e, q, n, p);
+  }
+
+  /** A Backfill queue's reservation as of the last pass; null when its first workload fits. */
+  private reservationOf(q: QueueState): BackfillPlan | null {
+    const head = q.firstPending();
+    if (head === null || fits(q, head.req)) return null;
+    const p = this.plans.get(q);
+    if (p !== undefined && p.head === head && p.epoch === q.epoch) return p;
+    // Not kept: the pass that plans it also tells the queue's searches (planFor).
+    return planReservation(q, head, this.lastNow);
   }
 
   queueFigures(name: string): QueueFigures | undefined {

@@ -7,7 +7,7 @@
  * millicores, everything else in whole units; every workload's `requests` already include the
  * implicit `jobs: 1`.
  */
-import type { Preemption, QueueingStrategy, StopPolicy } from '../domain/cluster-queue.js';
+import type { Preemption, QueueingStrategy, RuntimeEstimates, StopPolicy } from '../domain/cluster-queue.js';
 import type { Amounts } from '../domain/quantity.js';
 import type { Blocker } from '../domain/blocker.js';
 
@@ -24,6 +24,8 @@ export interface QueueModel {
   /** Per resource: max of its nominal others may borrow. Absent: all of it. */
   lendingLimit: Amounts;
   queueingStrategy: QueueingStrategy;
+  /** Backfill: what jobs are planned with (absent: requested, their timeouts). See backfill.ts. */
+  estimates?: RuntimeEstimates;
   preemption: Preemption;
   stopPolicy: StopPolicy;
   /** Not the scheduler's: the submission limit per project it carries for the API (null: none). */
@@ -38,6 +40,16 @@ export interface Workload {
   /** Submission time (ms). Kept across preemption, so a victim returns to its old place. */
   createdAt: number;
   requests: Amounts;
+  /**
+   * How long it may run once admitted (ms): its timeout. What Backfill plans with; absent or null:
+   * unknown, so it may run for ever.
+   */
+  timeoutMs?: number | null;
+  /**
+   * How long it is predicted to run (ms), from the runtimes of jobs like it: what a Backfill queue
+   * with `estimates: learned` plans with where it is shorter than the timeout. Absent: no prediction.
+   */
+  expectedMs?: number | null;
 }
 
 export interface AdmittedWorkload extends Workload {
@@ -47,8 +59,11 @@ export interface AdmittedWorkload extends Workload {
 }
 
 export type Decision =
-  /** Admit `id`: its quota is now counted as used. */
-  | { kind: 'admit'; id: JobId; queue: string; borrowed: Amounts }
+  /**
+   * Admit `id`: its quota is now counted as used. `backfilledAhead`: in a Backfill queue, the job
+   * holding the reservation it was admitted ahead of (without delaying it).
+   */
+  | { kind: 'admit'; id: JobId; queue: string; borrowed: Amounts; backfilledAhead?: JobId }
   /**
    * Evict `victims` so that `preemptor` can be admitted later. The victims keep their quota
    * (state "evicting") until the controller has stopped them and calls `requeue` (or `release`,

@@ -18,6 +18,10 @@ export class WorkloadNode implements OrderKey {
   readonly project: string;
   readonly priority: number;
   readonly createdAt: number;
+  /** How long it may run once admitted, ms (Infinity: unknown). See backfill.ts. */
+  readonly timeoutMs: number;
+  /** How long it is predicted to run, ms, never above the timeout (Infinity: unknown). */
+  readonly predictedMs: number;
 
   // ---- while pending: treap node and its subtree aggregates (see lane-tree.ts)
   left: WorkloadNode | null = null;
@@ -36,6 +40,9 @@ export class WorkloadNode implements OrderKey {
   m2 = 0;
   m3 = 0;
   minRest: Vec | null = null;
+  /** Subtree minimum of `timeoutMs` and of `predictedMs`: what a Backfill search prunes by. */
+  minTimeout: number;
+  minPredicted: number;
   /** Subtree total request; leaves share `req`. */
   sum: Vec;
   sumStale = false;
@@ -65,6 +72,10 @@ export class WorkloadNode implements OrderKey {
     this.project = w.project;
     this.priority = w.priority;
     this.createdAt = w.createdAt;
+    this.timeoutMs = w.timeoutMs ?? Infinity;
+    this.predictedMs = Math.min(w.expectedMs ?? Infinity, this.timeoutMs);
+    this.minTimeout = this.timeoutMs;
+    this.minPredicted = this.predictedMs;
     this.m0 = req[0] ?? 0;
     this.m1 = req[1] ?? 0;
     this.m2 = req[2] ?? 0;

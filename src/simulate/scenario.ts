@@ -12,6 +12,8 @@ import {
   RECLAIM_WITHIN_COHORT,
   WITHIN_CLUSTER_QUEUE,
   JOBS_RESOURCE,
+  type QueueingStrategy,
+  type RuntimeEstimates,
   type ReclaimWithinCohort,
   type WithinClusterQueue,
 } from '../domain/cluster-queue.js';
@@ -74,6 +76,10 @@ export interface PlannedQueue {
   borrowingLimit: number | null;
   reclaimWithinCohort: ReclaimWithinCohort;
   withinClusterQueue: WithinClusterQueue;
+  /** Absent: BestEffortFIFO, as in Kueue's scenarios. */
+  strategy?: QueueingStrategy;
+  /** Backfill: what jobs are planned with (absent: requested). */
+  estimates?: RuntimeEstimates;
 }
 
 export interface PlannedWorkload {
@@ -93,6 +99,8 @@ export interface PlannedWorkload {
   priority: number;
   /** In whole units of the scenario's resource. */
   request: number;
+  /** What the scheduler plans with (its timeout; it still runs `runtimeMs`); absent: none. */
+  timeoutMs?: number;
 }
 
 export interface ExpandedScenario {

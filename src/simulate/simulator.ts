@@ -32,6 +32,8 @@ export interface SimulateOptions {
   onCreated?: (created: PlannedWorkload[], now: number, view: SimulationView) => void;
   /** Called when a workload has run its whole runtime. */
   onFinished?: (w: PlannedWorkload, ranMs: number) => void;
+  /** A workload's predicted runtime as it joins its queue (`Workload.expectedMs`); absent: none. */
+  expectedMs?: (w: PlannedWorkload) => number | null;
 }
 
 /** The simulation's present, read-only: its scheduler, and since when an admitted workload runs. */
@@ -94,7 +96,8 @@ export function queueModel(q: PlannedQueue, resource: string): QueueModel {
     nominal: { [resource]: amount(q.nominal) },
     borrowingLimit: q.borrowingLimit === null ? {} : { [resource]: amount(q.borrowingLimit) },
     lendingLimit: {},
-    queueingStrategy: 'BestEffortFIFO',
+    queueingStrategy: q.strategy ?? 'BestEffortFIFO',
+    ...(q.estimates === undefined ? {} : { estimates: q.estimates }),
     preemption: { reclaimWithinCohort: q.reclaimWithinCohort, withinClusterQueue: q.withinClusterQueue },
     stopPolicy: 'None',
   };
@@ -247,6 +250,8 @@ export function simulate(plan: ExpandedScenario, opts: SimulateOptions = {}): Si
         priority: w.priority,
         createdAt: w.at,
         requests: l.requests,
+        timeoutMs: w.timeoutMs ?? null,
+        expectedMs: opts.expectedMs?.(w) ?? null,
       });
       created++;
     }

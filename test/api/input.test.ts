@@ -230,7 +230,14 @@ void describe('wrong types, unknown and missing fields', () => {
       'POST',
       '/cluster-queues',
       cq({ queueingStrategy: 'Fast' }),
-      /"queueingStrategy" must be one of StrictFIFO, BestEffortFIFO/,
+      /"queueingStrategy" must be one of StrictFIFO, BestEffortFIFO, Backfill/,
+    ),
+    bad(
+      'unknown runtime estimates',
+      'POST',
+      '/cluster-queues',
+      cq({ estimates: 'guessed' }),
+      /"estimates" must be one of requested, learned/,
     ),
     bad(
       'unknown stop policy',

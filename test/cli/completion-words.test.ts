@@ -43,7 +43,7 @@ describe('completion: commands and flags from the command tree', () => {
     ['submit -o ', ['table', 'json']],
     ['jobs --output=j', ['--output=json']],
     ['store copy -o ', ['json']],
-    ['queue update q --strategy B', ['BestEffortFIFO']],
+    ['queue update q --strategy B', ['BestEffortFIFO', 'Backfill']],
     ['completion ', ['bash', 'zsh']],
     // A list completes after its last comma, and offers no item twice.
     ['jobs --state queued,r', ['queued,running']],

@@ -105,7 +105,7 @@ describe('queue create', () => {
       [
         admin(['queue', 'create', 'q', '--quota', 'cpu=1', '--strategy', 'Fifo']),
         2,
-        /Allowed choices are StrictFIFO, BestEffortFIFO/,
+        /Allowed choices are StrictFIFO, BestEffortFIFO, Backfill/,
       ],
     ]);
     fails(await admin(['queue', 'show', 'q']), 1, /^berth: cluster queue "q" not found\n$/);
@@ -189,6 +189,19 @@ describe('queue update and delete', () => {
     assert.deepEqual(
       [q.quota, q.stopPolicy, q.queueingStrategy, q.cohort],
       [{ cpu: '16', memory: '64Gi' }, 'None', 'StrictFIFO', 'lab'],
+    );
+  });
+
+  it('Backfill with learned estimates, as show says it', async () => {
+    ok(await admin(['queue', 'update', 'small', '--strategy', 'Backfill', '--estimates', 'learned']));
+    assert.equal(
+      keyValues(ok(await admin(['queue', 'show', 'small']))).strategy,
+      'Backfill, learned estimates',
+    );
+    ok(await admin(['queue', 'update', 'small', '--estimates', 'requested']));
+    assert.equal(
+      keyValues(ok(await admin(['queue', 'show', 'small']))).strategy,
+      'Backfill, requested estimates',
     );
   });
 

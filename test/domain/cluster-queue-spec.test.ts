@@ -64,6 +64,16 @@ void describe('buildClusterQueueSpec: defaults', () => {
     assert.equal(buildClusterQueueSpec({ name: 'q', maxQueuedPerProject: 5 }).maxQueuedPerProject, 5);
   });
 
+  void test('Backfill is a queueing strategy; its estimates are kept, and kept by a patch', () => {
+    const spec = buildClusterQueueSpec({ name: 'q', queueingStrategy: 'Backfill', estimates: 'learned' });
+    assert.equal(spec.queueingStrategy, 'Backfill');
+    assert.equal(spec.estimates, 'learned');
+    assert.equal(patchClusterQueueSpec(spec, { quota: { cpu: '2' } }).estimates, 'learned');
+    assert.equal(patchClusterQueueSpec(spec, { estimates: 'requested' }).estimates, 'requested');
+    // Queues that never set it have none (read as requested).
+    assert.equal('estimates' in buildClusterQueueSpec({ name: 'q' }), false);
+  });
+
   void test('the default preemption is not shared between specs', () => {
     const a = buildClusterQueueSpec({ name: 'a' });
     a.preemption.withinClusterQueue = 'LowerPriority';

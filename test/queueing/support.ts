@@ -50,6 +50,7 @@ export interface BlockingOptions {
 
 export interface QueueView {
   name: string;
+  estimates?: string;
   usage: Record<string, string>;
   borrowed: Record<string, string>;
   pending: number;

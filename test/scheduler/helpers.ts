@@ -17,6 +17,7 @@ export interface QueueSpec {
   /** borrowWithinCohort LowerPriority, with this maxPriorityThreshold (null: none). */
   borrowBelow?: number | null;
   stop?: QueueModel['stopPolicy'];
+  estimates?: QueueModel['estimates'];
 }
 
 export function queueModel(s: QueueSpec): QueueModel {
@@ -36,6 +37,7 @@ export function queueModel(s: QueueSpec): QueueModel {
           : { policy: 'LowerPriority', maxPriorityThreshold: s.borrowBelow },
     },
     stopPolicy: s.stop ?? 'None',
+    ...(s.estimates === undefined ? {} : { estimates: s.estimates }),
   };
 }
 
@@ -47,6 +49,10 @@ export interface WorkloadSpec {
   project?: string;
   /** Defaults to the id, so that ids order submissions. */
   createdAt?: number;
+  /** Seconds it may run once admitted (what Backfill plans with); absent: no timeout. */
+  timeout?: number;
+  /** Seconds it is predicted to run (what Backfill plans with under `estimates: learned`). */
+  expected?: number;
 }
 
 export function workload(s: WorkloadSpec): Workload {
@@ -57,6 +63,8 @@ export function workload(s: WorkloadSpec): Workload {
     priority: s.priority ?? 0,
     createdAt: s.createdAt ?? s.id,
     requests: { jobs: 1, ...parseAmounts(s.requests, 'requests') },
+    ...(s.timeout === undefined ? {} : { timeoutMs: s.timeout * 1000 }),
+    ...(s.expected === undefined ? {} : { expectedMs: s.expected * 1000 }),
   };
 }
 

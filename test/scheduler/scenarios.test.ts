@@ -762,6 +762,94 @@ const scenarios: Scenario[] = [
       },
     ],
   },
+  // Backfill: admitted at ~0 ms (their id), the pass at 1 s; timeouts in seconds.
+  {
+    name: 'Backfill: a short job starts ahead of a blocked wide one; a job that would delay it waits',
+    queues: [{ name: 'a', nominal: cpu(4), strategy: 'Backfill' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(4), timeout: 100 },
+      // Fits now, but would still hold its cpu when 2 is due to start (BestEffortFIFO admits it).
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 200 },
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 50 },
+    ],
+    want: { admitted: { 4: {} }, pending: [2, 3] },
+    then: [
+      // 2 now waits for 4, whose timeout is up at 51 s: 3 would still run then.
+      { actions: [{ release: [1] }], want: { admitted: {}, pending: [2, 3] } },
+      { actions: [{ release: [4] }], want: { admitted: { 2: {} }, pending: [3] } },
+    ],
+  },
+  {
+    name: 'Backfill: a job without a timeout only takes what the reservation leaves',
+    queues: [{ name: 'a', nominal: cpu(10), strategy: 'Backfill' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(6), timeout: 100 }],
+    pending: [
+      // Reserved at 100 s: 8 of 10, so 2 are left then.
+      { id: 2, queue: 'a', requests: cpu(8), timeout: 100 },
+      { id: 3, queue: 'a', requests: cpu(3) },
+      { id: 4, queue: 'a', requests: cpu(1) },
+      { id: 5, queue: 'a', requests: cpu(1) },
+      // Nothing left, but 2 cpu free now: only a job done by 100 s may take them.
+      { id: 6, queue: 'a', requests: cpu(1), timeout: 1000 },
+      { id: 7, queue: 'a', requests: cpu(1), timeout: 50 },
+    ],
+    want: { admitted: { 4: {}, 5: {}, 7: {} }, order: [4, 5, 7], pending: [2, 3, 6] },
+  },
+  {
+    name: 'Backfill: a higher-priority arrival goes first; the reservation is then planned anew',
+    queues: [{ name: 'a', nominal: cpu(4), strategy: 'Backfill' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(2), timeout: 100 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(4), timeout: 10 },
+      { id: 3, queue: 'a', requests: cpu(2), timeout: 200 },
+    ],
+    want: { admitted: {}, pending: [2, 3] },
+    then: [
+      {
+        actions: [{ enqueue: [{ id: 4, queue: 'a', requests: cpu(2), priority: 5, timeout: 500 }] }],
+        want: { admitted: { 4: {} }, pending: [2, 3] },
+      },
+    ],
+  },
+  {
+    name: 'Backfill with learned estimates plans with predicted runtimes, timeouts where there are none',
+    queues: [{ name: 'a', nominal: cpu(5), strategy: 'Backfill', estimates: 'learned' }],
+    // Predicted to end at 20 s, not at its 100 s timeout: 2 is reserved to start then.
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100, expected: 20 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(5), timeout: 100 },
+      // Predicted done by 11 s: it goes (with requested times it would not, by its timeout).
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 200, expected: 10 },
+      // Its timeout is up at 31 s, after 20 s: it waits (with requested times it would go).
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 30 },
+    ],
+    want: { admitted: { 3: {} }, pending: [2, 4] },
+    then: [
+      {
+        actions: [{ upsert: { name: 'a', nominal: cpu(5), strategy: 'Backfill' } }],
+        want: { admitted: { 4: {} }, pending: [2] },
+      },
+    ],
+  },
+  {
+    name: 'Backfill in a cohort: what other members release counts toward the reservation',
+    queues: [
+      { name: 'a', nominal: cpu(4), cohort: 'c', strategy: 'Backfill' },
+      { name: 'b', nominal: cpu(4), cohort: 'c' },
+    ],
+    admitted: [
+      { id: 1, queue: 'b', requests: cpu(4), timeout: 100 },
+      { id: 2, queue: 'a', requests: cpu(2), timeout: 300 },
+    ],
+    pending: [
+      // Fits once 1 has released b's quota, at 100 s (not at 300 s, when a's own 2 ends).
+      { id: 3, queue: 'a', requests: cpu(6), timeout: 100 },
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 200 },
+      { id: 5, queue: 'a', requests: cpu(1), timeout: 50 },
+    ],
+    want: { admitted: { 5: {} }, pending: [3, 4] },
+  },
 ];
 
 const amounts = (q: Quantities): Record<string, number> => parseAmounts(q, 'want');

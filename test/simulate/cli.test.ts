@@ -1,7 +1,8 @@
 /** `berth simulate` as a subprocess: no server, one-line errors, what-if flags. */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { allFail, berth, fails, ok, parseJson, sandbox, type Sandbox } from '../cli/cli.js';
 import type { ScenarioReport } from '../../src/simulate/report.js';
@@ -109,6 +110,56 @@ describe('berth simulate', () => {
         2,
         /the weight must be a number greater than 0/,
       ],
+    ]);
+  });
+
+  it('--swf replays a trace, .gz too; -o json sums it up; --records writes one line per job', async () => {
+    // A machine of 2: job 1 holds 1 until 100 s; 2 wants both; 3 ends by then, 4 would not.
+    const swf = [
+      '; MaxProcs: 2',
+      '1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1',
+      '2 10 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1',
+      '3 10 -1 20 1 -1 -1 1 50 -1 1 1 1 -1 -1 -1 -1 -1',
+      '4 10 -1 200 1 -1 -1 1 500 -1 1 1 1 -1 -1 -1 -1 -1',
+      '5 10 -1 0 1 -1 -1 1 500 -1 1 1 1 -1 -1 -1 -1 -1',
+    ].join('\n');
+    const trace = join(sb.cwd, 'tiny.swf');
+    writeFileSync(trace, swf);
+    writeFileSync(`${trace}.gz`, gzipSync(swf));
+    const records = join(sb.cwd, 'runs.csv');
+    const [backfill, human, fifo] = await Promise.all([
+      berth(sb, ['simulate', '--swf', trace, '-o', 'json', '--records', records]),
+      berth(sb, ['simulate', '--swf', `${trace}.gz`]),
+      berth(sb, ['simulate', '--swf', trace, '--strategy', 'BestEffortFIFO', '-o', 'json']),
+    ]);
+    const r = parseJson<{ jobs: number; skipped: number; maxWait: number; strategy: string }>(backfill);
+    assert.deepEqual([r.jobs, r.skipped, r.maxWait, r.strategy], [4, 1, 100, 'Backfill']);
+    assert.equal(
+      readFileSync(records, 'utf8'),
+      'id,submit,start,end,procs\n1,0,0,100,1\n2,10,100,110,2\n3,10,10,30,1\n4,10,110,310,1\n',
+    );
+    assert.match(
+      ok(human),
+      /^replayed .*tiny\.swf\.gz: 4 jobs \(1 records skipped\) on 2 processors, Backfill$/m,
+    );
+    // BestEffortFIFO lets 4 in once 3 is done, at 30 s, and 2 waits for it until 230 s.
+    assert.equal(parseJson<{ maxWait: number }>(fifo).maxWait, 220);
+    await allFail([
+      [
+        berth(sb, ['simulate', '--swf', join(sb.cwd, 'none.swf')]),
+        1,
+        /cannot read trace .*none\.swf: no such file/,
+      ],
+      [berth(sb, ['simulate', '--swf', trace, '--procs', '0']), 2, /--procs/],
+      [berth(sb, ['simulate', file, '--strategy', 'Backfill']), 2, /--strategy needs --swf/],
+      [berth(sb, ['simulate', file, '--estimates', 'learned']), 2, /--estimates needs --swf/],
+      [
+        berth(sb, ['simulate', '--swf', trace, '--estimates', 'guessed']),
+        2,
+        /Allowed choices are requested, learned/,
+      ],
+      [berth(sb, ['simulate', '--swf', trace, '--quota', 'cq=3']), 2, /--quota does not apply to --swf/],
+      [berth(sb, ['simulate', '--swf', trace, '--strategy', 'Fast']), 2, /Allowed choices are StrictFIFO/],
     ]);
   });
 

@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import {
   BORROW_WITHIN_COHORT,
   QUEUEING_STRATEGIES,
+  RUNTIME_ESTIMATES,
   RECLAIM_WITHIN_COHORT,
   STOP_POLICIES,
   WITHIN_CLUSTER_QUEUE,
@@ -10,6 +11,7 @@ import {
   type BorrowWithinCohortPolicy,
   type Preemption,
   type QueueingStrategy,
+  type RuntimeEstimates,
   type StopPolicy,
 } from '../../domain/cluster-queue.js';
 import type { ClusterQueueView } from '../api-types.js';
@@ -27,6 +29,7 @@ interface QueueFlags extends CommonFlags {
   borrowingLimit?: Record<string, string>;
   lendingLimit?: Record<string, string>;
   strategy?: QueueingStrategy;
+  estimates?: RuntimeEstimates;
   withinQueuePreemption?: Preemption['withinClusterQueue'];
   reclaimWithinCohort?: Preemption['reclaimWithinCohort'];
   borrowWithinCohort?: BorrowWithinCohortPolicy;
@@ -55,6 +58,12 @@ function queueOptions(cmd: Command, quotaRequired: boolean): Command {
       quantityList,
     )
     .addOption(new Option('--strategy <strategy>', 'queueing strategy').choices(QUEUEING_STRATEGIES))
+    .addOption(
+      new Option(
+        '--estimates <estimates>',
+        "Backfill: plan with the jobs' timeouts (requested) or also with the runtimes learned from jobs like them (learned)",
+      ).choices(RUNTIME_ESTIMATES),
+    )
     .addOption(
       new Option('--within-queue-preemption <policy>', 'preemption within the queue').choices(
         WITHIN_CLUSTER_QUEUE,
@@ -105,6 +114,7 @@ function queueBody(f: QueueFlags): Record<string, unknown> {
     ...(f.borrowingLimit ? { borrowingLimit: f.borrowingLimit } : {}),
     ...(f.lendingLimit ? { lendingLimit: f.lendingLimit } : {}),
     ...(f.strategy ? { queueingStrategy: f.strategy } : {}),
+    ...(f.estimates ? { estimates: f.estimates } : {}),
     ...(Object.keys(preemption).length > 0 ? { preemption } : {}),
     ...(f.stopPolicy ? { stopPolicy: f.stopPolicy } : {}),
     ...(f.maxQueuedPerProject !== undefined
@@ -127,7 +137,12 @@ function describeQueue(q: ClusterQueueView): string {
     ['quota', quantities(q.quota)],
     ['borrowing limit', quantities(q.borrowingLimit)],
     ['lending limit', quantities(q.lendingLimit)],
-    ['strategy', q.queueingStrategy],
+    [
+      'strategy',
+      q.queueingStrategy === 'Backfill'
+        ? `Backfill, ${q.estimates ?? 'requested'} estimates`
+        : q.queueingStrategy,
+    ],
     [
       'preemption',
       `within queue ${q.preemption.withinClusterQueue}, reclaim within cohort ${q.preemption.reclaimWithinCohort}${borrowText(q.preemption.borrowWithinCohort)}`,

@@ -1,15 +1,21 @@
-/** `berth simulate CONFIG`: replays a scheduler-performance scenario locally on a virtual clock. */
+/**
+ * `berth simulate CONFIG`: replays a scheduler-performance scenario locally on a virtual clock;
+ * `--from-server`, the live cluster (simulate-live.ts); `--swf FILE`, a workload trace (simulate-swf.ts).
+ */
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { ConfigError } from '../../domain/errors.js';
 import { CliError, UsageError } from '../errors.js';
 import { nonNegativeInteger, positiveInteger } from '../flags.js';
+import { QUEUEING_STRATEGIES, RUNTIME_ESTIMATES } from '../../domain/cluster-queue.js';
 import { collect, runLiveWhatIf, type LiveFlags } from './simulate-live.js';
+import { runSwf, type SwfFlags } from './simulate-swf.js';
 import { clientCommand, examples, printer } from '../session.js';
 
-interface SimulateFlags extends LiveFlags {
+interface SimulateFlags extends LiveFlags, SwfFlags {
   fromServer?: boolean;
   admissionLatency?: number;
+  swf?: string;
 }
 
 /** `--quota cq=30`, repeatable → `{cq: 30}` (a scenario's queue classes). */
@@ -76,6 +82,29 @@ export function registerSimulateCommand(program: Command): void {
           .default(20),
       )
       .option(
+        '--swf <file>',
+        "replay a Standard Workload Format trace (the Parallel Workloads Archive's format; .gz read through gunzip) on one queue",
+      )
+      .addOption(
+        new Option(
+          '--procs <n>',
+          "with --swf: the machine's processors (default: the trace's MaxProcs)",
+        ).argParser(positiveInteger),
+      )
+      .addOption(
+        new Option(
+          '--strategy <strategy>',
+          "with --swf: the queue's queueing strategy (default Backfill)",
+        ).choices(QUEUEING_STRATEGIES),
+      )
+      .addOption(
+        new Option(
+          '--estimates <estimates>',
+          "with --swf: what Backfill plans with, the requested times (default) or also the runtimes learned from each user's jobs",
+        ).choices(RUNTIME_ESTIMATES),
+      )
+      .option('--records <file>', 'with --swf: write one CSV line per job (id,submit,start,end,procs)')
+      .option(
         '--admission-latency <ms>',
         "virtual ms from an admit decision to the workload running (models the server's pipeline; default 0)",
         nonNegativeInteger,
@@ -94,8 +123,23 @@ nominal, and per workload class the average time to admission and to finish, and
       'berth simulate bench/kueue/baseline.yaml --borrowing-limit cq=0 -o json',
       'berth simulate --from-server --quota default:cpu=16',
       'berth simulate --from-server --weight ml=2 --cohort gpu=shared',
+      'berth simulate --swf bench/data/KTH-SP2.swf.gz --strategy Backfill --records runs.csv',
     ],
   ).action(async (file: string | undefined, f: SimulateFlags) => {
+    const swfOnly = (['procs', 'strategy', 'estimates', 'records'] as const).find((k) => f[k] !== undefined);
+    if (f.swf !== undefined) {
+      if (file !== undefined || f.fromServer)
+        throw new UsageError('give --swf alone, not with a scenario or --from-server');
+      const other = (['quota', 'borrowingLimit', 'weight', 'cohort', 'admissionLatency'] as const).find(
+        (k) => f[k] !== undefined,
+      );
+      if (other !== undefined)
+        throw new UsageError(
+          `--${other.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} does not apply to --swf`,
+        );
+      return runSwf(f.swf, f);
+    }
+    if (swfOnly !== undefined) throw new UsageError(`--${swfOnly} needs --swf`);
     if (f.fromServer) {
       if (file !== undefined) throw new UsageError('give a scenario file or --from-server, not both');
       if (f.admissionLatency !== undefined)

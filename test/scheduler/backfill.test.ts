@@ -1,0 +1,42 @@
+/**
+ * Backfill, as users see it: the reservation in `explain` (berth status), and the job a backfilled
+ * admission went ahead of (its timeline). Decisions themselves are in scenarios.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Scheduler } from '../../src/scheduler/index.js';
+import { admittedWorkload, queueModel, workload } from './helpers.js';
+
+test('Backfill: the front job says when it is reserved to start; a job held for it says so', () => {
+  const s = new Scheduler();
+  s.upsertQueue(queueModel({ name: 'a', nominal: { cpu: 5 }, strategy: 'Backfill' }));
+  // Admitted at 1 ms with a 100 s timeout: the 4 cpu of job 2 are expected free at 100.001 s.
+  s.restoreAdmitted(admittedWorkload({ id: 1, queue: 'a', requests: { cpu: 3 }, timeout: 100 }));
+  s.enqueue(workload({ id: 2, queue: 'a', requests: { cpu: 4 }, timeout: 100 }));
+  // Fits in the 2 cpu free, but would still hold them then, and only 1 is left beside job 2.
+  s.enqueue(workload({ id: 3, queue: 'a', requests: { cpu: 2 }, timeout: 200 }));
+  assert.deepEqual(s.schedule(1000), []);
+  assert.equal(
+    s.explain(2)?.reason,
+    'reserved to start at 1970-01-01T00:01:40.001Z: cpu 4 of queue a, when the jobs running are expected to end (backfill); position 1',
+  );
+  assert.equal(
+    s.explain(3)?.reason,
+    'waiting for job 2, reserved to start at 1970-01-01T00:01:40.001Z: this job would still hold its quota then (backfill); position 2',
+  );
+
+  s.enqueue(workload({ id: 4, queue: 'a', requests: { cpu: 1 }, timeout: 50 }));
+  assert.deepEqual(s.schedule(2000), [
+    { kind: 'admit', id: 4, queue: 'a', borrowed: {}, backfilledAhead: 2 },
+  ]);
+  // 3 no longer fits: it waits for quota, as in any queue.
+  assert.match(s.explain(3)?.reason ?? '', /^waiting for quota in queue a: cpu 4\/5 in use, needs 2/);
+
+  // Once 1 ends, 2 goes; 3 is the front job now: 1 cpu is free at 52 s (4 ends), 2 at 103 s.
+  s.release(1);
+  assert.deepEqual(s.schedule(3000), [{ kind: 'admit', id: 2, queue: 'a', borrowed: {} }]);
+  assert.match(
+    s.explain(3)?.reason ?? '',
+    /^reserved to start at 1970-01-01T00:01:43\.000Z: cpu 2 of queue a/,
+  );
+});

@@ -1,0 +1,147 @@
+/**
+ * `berth simulate --swf`: Standard Workload Format traces replayed on berth's scheduler. A tiny
+ * trace worked out by hand, the figures, the CSV, and the property the Backfill strategy is built
+ * to: on any trace, berth's Backfill starts every job when an independent EASY does (bench/easy.ts).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { easyStarts } from '../../bench/easy.js';
+import type { QueueingStrategy } from '../../src/domain/cluster-queue.js';
+import { parseSwf, replaySwf, swfCsv, swfSummary, type SwfJob } from '../../src/simulate/swf.js';
+
+/** An SWF line: job, submit, wait, run, allocated, …, requested procs (8), requested time (9), user (12). */
+const line = (
+  id: number,
+  submit: number,
+  run: number,
+  procs: number,
+  time: number,
+  allocated = -1,
+  user = 1,
+) => [id, submit, -1, run, allocated, -1, -1, procs, time, -1, 1, user, 1, -1, -1, -1, -1, -1].join(' ');
+
+// A machine of 4: job 1 holds 3 until 100 s; 2 wants all 4; 3 fits now but would still run at
+// 100 s; 4 ends at 60 s, so it goes ahead of 2 without delaying it.
+const TRACE = [
+  '; Version: 2.2',
+  '; MaxProcs: 4',
+  line(1, 0, 100, 3, 100),
+  line(2, 10, 50, 4, 50),
+  line(3, 10, 300, 1, 300),
+  line(4, 10, 50, 1, 50),
+  line(5, 20, 0, 1, 10), // run time 0: skipped
+  line(6, 20, 10, 8, 10), // more than the machine: skipped
+  line(7, 30, 5, -1, 10, 2), // no requested procs: its allocated 2
+].join('\n');
+
+const starts = (strategy: QueueingStrategy) =>
+  Object.fromEntries(replaySwf(parseSwf(TRACE), { strategy }).runs.map((r) => [r.id, r.start]));
+
+describe('simulate --swf', () => {
+  it('parses the header and the jobs, requested procs else allocated', () => {
+    const t = parseSwf(TRACE);
+    assert.equal(t.maxProcs, 4);
+    assert.equal(t.jobs.length, 7);
+    assert.deepEqual(t.jobs[6], { id: 7, submit: 30, run: 5, procs: 2, requestedTime: 10, user: 1 });
+    assert.throws(() => parseSwf('1 2 3'), /line 1: expected 18 numeric fields/);
+  });
+
+  it('Backfill: the short job starts ahead of the wide one, the long one waits for it', () => {
+    assert.deepEqual(starts('Backfill'), { 1: 0, 2: 100, 3: 150, 4: 10, 7: 150 });
+    // BestEffortFIFO lets the long one in, which delays the wide one to 310 s.
+    assert.deepEqual(starts('BestEffortFIFO'), { 1: 0, 2: 310, 3: 10, 4: 100, 7: 100 });
+    assert.deepEqual(starts('StrictFIFO'), { 1: 0, 2: 100, 3: 150, 4: 150, 7: 150 });
+  });
+
+  it('counts what it skips and sums up the run', () => {
+    const r = replaySwf(parseSwf(TRACE), { strategy: 'Backfill' });
+    assert.equal(r.summary.jobs, 5);
+    assert.equal(r.summary.skipped, 2);
+    assert.equal(r.summary.maxWait, 140);
+    // Waits 0, 90, 140, 0, 120; the machine (4) busy 3·100 + 4·50 + 300 + 50 + 2·5 over 0–450 s.
+    assert.equal(r.summary.avgWait, 350 / 5);
+    assert.equal(r.summary.utilization, 860 / (4 * 450));
+    assert.equal(
+      swfCsv(r.runs).split('\n').slice(0, 3).join('\n'),
+      'id,submit,start,end,procs\n1,0,0,100,3\n2,10,100,150,4',
+    );
+  });
+
+  it('bounded slowdown counts a job shorter than 10 s as 10 s long, and never below 1', () => {
+    const s = swfSummary(
+      [
+        { id: 1, submit: 0, start: 20, end: 21, procs: 1 }, // (20 + 1) / 10
+        { id: 2, submit: 0, start: 0, end: 5, procs: 1 }, // 5 / 10 → 1
+      ],
+      1,
+      0,
+    );
+    assert.equal(s.avgBoundedSlowdown, (2.1 + 1) / 2);
+  });
+
+  it('learned estimates: a job of a user whose jobs ran short is planned short, and backfilled', () => {
+    // User 1's first job took 10 s of the 100 it asked; user 2's job holds 1 of 2 until 120 s at
+    // the latest, so 3 (both processors) is reserved to start then; user 1's next job asks 100 s.
+    const trace = parseSwf(
+      [
+        '; MaxProcs: 2',
+        line(1, 0, 10, 1, 100, -1, 1),
+        line(2, 20, 100, 1, 100, -1, 2),
+        line(3, 30, 10, 2, 10, -1, 3),
+        line(4, 40, 10, 1, 100, -1, 1),
+      ].join('\n'),
+    );
+    const start = (estimates: 'requested' | 'learned') =>
+      replaySwf(trace, { estimates }).runs.find((r) => r.id === 4)?.start;
+    assert.equal(start('requested'), 130);
+    assert.equal(start('learned'), 40);
+  });
+
+  it('--procs: a machine smaller than the trace says skips what no longer fits', () => {
+    const r = replaySwf(parseSwf(TRACE), { procs: 3 });
+    assert.equal(r.summary.skipped, 3);
+    assert.throws(() => replaySwf(parseSwf(line(1, 0, 1, 1, 1))), /--procs N/);
+  });
+
+  it('Backfill starts every job when an independent EASY does, on random traces', () => {
+    const job = fc.record({
+      gap: fc.integer({ min: 0, max: 8 }),
+      run: fc.integer({ min: 1, max: 60 }),
+      procs: fc.integer({ min: 1, max: 8 }),
+      // Estimates mostly above the run time, some below it, some unknown (-1).
+      slack: fc.integer({ min: -20, max: 60 }),
+      known: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(job, { minLength: 1, maxLength: 60 }),
+        (machine, js) => {
+          let submit = 0;
+          const jobs: SwfJob[] = js.map((j, i) => ({
+            id: i + 1,
+            submit: (submit += j.gap),
+            run: j.run,
+            procs: Math.min(j.procs, machine),
+            requestedTime: j.known ? Math.max(1, j.run + j.slack) : -1,
+            user: -1,
+          }));
+          const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill' }).runs.map(
+            (r) => r.start,
+          );
+          const longest = Math.max(0, ...jobs.map((j) => j.requestedTime));
+          const reference = easyStarts(
+            jobs.map((j) => ({
+              ...j,
+              estimate: j.requestedTime > 0 ? j.requestedTime : longest || Infinity,
+            })),
+            machine,
+          );
+          assert.deepEqual(berth, reference);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
