@@ -30,6 +30,7 @@ import { FileLogStore, type LogStore } from '../store/log-store.js';
 import { PgLogStore } from '../store/pg-log-store.js';
 import { ArtifactFiles } from '../store/artifact-files.js';
 import { scheduleArtifactSweeps } from '../service/artifacts.js';
+import { scheduleRetentionSweeps } from '../service/retention.js';
 import { QueueHistory } from '../service/queue-history.js';
 import { ConfigError } from '../domain/errors.js';
 import { initSetting } from '../store/queries/settings.js';
@@ -265,7 +266,16 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     history = new QueueHistory(ctx, config.queueHistory, (err) => log.error({ err }, 'queue history'));
     ctx.queueHistory = history;
     history.start();
-    stopSweeps = scheduleArtifactSweeps(ctx, (err) => log.error({ err }, 'artifacts: the retention sweep'));
+    const stopArtifactSweeps = scheduleArtifactSweeps(ctx, (err) =>
+      log.error({ err }, 'artifacts: the retention sweep'),
+    );
+    const stopRetentionSweeps = scheduleRetentionSweeps(ctx, config.retention, (err) =>
+      log.error({ err }, 'retention: the sweep'),
+    );
+    stopSweeps = async () => {
+      await stopArtifactSweeps();
+      await stopRetentionSweeps();
+    };
     // The local CLI trusts the server's own certificate, as the local agents do.
     announceServer({ url, pid: process.pid, dataDir, ...(config.tls ? { ca: config.tls.cert } : {}) });
     print(`berth ${VERSION} listening on ${url}`);

@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { createReadStream, mkdirSync, statSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 
@@ -33,6 +33,8 @@ export interface LogStore {
    * so) and everything has been sent.
    */
   follow(jobId: number, isDone: () => boolean): Readable;
+  /** Removes the logs of jobs `jobIds` (the retention sweep removes the jobs). */
+  discard(jobIds: number[]): Promise<void>;
   /** The server is shutting down: every follower finishes with what it has. */
   close(): void;
 }
@@ -84,6 +86,10 @@ export class FileLogStore implements LogStore {
 
   ended(jobId: number): void {
     this.emitter.emit(String(jobId));
+  }
+
+  async discard(jobIds: number[]): Promise<void> {
+    for (const id of jobIds) await rm(this.path(id), { force: true });
   }
 
   size(jobId: number): number {

@@ -23,6 +23,7 @@ import { artifacts } from './0015_artifacts.js';
 import { jobArrays } from './0016_job_arrays.js';
 import { usageLedger } from './0017_usage_ledger.js';
 import { logBytes } from './0018_log_bytes.js';
+import { retention } from './0019_retention.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -43,6 +44,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0016_job_arrays', jobArrays],
   ['0017_usage_ledger', usageLedger],
   ['0018_log_bytes', logBytes],
+  ['0019_retention', retention],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {
