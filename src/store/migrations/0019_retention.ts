@@ -1,12 +1,11 @@
-import { sql } from 'kysely';
 import type { BerthMigration } from './helpers.js';
 import { bigint } from './helpers.js';
 
 /**
  * Retention (service/retention.ts): ended jobs older than `retention.jobs` are removed, and what
  * stays of them is a range of ids in `removed_jobs` (never a row per job), so that asking for one
- * answers why it is gone. `jobs_ended` finds the oldest ended jobs without a scan: a partial index,
- * on jobs that have a `finished_at` only, so that a queued or running job's writes never touch it.
+ * answers why it is gone. No index on when jobs ended: the sweep walks ids from the oldest job
+ * left, which reads the jobs it removes and the few created before the cut-off that stay.
  */
 export const retention: BerthMigration = {
   async up(db) {
@@ -18,12 +17,6 @@ export const retention: BerthMigration = {
       .addColumn('ended_to', bigint, (c) => c.notNull())
       .addColumn('retention_seconds', bigint, (c) => c.notNull())
       .addColumn('removed_at', bigint, (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createIndex('jobs_ended')
-      .on('jobs')
-      .columns(['finished_at', 'id'])
-      .where(sql.ref('finished_at'), 'is not', null)
       .execute();
   },
 };
