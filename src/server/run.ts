@@ -26,7 +26,7 @@ import { loadProjectWeights } from '../service/projects.js';
 import { TokenCache } from '../service/token-cache.js';
 import { GroupCommit } from '../store/group-commit.js';
 import { ProjectCache } from '../service/project-cache.js';
-import { FileLogStore, type LogStore } from '../store/log-store.js';
+import { FileLogStore, shardLogs, type LogStore } from '../store/log-store.js';
 import { PgLogStore } from '../store/pg-log-store.js';
 import { ArtifactFiles } from '../store/artifact-files.js';
 import { scheduleArtifactSweeps } from '../service/artifacts.js';
@@ -120,6 +120,18 @@ function transportWarnings(config: Config, tls: ServerTls | null, url: string): 
   ];
 }
 
+/**
+ * Logs of an installation from before they had directories of a thousand jobs, moved into them
+ * (store/log-store.ts), with progress: a rename each, before the server serves.
+ */
+async function moveFlatLogs(dir: string, print: (line: string) => void): Promise<void> {
+  const moved = await shardLogs(dir, (n) =>
+    print(`job logs: moved ${n.toLocaleString('en')} into directories…`),
+  );
+  if (moved > 0)
+    print(`job logs: moved ${moved.toLocaleString('en')} from ${dir} into a directory per thousand jobs`);
+}
+
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const file = configPath(opts);
@@ -171,6 +183,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       requestsPerSecond: config.rateLimit.requestsPerSecond,
     });
     const log = app.log;
+    if (store.dialect === 'sqlite') await moveFlatLogs(join(dataDir, 'logs'), print);
     logs =
       store.dialect === 'sqlite'
         ? new FileLogStore(join(dataDir, 'logs'))
