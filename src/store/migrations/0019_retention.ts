@@ -11,8 +11,8 @@ export const retention: BerthMigration = {
   async up(db) {
     await db.schema
       .createTable('removed_jobs')
-      .addColumn('first_id', 'integer', (c) => c.primaryKey())
-      .addColumn('last_id', 'integer', (c) => c.notNull())
+      .addColumn('first_id', bigint, (c) => c.primaryKey())
+      .addColumn('last_id', bigint, (c) => c.notNull())
       .addColumn('ended_from', bigint, (c) => c.notNull())
       .addColumn('ended_to', bigint, (c) => c.notNull())
       .addColumn('retention_seconds', bigint, (c) => c.notNull())
