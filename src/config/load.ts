@@ -299,6 +299,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     artifacts: resolveArtifacts(raw.artifacts, file),
     logs: resolveLogs(raw.logs, file),
     queueHistory: resolveQueueHistory(raw.queueHistory, file),
+    retention: resolveRetention(raw.retention, file),
   };
 }
 
@@ -405,4 +406,35 @@ export function parseListen(listen: string, key = 'listen', file?: string): { ho
       file,
     );
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+// --- retention ---
+
+const YEAR_SECONDS = 365 * 86_400;
+
+/** A retention period: `forever` (null), `2y` (365 days a year), or a duration (`90d`, seconds). */
+function retentionSetting(key: string, value: string | number | undefined, fallback: number, file?: string) {
+  if (value === undefined) return fallback;
+  if (value === 'forever') return null;
+  const years = typeof value === 'string' ? /^\s*(\d+)y\s*$/.exec(value) : null;
+  if (years) {
+    if (Number(years[1]) === 0)
+      throw new ConfigError(key, `"${value}" must be at least 1s, or forever`, file);
+    return Number(years[1]) * YEAR_SECONDS;
+  }
+  try {
+    return durationSetting(key, value, file)!;
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    throw new ConfigError(key, `"${value}" is not a retention (90d, 1y, 12h, seconds, or forever)`, file);
+  }
+}
+
+/** `retention` with its defaults: jobs 90 days, the audit log a year, the ledger's allocations 90 days. */
+function resolveRetention(raw: RawConfig['retention'], file?: string): Config['retention'] {
+  return {
+    jobs: retentionSetting('retention.jobs', raw?.jobs, 90 * 86_400, file),
+    audit: retentionSetting('retention.audit', raw?.audit, YEAR_SECONDS, file),
+    ledger: retentionSetting('retention.ledger', raw?.ledger, 90 * 86_400, file),
+  };
 }

@@ -168,6 +168,19 @@ const LogsSchema = strict({
   maxBytesPerJob: Type.Optional(Bytes),
 });
 
+/** How long one kind of history is kept (service/retention.ts): `90d`, `1y`, seconds, or `forever`. */
+const RetentionPeriod = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })]);
+
+/** How long ended jobs, the audit log and the usage ledger's allocations are kept. */
+const RetentionSchema = strict({
+  /** Ended jobs with their events, attempts, logs and artifacts (default 90d). */
+  jobs: Type.Optional(RetentionPeriod),
+  /** The audit log's rows (default 1y). */
+  audit: Type.Optional(RetentionPeriod),
+  /** The usage ledger's rows per allocation; its hourly and daily rollups are kept (default 90d). */
+  ledger: Type.Optional(RetentionPeriod),
+});
+
 /** The most samples the queue history keeps per cluster queue, whatever `queueHistory` asks for. */
 export const MAX_HISTORY_SAMPLES = 100_000;
 
@@ -216,6 +229,7 @@ export const ConfigSchema = strict({
   artifacts: Type.Optional(ArtifactsSchema),
   logs: Type.Optional(LogsSchema),
   queueHistory: Type.Optional(QueueHistorySchema),
+  retention: Type.Optional(RetentionSchema),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
@@ -277,6 +291,8 @@ export interface Config {
   logs: { maxBytesPerJob: number };
   /** The queues' figures over time: a sample every `sampleSeconds`, kept for `keepSeconds`. */
   queueHistory: { sampleSeconds: number; keepSeconds: number };
+  /** How long each kind of history is kept, in seconds; null: forever. */
+  retention: { jobs: number | null; audit: number | null; ledger: number | null };
 }
 
 /** `artifacts` with its defaults filled in. */

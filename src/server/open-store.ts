@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../domain/errors.js';
+import { NewerStoreError } from '../store/migrations/index.js';
 import { openPostgresStore } from '../store/postgres.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
@@ -12,6 +13,8 @@ export async function openStore(config: Config, dataDir: string): Promise<Store>
     // Shorter than the lease, so that a frozen leader's open transaction cannot hold up an election.
     return await openPostgresStore(config.database, { idleInTransactionMs: config.renewSeconds * 1000 });
   } catch (e) {
+    // Not a setting's fault: the line says what to do.
+    if (e instanceof NewerStoreError) throw e;
     throw new ConfigError('database', `cannot use ${redactUrl(config.database)}: ${describeError(e)}`);
   }
 }

@@ -28,10 +28,11 @@ import { loadProjectWeights } from '../service/projects.js';
 import { TokenCache } from '../service/token-cache.js';
 import { GroupCommit } from '../store/group-commit.js';
 import { ProjectCache } from '../service/project-cache.js';
-import { FileLogStore, type LogStore } from '../store/log-store.js';
+import { FileLogStore, shardLogs, type LogStore } from '../store/log-store.js';
 import { PgLogStore } from '../store/pg-log-store.js';
 import { ArtifactFiles } from '../store/artifact-files.js';
 import { scheduleArtifactSweeps } from '../service/artifacts.js';
+import { scheduleRetentionSweeps } from '../service/retention.js';
 import { QueueHistory } from '../service/queue-history.js';
 import { ConfigError } from '../domain/errors.js';
 import { initSetting } from '../store/queries/settings.js';
@@ -121,6 +122,18 @@ function transportWarnings(config: Config, tls: ServerTls | null, url: string): 
   ];
 }
 
+/**
+ * Logs of an installation from before they had directories of a thousand jobs, moved into them
+ * (store/log-store.ts), with progress: a rename each, before the server serves.
+ */
+async function moveFlatLogs(dir: string, print: (line: string) => void): Promise<void> {
+  const moved = await shardLogs(dir, (n) =>
+    print(`job logs: moved ${n.toLocaleString('en')} into directories…`),
+  );
+  if (moved > 0)
+    print(`job logs: moved ${moved.toLocaleString('en')} from ${dir} into a directory per thousand jobs`);
+}
+
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const file = configPath(opts);
@@ -173,6 +186,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       requestsPerSecond: config.rateLimit.requestsPerSecond,
     });
     const log = app.log;
+    if (store.dialect === 'sqlite') await moveFlatLogs(join(dataDir, 'logs'), print);
     logs =
       store.dialect === 'sqlite'
         ? new FileLogStore(join(dataDir, 'logs'))
@@ -272,7 +286,16 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     history = new QueueHistory(ctx, config.queueHistory, (err) => log.error({ err }, 'queue history'));
     ctx.queueHistory = history;
     history.start();
-    stopSweeps = scheduleArtifactSweeps(ctx, (err) => log.error({ err }, 'artifacts: the retention sweep'));
+    const stopArtifactSweeps = scheduleArtifactSweeps(ctx, (err) =>
+      log.error({ err }, 'artifacts: the retention sweep'),
+    );
+    const stopRetentionSweeps = scheduleRetentionSweeps(ctx, config.retention, (err) =>
+      log.error({ err }, 'retention: the sweep'),
+    );
+    stopSweeps = async () => {
+      await stopArtifactSweeps();
+      await stopRetentionSweeps();
+    };
     // The local CLI trusts the server's own certificate, as the local agents do.
     announceServer({ url, pid: process.pid, dataDir, ...(config.tls ? { ca: config.tls.cert } : {}) });
     print(`berth ${VERSION} listening on ${url}`);

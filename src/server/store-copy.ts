@@ -5,12 +5,13 @@
  * to go on from there. It refuses while a server uses the data directory, and a target that
  * already holds anything.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { loadConfigFile, resolveConfig } from '../config/load.js';
 import { ConfigError } from '../domain/errors.js';
 import { copyStore, nonEmptyTables, type CopyReport } from '../store/copy.js';
+import { listLogFiles } from '../store/log-store.js';
 import { openPostgresStore } from '../store/postgres.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import { readServerInfo } from './discovery.js';
@@ -37,16 +38,10 @@ function alive(pid: number): boolean {
 
 /** The job logs under DATA/logs, each read in chunks of at most 1 MiB (whole characters). */
 async function* logsOf(dir: string): AsyncGenerator<{ jobId: number; chunks: AsyncIterable<string> }> {
-  if (!existsSync(dir)) return;
-  const files = readdirSync(dir)
-    .map((f) => /^(\d+)\.log$/.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => Number(m[1]))
-    .sort((a, b) => a - b);
-  for (const jobId of files) {
+  for (const { jobId, path } of await listLogFiles(dir)) {
     async function* chunks(): AsyncGenerator<string> {
       const decoder = new StringDecoder('utf8');
-      for await (const buf of createReadStream(join(dir, `${jobId}.log`), { highWaterMark: 1 << 20 }))
+      for await (const buf of createReadStream(path, { highWaterMark: 1 << 20 }))
         yield decoder.write(buf as Buffer);
       yield decoder.end();
     }

@@ -27,6 +27,7 @@ import {
 } from '../store/queries/artifacts.js';
 import { runtimeOf, type ServiceContext } from './context.js';
 import { visibleJob } from './jobs.js';
+import { scheduleLeaderSweeps } from './leader-sweeps.js';
 
 /** `artifacts` of berth.yaml, with the directory made. */
 export interface ArtifactSettings {
@@ -175,37 +176,17 @@ export async function sweepArtifacts(ctx: ServiceContext, now = ctx.now()): Prom
 
 /** How often the leader sweeps. */
 export const SWEEP_EVERY_MS = 3_600_000;
-/** How often a replica looks whether it leads, so that a new leader sweeps soon after its election. */
-const LEADER_CHECK_MS = 60_000;
 
 /**
  * Sweeps at start and then every `everyMs`, on the leading replica only (alone on SQLite): the
- * directory is shared, one sweeper is enough; a replica that becomes the leader sweeps within a
- * minute. Returns the stop, which waits for a sweep under way.
+ * directory is shared, one sweeper is enough. Returns the stop, which waits for a sweep under way.
  */
 export function scheduleArtifactSweeps(
   ctx: ServiceContext,
   onError: (err: unknown) => void,
   everyMs = SWEEP_EVERY_MS,
 ): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let last: number | undefined;
-  const tick = () => {
-    if (running || (ctx.cluster && ctx.cluster.role() !== 'leader')) return;
-    if (last !== undefined && Date.now() - last < everyMs) return;
-    last = Date.now();
-    running = sweepArtifacts(ctx)
-      .then(() => undefined, onError)
-      .finally(() => (running = undefined));
-  };
-  const first = setTimeout(tick, 0);
-  const timer = setInterval(tick, Math.min(everyMs, LEADER_CHECK_MS));
-  timer.unref();
-  return async () => {
-    clearTimeout(first);
-    clearInterval(timer);
-    await running;
-  };
+  return scheduleLeaderSweeps(ctx, () => sweepArtifacts(ctx), onError, everyMs);
 }
 
 /** Per server and job, the tail of its uploads' queue. */

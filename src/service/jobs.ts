@@ -41,6 +41,7 @@ import { audit, auditActor } from './audit.js';
 import { runtimeOf, type JobRuntime, type ServiceContext } from './context.js';
 import { jobView, jobViews } from './job-views.js';
 import { resolvePriority } from './priority-classes.js';
+import { missingJob } from './retention.js';
 
 export interface SubmitInput {
   name?: string;
@@ -356,7 +357,8 @@ export async function visibleJob(
 ): Promise<JobRecord> {
   const job = await findJob(ctx.store.db, id);
   const notFound = new NotFoundError(`job ${id} not found`);
-  if (!job) throw notFound;
+  // A job the retention removed says so, and when it ended (service/retention.ts).
+  if (!job) throw await missingJob(ctx, id);
   if (p.kind === 'job') {
     if (p.jobId !== id) throw notFound;
     return job;

@@ -34,6 +34,8 @@ const TABLES: [keyof Database, string | null][] = [
   ['usage_hourly_resources', null],
   ['usage_daily', null],
   ['usage_daily_resources', null],
+  // Ranges of jobs the retention removed (0019): a removed job still says why it is gone.
+  ['removed_jobs', null],
 ];
 
 /** Tables that hold anything a user made: a target with rows in one of them is not empty. */

@@ -1,11 +1,11 @@
 /**
  * Job output, appended in the order the agent uploads it, read whole or followed live. On SQLite
- * a file per job under DATA/logs (`FileLogStore`); on PostgreSQL a table every replica reads
- * (`PgLogStore`, pg-log-store.ts).
+ * a file per job under DATA/logs, a directory per thousand jobs (`FileLogStore`); on PostgreSQL a
+ * table every replica reads (`PgLogStore`, pg-log-store.ts).
  */
 import { EventEmitter } from 'node:events';
-import { createReadStream, mkdirSync, statSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { appendFile, mkdir, opendir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 
@@ -33,6 +33,8 @@ export interface LogStore {
    * so) and everything has been sent.
    */
   follow(jobId: number, isDone: () => boolean): Readable;
+  /** Removes the logs of jobs `jobIds` (the retention sweep removes the jobs). */
+  discard(jobIds: number[]): Promise<void>;
   /** The server is shutting down: every follower finishes with what it has. */
   close(): void;
 }
@@ -57,10 +59,66 @@ export class Wakeup {
   }
 }
 
-/** One file per job under DATA/logs, and a notification for every append. */
+/** Jobs per directory of DATA/logs: job 12345's log is DATA/logs/12/12345.log. */
+export const JOBS_PER_LOG_DIR = 1000;
+
+/** Where job `jobId`'s log lives under `dir` (DATA/logs). */
+export const logPath = (dir: string, jobId: number): string =>
+  join(dir, String(Math.floor(jobId / JOBS_PER_LOG_DIR)), `${jobId}.log`);
+
+const LOG_FILE = /^(\d+)\.log$/;
+
+/**
+ * Every job log under `dir`, by job id (ascending): in their directories, and any still lying in
+ * `dir` itself, as berth kept them before they had directories (`shardLogs` moves those).
+ */
+export async function listLogFiles(dir: string): Promise<{ jobId: number; path: string }[]> {
+  if (!existsSync(dir)) return [];
+  const out: { jobId: number; path: string }[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const flat = LOG_FILE.exec(entry.name);
+    if (flat && entry.isFile()) out.push({ jobId: Number(flat[1]), path: join(dir, entry.name) });
+    if (!entry.isDirectory() || !/^\d+$/.test(entry.name)) continue;
+    for (const name of await readdir(join(dir, entry.name))) {
+      const m = LOG_FILE.exec(name);
+      if (m) out.push({ jobId: Number(m[1]), path: join(dir, entry.name, name) });
+    }
+  }
+  return out.sort((a, b) => a.jobId - b.jobId);
+}
+
+/**
+ * Moves logs kept the old way, one flat directory of files, into their directories (a rename
+ * each, nothing copied), reporting every `every` files moved. Run at start, before any append.
+ * Returns how many it moved.
+ */
+export async function shardLogs(
+  dir: string,
+  progress: (moved: number) => void = () => {},
+  every = 10_000,
+): Promise<number> {
+  if (!existsSync(dir)) return 0;
+  let moved = 0;
+  const made = new Set<string>();
+  for await (const entry of await opendir(dir)) {
+    const m = LOG_FILE.exec(entry.name);
+    if (!m || !entry.isFile()) continue;
+    const to = logPath(dir, Number(m[1]));
+    const shard = join(to, '..');
+    if (!made.has(shard)) await mkdir(shard, { recursive: true, mode: 0o700 });
+    made.add(shard);
+    await rename(join(dir, entry.name), to);
+    if (++moved % every === 0) progress(moved);
+  }
+  return moved;
+}
+
+/** One file per job under DATA/logs (a directory per thousand jobs), and a notification for every append. */
 export class FileLogStore implements LogStore {
   private readonly emitter = new EventEmitter();
   private closed = false;
+  /** The directories made (or found) so far. */
+  private readonly shards = new Set<number>();
 
   constructor(private readonly dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -68,11 +126,16 @@ export class FileLogStore implements LogStore {
   }
 
   path(jobId: number): string {
-    return join(this.dir, `${jobId}.log`);
+    return logPath(this.dir, jobId);
   }
 
   async append(jobId: number, text: string): Promise<void> {
     if (!text) return;
+    const shard = Math.floor(jobId / JOBS_PER_LOG_DIR);
+    if (!this.shards.has(shard)) {
+      await mkdir(join(this.dir, String(shard)), { recursive: true, mode: 0o700 });
+      this.shards.add(shard);
+    }
     await appendFile(this.path(jobId), text);
     this.emitter.emit(String(jobId));
   }
@@ -84,6 +147,10 @@ export class FileLogStore implements LogStore {
 
   ended(jobId: number): void {
     this.emitter.emit(String(jobId));
+  }
+
+  async discard(jobIds: number[]): Promise<void> {
+    for (const id of jobIds) await rm(this.path(id), { force: true });
   }
 
   size(jobId: number): number {

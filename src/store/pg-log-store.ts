@@ -54,6 +54,10 @@ export class PgLogStore implements LogStore {
     if (this.bus) void notify(this.db, CHANNEL, [jobId]).catch(this.onError);
   }
 
+  async discard(jobIds: number[]): Promise<void> {
+    if (jobIds.length > 0) await this.db.deleteFrom('job_logs').where('job_id', 'in', jobIds).execute();
+  }
+
   close(): void {
     this.closed = true;
     for (const name of this.emitter.eventNames()) this.emitter.emit(name);

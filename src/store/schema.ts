@@ -297,6 +297,20 @@ export interface UsageHourlyResourcesTable {
   amount_seconds: number;
 }
 
+/**
+ * Ended jobs removed by the retention sweep (migration 0019): ids `first_id`..`last_id`, every
+ * one of them gone (ids in between that still exist were not removed), which ended between
+ * `ended_from` and `ended_to` (epoch ms) and were kept `retention_seconds`.
+ */
+export interface RemovedJobsTable {
+  first_id: number;
+  last_id: number;
+  ended_from: number;
+  ended_to: number;
+  retention_seconds: number;
+  removed_at: number;
+}
+
 /** Installation-wide settings (migration 0006): `installation` → its id. */
 export interface SettingsTable {
   name: string;
@@ -328,6 +342,7 @@ export interface Database {
   usage_hourly_resources: UsageHourlyResourcesTable;
   usage_daily: UsageHourlyTable;
   usage_daily_resources: UsageHourlyResourcesTable;
+  removed_jobs: RemovedJobsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -81,6 +81,19 @@ describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQL
       for (const [name, j] of Object.entries(jobs))
         logs[name] = (await call(api, admin, 'GET', `/jobs/${j.id}/logs`)).text;
       for (const [name, j] of Object.entries(jobs)) jobs[name] = await getJob(api, admin, j.id);
+      // What the retention sweep leaves of jobs it removed (a range of ids), as if it had run.
+      const ended = Date.parse('2026-01-02T03:00:00Z');
+      await s.context.store.db
+        .insertInto('removed_jobs')
+        .values({
+          first_id: 900,
+          last_id: 950,
+          ended_from: ended,
+          ended_to: ended,
+          retention_seconds: 7_776_000,
+          removed_at: ended,
+        })
+        .execute();
     } finally {
       await s.close();
     }
@@ -136,6 +149,8 @@ describe('berth store copy', { skip: TEST_STORE !== 'sqlite' && 'runs in the SQL
           `run ${k}\n`,
           `attempt ${k} of the retried job`,
         );
+      const removed = await call<{ error: { message: string } }>(api, admin, 'GET', '/jobs/920');
+      assert.equal(removed.body.error.message, 'job 920 ended on 2026-01-02 and was removed after 90 days');
       const events = (await call<{ type: string }[]>(api, admin, 'GET', `/jobs/${jobs.fail!.id}/events`))
         .body;
       assert.deepEqual(

@@ -2,7 +2,7 @@
  * Numbered migrations, applied in order on start. Never edit a released migration: add the next
  * number. Kysely's Migrator records what ran in its own table and takes a lock while it runs.
  */
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Dialect } from '../store.js';
 import type { BerthMigration } from './helpers.js';
 import { foundation } from './0001_foundation.js';
@@ -23,6 +23,7 @@ import { artifacts } from './0015_artifacts.js';
 import { jobArrays } from './0016_job_arrays.js';
 import { usageLedger } from './0017_usage_ledger.js';
 import { logBytes } from './0018_log_bytes.js';
+import { retention } from './0019_retention.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -43,6 +44,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0016_job_arrays', jobArrays],
   ['0017_usage_ledger', usageLedger],
   ['0018_log_bytes', logBytes],
+  ['0019_retention', retention],
 ];
 
 class BerthMigrationProvider implements MigrationProvider {
@@ -54,7 +56,32 @@ class BerthMigrationProvider implements MigrationProvider {
   }
 }
 
+/** The database was written by a newer berth: this one must not touch it. */
+export class NewerStoreError extends Error {}
+
+/** Kysely's record of the migrations that ran, or none when the database is new. */
+async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((t) => t.name === 'kysely_migration')) return [];
+  const rows = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db);
+  return rows.rows.map((r) => r.name);
+}
+
+/**
+ * Refuses, in one line, a database that has had a migration this binary does not know: a newer
+ * berth wrote it, and an older one would misread or break what it changed.
+ */
+async function refuseNewer(db: Kysely<unknown>): Promise<void> {
+  const known = new Set(MIGRATIONS.map(([name]) => name));
+  const unknown = (await appliedMigrations(db)).filter((name) => !known.has(name));
+  if (unknown.length > 0)
+    throw new NewerStoreError(
+      `the database was written by a newer berth (its schema has migration ${unknown.at(-1)}; this berth knows up to ${MIGRATIONS.at(-1)![0]}): run that newer berth, or restore a backup this one took`,
+    );
+}
+
 export async function migrate(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
+  await refuseNewer(db);
   const migrator = new Migrator({ db, provider: new BerthMigrationProvider(dialect) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
