@@ -88,6 +88,8 @@ export class LocalFactory implements Factory {
   private readonly identities = new Map<number, JobIdentity[]>();
   /** Which member holds which device (with `devices`). */
   private readonly book: DeviceBook | undefined;
+  /** Each live worker's devices, by rank: kept in every handle it reports. */
+  private readonly assigned = new Map<number, DeviceAssignment[]>();
   readonly devices: Record<string, number> | undefined;
 
   constructor(private readonly opts: LocalFactoryOptions) {
@@ -221,7 +223,13 @@ export class LocalFactory implements Factory {
   private onHostEvent(e: HostEvent): void {
     switch (e.type) {
       case 'spawned': {
-        const handle: WorkerHandle = { workdir: this.workdir(e.workerId), pid: e.pid };
+        const devices = this.assigned.get(e.workerId);
+        // The whole handle each time: the devices it holds stay on record (restore.ts counts them).
+        const handle: WorkerHandle = {
+          workdir: this.workdir(e.workerId),
+          pid: e.pid,
+          ...(devices ? { devices } : {}),
+        };
         const members = this.memberPids.get(e.workerId);
         if (members) {
           members[e.rank] = e.pid;
@@ -298,6 +306,7 @@ export class LocalFactory implements Factory {
       throw e;
     }
     if (identities) this.identities.set(req.workerId, identities);
+    if (devices) this.assigned.set(req.workerId, devices);
     const made = cgroups.filter((c): c is JobCgroup => c !== undefined);
     if (made.length > 0) this.cgroups.set(req.workerId, made);
     if (gang) this.memberPids.set(req.workerId, []);
@@ -385,6 +394,7 @@ export class LocalFactory implements Factory {
     }
     this.giveBack(workerId, clean);
     this.book?.release(String(workerId));
+    this.assigned.delete(workerId);
     // Nothing of it runs any more: the next worker may start while its directory goes.
     stopped?.();
     // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others.

@@ -155,18 +155,21 @@ describe('a local factory of two GPUs', { skip }, () => {
     });
     assert.notEqual(waiting.state, 'running', 'admitted by quota, it waits at the factory for a device');
 
-    // Recorded: the job's view names its worker's devices, and its timeline says so.
-    const viewA = await call<{ worker: { devices?: Record<string, string[]>[] } }>(
-      s.api,
-      s.adminToken,
-      'GET',
-      `/jobs/${a.id}`,
-    );
-    const heldA = viewA.body.worker?.devices?.[0]?.gpu;
-    assert.equal(heldA?.length, 1, JSON.stringify(viewA.body.worker));
+    // Recorded: the job's view names its worker's devices (once the worker's record is written:
+    // the job may start a moment before), and its timeline says so.
+    const heldA = await waitFor("job a's devices in its view", async () => {
+      const view = await call<{ worker: { devices?: Record<string, string[]>[] } | null }>(
+        s.api,
+        s.adminToken,
+        'GET',
+        `/jobs/${a.id}`,
+      );
+      return view.body.worker?.devices?.[0]?.gpu;
+    });
+    assert.equal(heldA.length, 1);
     assert.ok(
       (await events(s.api, s.adminToken, a.id)).some(
-        (e) => e.type === 'devices-assigned' && e.message.endsWith(`holds gpu ${heldA?.[0]}`),
+        (e) => e.type === 'devices-assigned' && e.message.endsWith(`holds gpu ${heldA[0]}`),
       ),
     );
     go(a.id);
