@@ -4,24 +4,21 @@
  * controller.ts and handed to each part.
  */
 import type { TargetConfig } from '../config/schema.js';
-import type { JobState } from '../domain/job.js';
 import type { RuntimeHistory } from '../domain/runtime-history.js';
 import type { Factory } from '../factories/factory.js';
 import type { RecentArrivals } from '../scheduler/recent-arrivals.js';
 import type { ControllerMetrics } from '../metrics/metrics.js';
 import type { SchedulerApi } from '../scheduler/types.js';
-import type { GroupCommit } from '../store/group-commit.js';
 import type { LogStore } from '../store/log-store.js';
-import type { Db, Store } from '../store/store.js';
 import type { Well } from '../wells/well.js';
 import type { ArrayThrottles } from './array-throttles.js';
-import type { Journal } from './journal.js';
+import type { Journal, JournalOptions } from './journal.js';
 import type { Pools } from './pool.js';
 import type { StopSignals } from './stop-signals.js';
 import type { TrackedJob, TrackedJobs } from './tracked-jobs.js';
 
-export interface ControllerOptions {
-  store: Store;
+/** The journal's settings (journal.ts) and the rest. */
+export interface ControllerOptions extends JournalOptions {
   scheduler: SchedulerApi;
   factories: Map<string, Factory>;
   wells: Map<string, Well>;
@@ -33,30 +30,12 @@ export interface ControllerOptions {
   maxLogBytesPerRun?: number;
   /** Where agents reach the server (known once it listens). */
   serverUrl: () => string;
-  now: () => number;
   graceSeconds: number;
   heartbeatSeconds: number;
   resyncMs?: number;
   onError?: (err: unknown, what: string) => void;
-  /**
-   * Shares transactions with other writers (the submissions'). Every transition is one unit with
-   * its event, committed or rolled back alone; units written at the same time share a commit.
-   */
-  groupCommit?: GroupCommit;
-  /**
-   * Checks, inside each transaction of the rebuild on start, that this server still leads (the
-   * group commit's batches check it themselves); throws to refuse the write. Replicas only.
-   */
-  fence?: (tx: Db) => Promise<void>;
-  /**
-   * A transition could not be written (the store failed): the model no longer matches the store.
-   * A replica steps down and rebuilds from the store; without this, the failure is only reported.
-   */
-  onWriteFailed?: (err: unknown) => void;
   /** Where timings and counts go (GET /metrics); none in tests that do not look. */
   metrics?: ControllerMetrics;
-  /** A job changed (a transition, a cancel request, its cleanup): for the live stream. */
-  onJobChanged?: (id: number, project: string, state: JobState, reason: string) => void;
 }
 
 export interface ControllerCore {

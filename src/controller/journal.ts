@@ -6,8 +6,7 @@
 import type { JobState } from '../domain/job.js';
 import { GroupCommit } from '../store/group-commit.js';
 import { appendEvent } from '../store/queries/events.js';
-import type { Db } from '../store/store.js';
-import type { ControllerOptions } from './core.js';
+import type { Db, Store } from '../store/store.js';
 
 /** What an event needs to know of its job. */
 interface Subject {
@@ -15,6 +14,29 @@ interface Subject {
   project: string;
   /** Read when the change is announced: by then it holds the state the unit recorded. */
   readonly state: JobState;
+}
+
+/** What the journal writes to and tells (a part of ControllerOptions, core.ts). */
+export interface JournalOptions {
+  store: Store;
+  now: () => number;
+  /**
+   * Shares transactions with other writers (the submissions'). Every transition is one unit with
+   * its event, committed or rolled back alone; units written at the same time share a commit.
+   */
+  groupCommit?: GroupCommit;
+  /**
+   * Checks, inside each transaction of the rebuild on start, that this server still leads (the
+   * group commit's batches check it themselves); throws to refuse the write. Replicas only.
+   */
+  fence?: (tx: Db) => Promise<void>;
+  /**
+   * A transition could not be written (the store failed): the model no longer matches the store.
+   * A replica steps down and rebuilds from the store; without this, the failure is only reported.
+   */
+  onWriteFailed?: (err: unknown) => void;
+  /** A job changed (a transition, a cancel request, its cleanup): for the live stream. */
+  onJobChanged?: (id: number, project: string, state: JobState, reason: string) => void;
 }
 
 /** One unit of change: its transaction, and the job events it records. */
@@ -31,7 +53,7 @@ export class Journal {
    */
   private direct = true;
 
-  constructor(private readonly o: ControllerOptions) {
+  constructor(private readonly o: JournalOptions) {
     this.commits = o.groupCommit ?? new GroupCommit(o.store);
   }
 

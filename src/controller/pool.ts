@@ -8,7 +8,6 @@
  * a stream of small jobs), and it holds nothing of this pool while it waits.
  */
 import type { PoolFigures } from '../domain/pool-figures.js';
-import type { Holding } from './holdings.js';
 import { Waitlist, type Waiter } from './waitlist.js';
 
 export type PoolKind = 'factory' | 'resource';
@@ -137,7 +136,7 @@ export class Pools<T extends Waiter> {
   }
 
   /** The pool a worker or instance counts against. */
-  of(h: Holding): Pool<T> | undefined {
+  of(h: { kind: 'worker' | 'instance'; provider: string }): Pool<T> | undefined {
     return this.get(h.kind === 'worker' ? 'factory' : 'resource', h.provider);
   }
 

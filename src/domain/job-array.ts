@@ -5,7 +5,7 @@
  * how many of its tasks are in play at once. Pure: parsing and describing the index set.
  */
 import { BadRequestError } from './errors.js';
-import type { JobState } from './job.js';
+import type { JobState } from './job-state.js';
 
 /** The most tasks one array may have (Slurm's MaxArraySize is 1001 by default). */
 export const MAX_ARRAY_TASKS = 100_000;

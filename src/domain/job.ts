@@ -5,16 +5,14 @@ import type { Blocker } from './blocker.js';
 import type { ArraySummary } from './job-array.js';
 import type { Amounts } from './quantity.js';
 
-export const JOB_STATES = ['queued', 'admitted', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type JobState = (typeof JOB_STATES)[number];
+import type { JobState } from './job-state.js';
+
+export { isTerminal, JOB_STATES, TERMINAL_STATES, type JobState } from './job-state.js';
 
 /** The orders of a project's job list (job-order.ts): `-id` newest first (the default), `id`
  * oldest first, `-priority`/`priority` with ties by newest. */
 export const JOB_SORTS = ['-id', 'id', '-priority', 'priority'] as const;
 export type JobSort = (typeof JOB_SORTS)[number];
-
-export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(['succeeded', 'failed', 'cancelled']);
-export const isTerminal = (s: JobState): boolean => TERMINAL_STATES.has(s);
 
 /** What the submitter asked for, kept verbatim (quantities as written). */
 export interface JobSpec {

@@ -33,7 +33,8 @@ import { formatAmount } from '../domain/quantity.js';
 import { applyUsage, fits, room } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import type { Explanation } from './types.js';
-import type { AdmittedNode, WorkloadNode } from './workload-node.js';
+import type { WorkloadNode } from './workload-node.js';
+import type { AdmittedNode } from './queue-state.js';
 
 /** A workload past its expected end (or being stopped) is expected to end this long after now. */
 export const OVERDUE_GRACE_MS = 1000;

@@ -1,10 +1,10 @@
 /** A cohort: the queues that lend to and borrow from one shared pool. */
-import { recomputePool, type Pool } from './quota.js';
-import type { QueueState } from './queue-state.js';
+import { recomputePool, type Holder, type Pool } from './quota.js';
 import type { Vec } from './resources.js';
 
-export class CohortState implements Pool {
-  readonly members = new Set<QueueState>();
+/** `M`: its member queues' type (queue-state.ts's QueueState), which this leaf does not import. */
+export class CohortState<M extends Holder = Holder> implements Pool {
+  readonly members = new Set<M>();
   pool: Vec = [];
   used: Vec = [];
 

@@ -22,7 +22,8 @@ import { compareKeys, laterKey, type OrderKey } from './ordering.js';
 import { applyUsage, fits, isBorrowing, ownUsage, room } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import type { Vec } from './resources.js';
-import type { AdmittedNode, WorkloadNode } from './workload-node.js';
+import type { WorkloadNode } from './workload-node.js';
+import type { AdmittedNode } from './queue-state.js';
 
 function lowestPriority(q: QueueState): number | undefined {
   let low: number | undefined;

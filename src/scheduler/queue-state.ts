@@ -30,12 +30,15 @@ import { NO_LIMITS, room as roomOf, type Holder, type Limits } from './quota.js'
 import { minInto, type Vec } from './resources.js';
 import type { JobId, QueueModel } from './types.js';
 import { dominantShare } from './fair-share.js';
-import type { AdmittedNode, WorkloadNode } from './workload-node.js';
+import type { Admitted, WorkloadNode } from './workload-node.js';
+
+/** A workload that holds quota of a queue. */
+export type AdmittedNode = Admitted<QueueState>;
 
 export class QueueState implements Holder {
   model: QueueModel | null = null;
   limits: Limits = NO_LIMITS;
-  cohort: CohortState | null = null;
+  cohort: CohortState<QueueState> | null = null;
   usage: Vec = [];
   reserved: Vec = [];
 

@@ -7,7 +7,8 @@ import { applyUsage, fits } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import { addTo } from './resources.js';
 import type { JobId } from './types.js';
-import type { AdmittedNode, WorkloadNode } from './workload-node.js';
+import type { WorkloadNode } from './workload-node.js';
+import type { AdmittedNode } from './queue-state.js';
 
 export class Reservations {
   /** Preemptors waiting for their victims to stop, and the queue their request is reserved in. */

@@ -9,7 +9,8 @@ import { borrowedNow, ownUsage } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import type { ResourceIndex } from './resources.js';
 import type { AdmittedWorkload, Explanation, JobId, QueueFigures } from './types.js';
-import type { AdmittedNode, WorkloadNode } from './workload-node.js';
+import type { WorkloadNode } from './workload-node.js';
+import type { AdmittedNode } from './queue-state.js';
 
 export class SchedulerView {
   constructor(

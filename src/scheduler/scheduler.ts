@@ -32,7 +32,8 @@ import { QueueState } from './queue-state.js';
 import { SchedulerView } from './scheduler-view.js';
 import { Reservations } from './reservations.js';
 import { addTo, ResourceIndex } from './resources.js';
-import { markAdmitted, WorkloadNode, type AdmittedNode } from './workload-node.js';
+import { markAdmitted, WorkloadNode } from './workload-node.js';
+import type { AdmittedNode } from './queue-state.js';
 import type {
   AdmittedWorkload,
   Decision,
@@ -57,7 +58,7 @@ export class Scheduler implements SchedulerApi {
   private readonly res = new ResourceIndex();
   private readonly random = new TreapRandom();
   private readonly queues = new Map<string, QueueState>();
-  private readonly cohorts = new Map<string, CohortState>();
+  private readonly cohorts = new Map<string, CohortState<QueueState>>();
   private readonly pending = new Map<JobId, WorkloadNode>();
   private readonly admitted = new Map<JobId, AdmittedNode>();
   private readonly weights = new Map<string, number>();
@@ -415,17 +416,17 @@ export class Scheduler implements SchedulerApi {
     return q;
   }
 
-  private cohort(name: string): CohortState {
+  private cohort(name: string): CohortState<QueueState> {
     let c = this.cohorts.get(name);
     if (c === undefined) {
-      c = new CohortState(name);
+      c = new CohortState<QueueState>(name);
       this.cohorts.set(name, c);
     }
     return c;
   }
 
   /** After a membership or definition change: recompute the pool, wake every member. */
-  private resetCohort(c: CohortState | null): void {
+  private resetCohort(c: CohortState<QueueState> | null): void {
     if (c === null) return;
     if (c.members.size === 0) {
       this.cohorts.delete(c.name);

@@ -6,7 +6,7 @@
  */
 import type { Amounts } from '../domain/quantity.js';
 import type { OrderKey } from './ordering.js';
-import type { QueueState } from './queue-state.js';
+import type { Holder } from './quota.js';
 import type { Vec } from './resources.js';
 import type { JobId, Workload } from './types.js';
 
@@ -50,8 +50,12 @@ export class WorkloadNode implements OrderKey {
   waitingFor: Set<JobId> | null = null;
 
   // ---- while admitted
-  /** The queue whose quota it holds; null while pending. */
-  holder: QueueState | null = null;
+  /**
+   * The queue whose quota it holds; null while pending. Typed by what quota accounting needs of
+   * it: the queue's own module names it `AdmittedNode` (queue-state.ts), so that this leaf does
+   * not import the queue that imports it.
+   */
+  holder: Holder | null = null;
   admittedAt = 0;
   /** Admission sequence, to order equal `admittedAt`s ("most recently admitted" for victims). */
   seq = 0;
@@ -97,16 +101,16 @@ export class WorkloadNode implements OrderKey {
   }
 }
 
-/** A workload that holds quota. */
-export type AdmittedNode = WorkloadNode & { holder: QueueState };
+/** A workload that holds quota of `Q` (queue-state.ts: `AdmittedNode`, of a QueueState). */
+export type Admitted<Q extends Holder> = WorkloadNode & { holder: Q };
 
-export function markAdmitted(
+export function markAdmitted<Q extends Holder>(
   n: WorkloadNode,
-  holder: QueueState,
+  holder: Q,
   admittedAt: number,
   seq: number,
   borrowed: Amounts,
-): AdmittedNode {
+): Admitted<Q> {
   n.holder = holder;
   n.admittedAt = admittedAt;
   n.seq = seq;
@@ -114,5 +118,5 @@ export function markAdmitted(
   n.evicting = null;
   n.preemptor = null;
   n.waitingFor = null;
-  return n as AdmittedNode;
+  return n as Admitted<Q>;
 }

@@ -14,7 +14,7 @@ import {
 import { decodeArtifactCursor, encodeArtifactCursor } from '../domain/artifact-cursor.js';
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
-import { OverLimit, type ArtifactFiles } from '../store/artifact-files.js';
+import { OverLimit } from '../store/artifact-files.js';
 import {
   countArtifacts,
   deleteArtifactsOf,
@@ -28,19 +28,6 @@ import {
 import { runtimeOf, type ServiceContext } from './context.js';
 import { visibleJob } from './jobs.js';
 import { scheduleLeaderSweeps } from './leader-sweeps.js';
-
-/** `artifacts` of berth.yaml, with the directory made. */
-export interface ArtifactSettings {
-  files: ArtifactFiles;
-  /** The most bytes one run of a job may keep. */
-  maxBytesPerJob: number;
-  /**
-   * The most files one run of a job may keep, empty ones too (`artifacts.maxFilesPerJob`);
-   * absent: DEFAULT_MAX_ARTIFACT_FILES.
-   */
-  maxFilesPerJob?: number;
-  retentionSeconds: number;
-}
 
 /** Filesystem errors of a name that is a file in one upload and a directory in another. */
 const CLASHES = new Set(['ENOTDIR', 'EISDIR', 'EEXIST', 'ENOTEMPTY']);

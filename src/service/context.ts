@@ -9,10 +9,10 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { TokenCache } from './token-cache.js';
-import type { ArtifactSettings } from './artifacts.js';
 import type { ControlMessage } from './control.js';
 import type { Db } from '../store/store.js';
-import type { QueueHistory } from './queue-history.js';
+import type { ArtifactFiles } from '../store/artifact-files.js';
+import type { QueueHistoryView } from '../domain/queue-history.js';
 
 /** What job endpoints need beyond the store: the configured targets and the live controller. */
 export interface JobRuntime {
@@ -31,6 +31,19 @@ export interface JobRuntime {
   logs: LogStore;
   /** Where jobs' artifacts are kept, and the limits on them. */
   artifacts: ArtifactSettings;
+}
+
+/** `artifacts` of berth.yaml, with the directory made. */
+export interface ArtifactSettings {
+  files: ArtifactFiles;
+  /** The most bytes one run of a job may keep. */
+  maxBytesPerJob: number;
+  /**
+   * The most files one run of a job may keep, empty ones too (`artifacts.maxFilesPerJob`);
+   * absent: DEFAULT_MAX_ARTIFACT_FILES.
+   */
+  maxFilesPerJob?: number;
+  retentionSeconds: number;
 }
 
 /** Live figures for a cluster queue, supplied by the scheduler's in-memory model. */
@@ -94,7 +107,8 @@ export interface ServiceContext {
   /** Which replica leads (replicas on PostgreSQL); absent: this server is the only one. */
   cluster?: ClusterView;
   /** The cluster queues' figures over time (queue-history.ts), sampled while the server runs. */
-  queueHistory?: QueueHistory;
+  /** The queues' figures over time (queue-history.ts), sampled by the server. */
+  queueHistory?: { view(name: string, minutes: number): QueueHistoryView };
 }
 
 /** The live parts of a running server; asking before the controller has started is a bug. */

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { findCycle, parseLayers, partOfPath, readImports, violations, type Import } from './layers.js';
+import {
+  fileGraph,
+  findCycle,
+  parseLayers,
+  partOfPath,
+  readImports,
+  violations,
+  type Import,
+} from './layers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const layers = parseLayers(readFileSync(join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8'));
@@ -30,6 +38,12 @@ describe('the layout table of docs/ARCHITECTURE.md', () => {
 
   it('allows no cycle between parts', () => {
     assert.equal(findCycle(layers)?.join(' → '), undefined);
+  });
+
+  it('leaves no cycle among the files of the code, type imports included', () => {
+    const graph = fileGraph(ROOT);
+    assert.ok(graph.size > 200, `only ${graph.size} files were read`);
+    assert.equal(findCycle(graph)?.join(' → '), undefined);
   });
 
   it('is kept by every import of the code', () => {
@@ -67,6 +81,15 @@ describe('the check itself', () => {
     assert.deepEqual(findCycle(cyclic), ['a', 'b', 'a']);
     assert.throws(() => parseLayers(table(['`src/a/` | x | `zz`'])), /"a" may use "zz", which has no row/);
     assert.throws(() => parseLayers(table(['`src/a/` | x | whatever'])), /must list what it may use/);
+  });
+
+  it('finds a cycle among files, through a type import and an index', () => {
+    const graph = new Map([
+      ['src/a/x.ts', new Set(['src/a/y.ts'])],
+      ['src/a/y.ts', new Set(['src/a/index.ts'])],
+      ['src/a/index.ts', new Set(['src/a/x.ts'])],
+    ]);
+    assert.deepEqual(findCycle(graph), ['src/a/x.ts', 'src/a/y.ts', 'src/a/index.ts', 'src/a/x.ts']);
   });
 
   it('maps paths to parts', () => {

@@ -7,7 +7,7 @@
  * (`src/version.ts` → `version`), or `web`. Type-only imports count: a type ties two parts as
  * firmly as a value.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
@@ -105,7 +105,43 @@ export function violations(layers: Layers, imports: Import[]): string[] {
   return out;
 }
 
-/** A cycle among the parts the table allows (each may use the next), or undefined. */
+/**
+ * Every file's relative imports, file to file (repository-relative paths), type-only imports
+ * included: what the cycle check reads. `./x.js` is the source `./x.ts` (or `.tsx`), `./dir` its
+ * `index.ts`.
+ */
+export function fileGraph(root: string): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  const source = (path: string): string => {
+    for (const candidate of [
+      path.replace(/\.js$/, '.ts'),
+      path.replace(/\.js$/, '.tsx'),
+      path,
+      join(path, 'index.ts'),
+    ])
+      if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+    return path;
+  };
+  for (const abs of [...sources(join(root, 'src')), ...sources(join(root, 'web', 'src'))]) {
+    const file = relative(root, abs).split(sep).join('/');
+    const edges = new Set<string>();
+    for (const { fileName: specifier } of ts.preProcessFile(readFileSync(abs, 'utf8'), true, true)
+      .importedFiles)
+      if (specifier.startsWith('.'))
+        edges.add(
+          relative(root, source(resolve(dirname(abs), specifier)))
+            .split(sep)
+            .join('/'),
+        );
+    graph.set(file, edges);
+  }
+  return graph;
+}
+
+/**
+ * A cycle in a graph — among the parts the table allows (each may use the next), or among the
+ * files (fileGraph) — or undefined.
+ */
 export function findCycle(layers: Layers): string[] | undefined {
   const state = new Map<string, 'open' | 'done'>();
   const path: string[] = [];
