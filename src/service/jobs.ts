@@ -33,9 +33,9 @@ import { listPrivileges } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
 import type { QueueModel } from '../controller/port.js';
 import { SubmissionWriter } from './submission-writer.js';
-import { submitArray } from './array-submission.js';
+import { taskCount, writeArray } from './array-submission.js';
+import { accept } from './submission.js';
 import { countTasks, withArraySummaries } from './array-summaries.js';
-import { reserveQueued } from './queued-limit.js';
 import { actorName, requireProject } from './access.js';
 import { audit, auditActor } from './audit.js';
 import { runtimeOf, type JobRuntime, type ServiceContext } from './context.js';
@@ -271,58 +271,41 @@ export async function submitJob(
     input.timeoutSeconds === undefined && spec.timeoutSeconds !== null
       ? `; timeout ${formatSpan(spec.timeoutSeconds * 1000, 2)}, target ${target}'s defaultTimeout`
       : '';
-  if (spec.array !== undefined)
-    return submitArray(ctx, {
-      job,
-      project,
-      queue,
-      audit: auditEntry,
-      note,
-      write: (fn) => write(ctx, fn),
-      submitter: p,
-    });
-  // Its place under the project's maxQueued, held until the job counts among the queued itself.
-  const release = await reserveQueued(ctx, rt, project, queue);
-  const inserted = await submissionsOf(ctx)
-    .submit({
-      job,
-      inserted: async (db, record) => {
-        const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}${note}`;
-        const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
-        await appendEvent(db, { ...event, jobId: record.id, type: 'submitted', message }, record.createdAt);
-        ctx.control?.(db, { kind: 'submitted', id: record.id });
-      },
-      // Written with the batch's jobs, in bulk.
-      audit: auditEntry,
-    })
-    .catch((e: unknown) => {
-      release();
-      throw e;
-    });
-  // Two submissions with one idempotency key at the same time: one gets in; the other answers
-  // with it, as if it had come second.
-  const created = inserted !== undefined;
-  if (!created) release();
-  const record = inserted ?? (await findJobByKey(ctx.store.db, project.name, input.idempotencyKey!));
-  if (!record)
-    throw new ConflictError(
-      `the job with idempotency key "${input.idempotencyKey}" is gone (its project was deleted)`,
-    );
-  if (created) {
-    try {
-      await rt.controller.jobSubmitted(record);
-    } finally {
-      release();
-    }
-    ctx.changes?.publish({
-      kind: 'job',
-      id: record.id,
-      project: record.project,
-      state: 'queued',
-      reason: record.reason,
-    });
-  }
-  return { job: await jobView(ctx, p, record, created), created };
+  const rows =
+    spec.array !== undefined
+      ? {
+          count: taskCount(job),
+          write: () => writeArray(ctx, { job, audit: auditEntry, note, write: (fn) => write(ctx, fn) }),
+        }
+      : {
+          count: 1,
+          write: async () => {
+            const record = await submissionsOf(ctx).submit({
+              job,
+              inserted: async (db, record) => {
+                const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}${note}`;
+                const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
+                await appendEvent(
+                  db,
+                  { ...event, jobId: record.id, type: 'submitted', message },
+                  record.createdAt,
+                );
+                ctx.control?.(db, { kind: 'submitted', id: record.id });
+              },
+              // Written with the batch's jobs, in bulk.
+              audit: auditEntry,
+            });
+            return record && [record];
+          },
+        };
+  return accept(ctx, {
+    project,
+    queue,
+    submitter: p,
+    idempotencyKey: job.idempotencyKey,
+    what: spec.array !== undefined ? 'array' : 'job',
+    ...rows,
+  });
 }
 
 /** What the audit keeps of a submission: never its command or env values, which may hold secrets. */
