@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UnavailableError } from '../domain/errors.js';
 import type { ClusterView, ServiceContext } from '../service/context.js';
-import { CLIENT_ADDRESS, clientAddress, signAddress } from './client-address.js';
+import { CLIENT_ADDRESS, clientAddress, signAddress, signedRequest } from './client-address.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -77,7 +77,10 @@ async function forward(
   headers.set(FORWARDED, '1');
   // The leader records the client's address, not ours, in its audit rows (client-address.ts);
   // `set` replaces whatever copy of the header the client sent.
-  headers.set(CLIENT_ADDRESS, signAddress(cluster.secret, clientAddress(req, cluster.secret)));
+  headers.set(
+    CLIENT_ADDRESS,
+    signAddress(cluster.secret, clientAddress(req, cluster.secret), signedRequest(req)),
+  );
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   const res = await fetch(new URL(req.url, leader), {
     method: req.method,

@@ -12,27 +12,43 @@ import { call, localFactoryConfig, postFrom, useTestServer } from '../helpers/se
 
 describe('the signed client address', () => {
   const secret = 'f'.repeat(64);
+  const req = { method: 'POST', url: '/api/v1/jobs/7/cancel', authorization: 'Bearer berth_u_abc' };
+  const now = 1_800_000_000_000;
 
-  it('reads back what was signed with the same secret, IPv4 and IPv6', () => {
+  it('reads back what was signed with the same secret for the same request, IPv4 and IPv6', () => {
     for (const address of ['10.0.0.7', '::1', '2001:db8::5', '::ffff:10.0.0.7'])
-      assert.equal(verifyAddress(secret, signAddress(secret, address)), address);
+      assert.equal(verifyAddress(secret, signAddress(secret, address, req, now), req, now), address);
   });
 
-  it('refuses another secret, a changed address or MAC, and what is not signed at all', () => {
-    const signed = signAddress(secret, '10.0.0.7');
-    const mac = signed.slice(signed.indexOf(';') + 1);
+  it('refuses another secret, a changed address, time or MAC, and what is not signed at all', () => {
+    const signed = signAddress(secret, '10.0.0.7', req, now);
+    const [, at, mac] = signed.split(';') as [string, string, string];
     for (const value of [
-      signAddress('another', '10.0.0.7'),
-      `10.0.0.8;${mac}`,
-      `10.0.0.7;${mac.slice(0, -1)}${mac.endsWith('0') ? '1' : '0'}`,
-      `10.0.0.7;${mac.slice(0, 62)}`,
-      `10.0.0.7;${mac}00`,
-      `10.0.0.7;${'z'.repeat(64)}`,
+      signAddress('another', '10.0.0.7', req, now),
+      `10.0.0.8;${at};${mac}`,
+      `10.0.0.7;${Number(at) + 1};${mac}`,
+      `10.0.0.7;${at};${mac.slice(0, -1)}${mac.endsWith('0') ? '1' : '0'}`,
+      `10.0.0.7;${at};${mac.slice(0, 62)}`,
+      `10.0.0.7;${at};${mac}00`,
+      `10.0.0.7;${mac}`,
       '10.0.0.7',
-      `;${mac}`,
+      `;${at};${mac}`,
       '',
     ])
-      assert.equal(verifyAddress(secret, value), undefined, value);
+      assert.equal(verifyAddress(secret, value, req, now), undefined, value);
+  });
+
+  it('names the address only for the request it came with, and only for a minute', () => {
+    const signed = signAddress(secret, '10.0.0.7', req, now);
+    for (const other of [
+      { ...req, method: 'DELETE' },
+      { ...req, url: '/api/v1/jobs/8/cancel' },
+      { ...req, authorization: 'Bearer berth_u_other' },
+      { method: req.method, url: req.url },
+    ])
+      assert.equal(verifyAddress(secret, signed, other, now), undefined, JSON.stringify(other));
+    assert.equal(verifyAddress(secret, signed, req, now + 59_000), '10.0.0.7');
+    assert.equal(verifyAddress(secret, signed, req, now + 61_000), undefined, 'a minute later');
   });
 });
 
@@ -43,7 +59,10 @@ describe('a client-sent client address', () => {
     const s = server();
     const job = await submit(s.api, s.adminToken, 'default', { command: ['sleep', '60'] });
     const r = await postFrom('127.0.0.2', `${s.api}/jobs/${job.id}/cancel`, s.adminToken, {
-      [CLIENT_ADDRESS]: signAddress('a guess', '10.6.6.6'),
+      [CLIENT_ADDRESS]: signAddress('a guess', '10.6.6.6', {
+        method: 'POST',
+        url: `/api/v1/jobs/${job.id}/cancel`,
+      }),
     });
     assert.equal(r.status, 200, r.text);
     assert.equal((await waitDone(s.api, s.adminToken, job.id)).state, 'cancelled');

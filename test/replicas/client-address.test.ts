@@ -57,7 +57,9 @@ describe(
         return job.id;
       };
       // The header a client might forge: signed with a key of its own, or with a made-up MAC.
-      const wrongKey = { 'x-berth-client-address': signAddress('a guess', '10.6.6.6') };
+      const wrongKey = {
+        'x-berth-client-address': signAddress('a guess', '10.6.6.6', { method: 'POST', url: '/' }),
+      };
       const madeUp = { 'x-berth-client-address': '10.6.6.6;' + '0'.repeat(64) };
       const expected = new Map([
         [await cancelFrom(follower, '127.0.0.2'), '127.0.0.2'],
