@@ -56,7 +56,7 @@ export function resolveDevices(name: string, f: FactoryConfig, file?: string): F
     const models = [...new Set(devices.map((d) => d.name).filter(Boolean))].join(', ');
     const ids = devices.map((d) => d.id).join(', ');
     parts.push(
-      `${kind}: ${devices.length}${devices.length ? ` (${ids}${models ? `; ${models}` : ''})` : ''}${note}`,
+      `${kind}: ${devices.length ? `${devices.length} (${ids}${models ? `; ${models}` : ''})` : 'none'}${note}`,
     );
   }
   return { inventory, summary: parts.join('; ') };

@@ -307,12 +307,16 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       if (kind === 'local' || kind === 'slurm') print(`${kind} factory "${name}": ${i.summary}`);
     }
     for (const [name, d] of devices) {
-      const files = Object.values(d.inventory).some((k) => k.devices.some((dev) => dev.files.length > 0));
-      const kept = !files
-        ? 'assigned; no device files listed, so nothing to keep jobs from'
-        : enforcement.get(name)?.devices
-          ? 'each job can open only its own (devices cgroup)'
-          : 'assigned, not enforced: jobs can open every device file (no devices cgroup)';
+      const all = Object.values(d.inventory).flatMap((k) => k.devices);
+      const files = all.some((dev) => dev.files.length > 0);
+      const kept =
+        all.length === 0
+          ? 'a job that asks for one is refused'
+          : !files
+            ? 'assigned; no device files listed, so nothing to keep jobs from'
+            : enforcement.get(name)?.devices
+              ? 'each job can open only its own (devices cgroup)'
+              : 'assigned, not enforced: jobs can open every device file (no devices cgroup)';
       print(`local factory "${name}": devices ${d.summary}; ${kept}`);
     }
     for (const line of targetWarnings(config.targets)) print(line);
