@@ -12,6 +12,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseNvidiaSmi, DeviceBook, deviceEnv, type DeviceInventory } from '../../src/domain/devices.js';
+import { resolveConfig } from '../../src/config/load.js';
+import { resolveDevices } from '../../src/factories/devices.js';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
@@ -92,6 +94,17 @@ describe('devices, the pure parts', () => {
       ROCR_VISIBLE_DEVICES: '0',
       HIP_VISIBLE_DEVICES: '0',
     });
+  });
+
+  it('says what detect: nvidia found, where nvidia-smi is missing: none', (t) => {
+    if (spawnSync('nvidia-smi', ['-L']).error === undefined) return t.skip('this machine has nvidia-smi');
+    const f = resolveConfig(
+      { factories: { local: { kind: 'local', devices: { gpu: { detect: 'nvidia' } } } } },
+      {},
+    ).factories.local!;
+    const found = resolveDevices('local', f);
+    assert.deepEqual(found?.inventory.gpu?.devices, []);
+    assert.equal(found?.summary, 'gpu: none — detect: nvidia found none (nvidia-smi not found)');
   });
 
   it("reads nvidia-smi's CSV, and refuses a line that is not a GPU", () => {
