@@ -83,6 +83,13 @@ export class Controller implements ControllerPort, FactoryListener {
     };
     this.queues = new QueueModels(o.scheduler);
     this.holdings = new Holdings(this.core);
+    // A head that waits for units holds a reservation planned from who holds them (pool.ts).
+    for (const pool of pools.all())
+      pool.plan = {
+        now: o.now,
+        graceMs: o.graceSeconds * 1000,
+        ends: () => this.holdings.ends(pool.kind === 'factory' ? 'worker' : 'instance', pool.name),
+      };
     this.pilots = new Pilots(this.core, this.holdings);
     this.provisioning = new Provisioning(this.core, this.holdings, this.pilots, () => this.lifecycle);
     this.gates = new ProjectGates(this.core);

@@ -75,6 +75,27 @@ export class Holdings {
     return this.all.get(holdingKey(kind, id));
   }
 
+  /**
+   * The units held of a pool, each with when it is expected free: its job's start plus its
+   * timeout and grace (Infinity for a job without a timeout); now for one whose job has ended
+   * (being destroyed, or an idle pilot the waiting job's pool retires).
+   */
+  *ends(kind: HoldingKind, provider: string): Iterable<{ units: number; at: number }> {
+    const { o, jobs } = this.core;
+    const now = o.now();
+    for (const h of this.all.values()) {
+      if (h.kind !== kind || h.provider !== provider || h.freed) continue;
+      const job = jobs.unfinished(h.jobId);
+      const at =
+        !job || h.destroying
+          ? now
+          : job.timeoutSeconds === null
+            ? Infinity
+            : (job.startedAt ?? now) + (job.timeoutSeconds + o.graceSeconds) * 1000;
+      yield { units: h.units, at };
+    }
+  }
+
   /** Attaches a holding (a new one, or one left over from before a restart) to its job. */
   attach(h: Holding, job: TrackedJob | undefined): void {
     this.all.set(holdingKey(h.kind, h.id), h);

@@ -4,8 +4,12 @@
  * it is handed out until its destruction is confirmed.
  *
  * A gang job takes all its workers from a factory in one step, or none: while they do not fit,
- * it waits at the head of the line and nobody behind overtakes it (so a gang is never starved by
- * a stream of small jobs), and it holds nothing of this pool while it waits.
+ * it waits at the head of the line, holding nothing of this pool, and no job behind it may delay
+ * its start (so a gang is never starved by a stream of small jobs). It holds a reservation: the
+ * time enough units are expected free, from the ends the jobs holding them have by their timeouts
+ * (`plan`). A job behind it is handed a free unit now only when it cannot delay that — it ends, by
+ * its own timeout, before the reservation, or it fits in what the reservation leaves — as Slurm's
+ * sched/backfill does for nodes. While a unit in use has no expected end, nobody overtakes.
  */
 import type { PoolFigures } from '../domain/pool-figures.js';
 import { Waitlist, type Waiter } from './waitlist.js';
@@ -14,9 +18,20 @@ export type PoolKind = 'factory' | 'resource';
 
 export const poolKey = (kind: PoolKind, name: string): string => `${kind}:${name}`;
 
+/** What a pool's reservations are planned from (the controller's model of who holds what). */
+export interface PoolPlan {
+  now(): number;
+  /** How long after its timeout a job's unit may still be held (its grace), in ms. */
+  graceMs: number;
+  /** The units in use, each with when it is expected free (Infinity: not known). */
+  ends(): Iterable<{ units: number; at: number }>;
+}
+
 export class Pool<T extends Waiter> {
   readonly waitlist = new Waitlist<T>();
   inUse = 0;
+  /** Set by the controller: a head that does not fit then holds a reservation (see above). */
+  plan: PoolPlan | undefined;
   /** Of each device kind of a factory's machine (domain/devices.ts), how many are held. */
   readonly devicesInUse: Record<string, number> = {};
 
@@ -56,7 +71,7 @@ export class Pool<T extends Waiter> {
     const head = this.waitlist.peek();
     if (!head) return undefined;
     const units = this.unitsOf(head);
-    if (this.inUse + units > this.capacity) return undefined;
+    if (this.inUse + units > this.capacity) return this.backfill(head);
     const short = this.shortOf(head);
     if (short.length === 0) return this.hand(head);
     // The head waits for devices alone. A job behind it that takes none of those devices may go
@@ -69,6 +84,50 @@ export class Pool<T extends Waiter> {
       return this.hand(w);
     }
     return undefined;
+  }
+
+  /**
+   * A job behind a head that waits for units, handed out now if it cannot delay the head's
+   * reservation; undefined when none can go (or nothing tells when units come free).
+   */
+  private backfill(head: T): T | undefined {
+    const when = this.reservation(this.unitsOf(head));
+    if (!when) return undefined;
+    const now = this.plan!.now();
+    const free = this.capacity - this.inUse;
+    const wantedByHead = this.devicesOf(head);
+    for (const w of this.waitlist.values()) {
+      const units = this.unitsOf(w);
+      if (w === head || units > free || this.shortOf(w).length > 0) continue;
+      // Devices the head will want too stay out of this: its reservation counts workers only.
+      const wanted = this.devicesOf(w);
+      if (Object.keys(wanted).some((kind) => (wantedByHead[kind] ?? 0) > 0 && (wanted[kind] ?? 0) > 0))
+        continue;
+      const endsBefore =
+        w.timeoutSeconds !== undefined &&
+        w.timeoutSeconds !== null &&
+        now + w.timeoutSeconds * 1000 + this.plan!.graceMs <= when.at;
+      if (endsBefore || when.spare >= units) return this.hand(w);
+    }
+    return undefined;
+  }
+
+  /**
+   * When `units` are expected free (the in-use units end, earliest first), and how many units
+   * beyond those are free then; undefined when that time is not known.
+   */
+  private reservation(units: number): { at: number; spare: number } | undefined {
+    if (!this.plan) return undefined;
+    const ends = [...this.plan.ends()].sort((a, b) => a.at - b.at);
+    let free = this.capacity - this.inUse;
+    let at: number | undefined;
+    for (const e of ends) {
+      if (at !== undefined && e.at > at) break;
+      if (!Number.isFinite(e.at)) return undefined;
+      free += e.units;
+      if (free >= units) at = e.at;
+    }
+    return at === undefined ? undefined : { at, spare: free - units };
   }
 
   /** The device kinds of which too few are free for the waiter. */

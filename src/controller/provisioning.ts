@@ -20,6 +20,13 @@
  * could each hold one and wait for the other's forever.) A gang that can never fit (N above the
  * factory's capacity) is refused at submission, so the head of a pool's line always fits once the
  * workers ahead of it are destroyed.
+ *
+ * Backfill at a pool (pool.ts) keeps both: a job handed a unit ahead of a waiting head takes it in
+ * the same one step, holding nothing of the pool before, so the wait-for graph still points
+ * forward; and it is handed one only when, by its timeout, it gives it back before the head's
+ * reserved start (or leaves the head enough without it), so the head is not delayed past the
+ * reservation by those jobs — only by jobs that outrun their timeouts, which are then stopped.
+ * A devices wait (a factory's GPUs) is the same order's last step too: devices go with the worker.
  */
 import type { FinishRequest } from '../agent/protocol.js';
 import { hashToken, newToken } from '../domain/tokens.js';

@@ -11,6 +11,8 @@ export interface Waiter {
   workers?: number;
   /** What it requests in all (a factory with devices gives it that many of each kind it has). */
   requests?: Record<string, number>;
+  /** Its timeout: whether it may run ahead of a waiting gang (pool.ts); null or absent: none. */
+  timeoutSeconds?: number | null;
 }
 
 const before = (a: Waiter, b: Waiter): boolean =>

@@ -116,3 +116,82 @@ describe('a factory pool with devices', () => {
     assert.equal(pool.take()?.id, 2);
   });
 });
+
+describe('a pool whose head waits for units: its reservation', () => {
+  const timed = (id: number, timeoutSeconds: number | null, workers = 1): Waiter => ({
+    id,
+    priority: 0,
+    createdAt: id,
+    workers,
+    timeoutSeconds,
+  });
+
+  interface BackfillCase {
+    what: string;
+    capacity: number;
+    /** When each unit in use is expected free, in seconds from now (null: no timeout). */
+    held: (number | null)[];
+    line: Waiter[];
+    handed: number[];
+  }
+
+  const cases: BackfillCase[] = [
+    {
+      what: 'a job that ends before the gang can start goes now; a longer one, or one without a timeout, waits',
+      capacity: 4,
+      held: [100, 200, 300],
+      line: [timed(1, null, 4), timed(2, 400), timed(3, null), timed(4, 250)],
+      handed: [4],
+    },
+    {
+      what: 'nobody overtakes while a unit in use has no expected end',
+      capacity: 4,
+      held: [100, 200, null],
+      line: [timed(1, null, 4), timed(2, 10)],
+      handed: [],
+    },
+    {
+      what: 'a job without a timeout goes in what the reservation leaves spare',
+      capacity: 6,
+      held: [100, 100, 100],
+      line: [timed(1, null, 5), timed(2, null)],
+      handed: [2],
+    },
+    {
+      what: 'but not beyond it: two would take the unit the gang needs',
+      capacity: 6,
+      held: [100, 100, 100],
+      line: [timed(1, null, 5), timed(2, null, 2)],
+      handed: [],
+    },
+  ];
+
+  for (const c of cases)
+    it(c.what, () => {
+      const pool = new Pool<Waiter>('factory', 'f', c.capacity);
+      pool.inUse = c.held.length;
+      const ends = c.held.map((s) => ({ units: 1, at: s === null ? Infinity : s * 1000 }));
+      pool.plan = {
+        now: () => 0,
+        graceMs: 0,
+        // What is handed out holds its units: with no timeout, until who knows when.
+        ends: () => ends,
+      };
+      for (const w of c.line) pool.waitlist.add(w);
+      const handed: number[] = [];
+      for (let w = pool.take(); w; w = pool.take()) {
+        handed.push(w.id);
+        ends.push({ units: pool.unitsOf(w), at: w.timeoutSeconds ? w.timeoutSeconds * 1000 : Infinity });
+      }
+      assert.deepEqual(handed, c.handed);
+      assert.equal(pool.waitlist.peek()?.id, 1, 'the gang keeps its place at the head');
+    });
+
+  it('gives no reservation without a plan: the head blocks everyone, as before', () => {
+    const pool = new Pool<Waiter>('factory', 'f', 4);
+    pool.inUse = 3;
+    pool.waitlist.add(timed(1, null, 4));
+    pool.waitlist.add(timed(2, 1));
+    assert.equal(pool.take(), undefined);
+  });
+});
