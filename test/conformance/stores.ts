@@ -15,7 +15,7 @@ import { createTestDatabase, postgresUnreachable } from '../helpers/store.js';
 export interface OpenedStore {
   store: Store;
   /** Closes the store and removes what it was kept in. */
-  dispose(): Promise<void>;
+  dispose: () => Promise<void>;
 }
 
 export interface StoreKind {
