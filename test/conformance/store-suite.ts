@@ -10,6 +10,7 @@ import type { JobRecord, JobSpec } from '../../src/domain/job.js';
 import { buildClusterQueueSpec } from '../../src/domain/cluster-queue-spec.js';
 import { hashToken, newToken } from '../../src/domain/tokens.js';
 import type { Allocation } from '../../src/domain/usage.js';
+import type { WorkerRecord } from '../../src/domain/worker.js';
 import { insertAttempt, listAttempts, type AttemptRecord } from '../../src/store/queries/attempts.js';
 import { insertAudit, listAudit, type AuditRecord } from '../../src/store/queries/audit.js';
 import {
@@ -37,6 +38,7 @@ import {
   loadActiveJobs,
   loadJobsInPlay,
   updateJob,
+  type JobUpdate,
   type NewJob,
 } from '../../src/store/queries/jobs.js';
 import {
@@ -184,7 +186,7 @@ export function storeConformance(kind: StoreKind): void {
       it('updates the fields it is given and no other, with large integers and times intact', async () => {
         const s = store();
         const [job] = await inserted(s, [newJob('p-update', 'u')]);
-        await updateJob(s.db, job!.id, {
+        const changes: JobUpdate = {
           state: 'failed',
           reason: AWKWARD_TEXT,
           exitCode: -2_147_483_648,
@@ -199,24 +201,9 @@ export function storeConformance(kind: StoreKind): void {
           admittedAt: T0 + 2,
           startedAt: T0 + 3,
           finishedAt: T0 + 4,
-        });
-        assert.deepEqual(await findJob(s.db, job!.id), {
-          ...job,
-          state: 'failed',
-          reason: AWKWARD_TEXT,
-          exitCode: -2_147_483_648,
-          borrowed: { cpu: '2' },
-          cancelRequested: true,
-          cleanedUp: true,
-          attempts: 3,
-          retried: 2,
-          infraRetried: 1,
-          retryAt: BIG,
-          queuedAt: T0 + 1,
-          admittedAt: T0 + 2,
-          startedAt: T0 + 3,
-          finishedAt: T0 + 4,
-        });
+        };
+        await updateJob(s.db, job!.id, changes);
+        assert.deepEqual(await findJob(s.db, job!.id), { ...job, ...changes });
         await updateJob(s.db, job!.id, { borrowed: null, retryAt: null });
         const again = await findJob(s.db, job!.id);
         assert.equal(again!.borrowed, null);
@@ -382,36 +369,24 @@ export function storeConformance(kind: StoreKind): void {
         const w1 = await insertWorker(s.db, { jobId: job!.id, factory: 'local', target: 'local' }, T0);
         const w2 = await insertWorker(s.db, { jobId: job!.id, factory: 'local', target: 'local' }, T0 + 1);
         assert.ok(w2 > w1);
-        const live = async () => (await loadLiveWorkers(s.db)).filter((w) => w.jobId === job!.id);
-        assert.deepEqual(
-          await live(),
-          [
-            {
-              id: w1,
-              jobId: job!.id,
-              factory: 'local',
-              target: 'local',
-              state: 'creating',
-              handle: null,
-              error: null,
-            },
-            {
-              id: w2,
-              jobId: job!.id,
-              factory: 'local',
-              target: 'local',
-              state: 'creating',
-              handle: null,
-              error: null,
-            },
-          ].sort((a, b) => a.id - b.id),
-        );
+        // In no particular order (loadLiveWorkers promises none): by id here.
+        const live = async () =>
+          (await loadLiveWorkers(s.db)).filter((w) => w.jobId === job!.id).sort((x, y) => x.id - y.id);
+        const worker = (id: number, fields: Partial<WorkerRecord> = {}): WorkerRecord => ({
+          id,
+          jobId: job!.id,
+          factory: 'local',
+          target: 'local',
+          state: 'creating',
+          handle: null,
+          error: null,
+          ...fields,
+        });
+        assert.deepEqual(await live(), [worker(w1), worker(w2)]);
         const handle = { pid: BIG, dir: AWKWARD_TEXT } as never;
         await updateWorker(s.db, w1, { state: 'ready', handle }, T0 + 5);
         await updateWorker(s.db, w2, { state: 'failed', error: AWKWARD_TEXT }, T0 + 5);
-        assert.deepEqual(await live(), [
-          { id: w1, jobId: job!.id, factory: 'local', target: 'local', state: 'ready', handle, error: null },
-        ]);
+        assert.deepEqual(await live(), [worker(w1, { state: 'ready', handle })]);
         await updateWorker(s.db, w1, { state: 'destroying' }, T0 + 6);
         assert.deepEqual(
           (await live()).map((w) => w.state),
