@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JobRecord, JobSpec } from '../../src/domain/job.js';
 import { buildClusterQueueSpec } from '../../src/domain/cluster-queue-spec.js';
-import { hashToken, newToken } from '../../src/domain/tokens.js';
+import { hashToken, newToken, tokenId } from '../../src/domain/tokens.js';
 import type { Allocation } from '../../src/domain/usage.js';
 import type { WorkerRecord } from '../../src/domain/worker.js';
 import { insertAttempt, listAttempts, type AttemptRecord } from '../../src/store/queries/attempts.js';
@@ -26,9 +26,17 @@ import {
   findArrayTaskId,
   insertArrayTasks,
   queuedArrayTaskIds,
+  requestArrayCancel,
+  unfinishedArrayTaskIds,
 } from '../../src/store/queries/job-arrays.js';
+import { countJobs, jobCountsOf, noJobs } from '../../src/store/queries/job-counts.js';
 import {
   activeJobPages,
+  archiveProjectJobs,
+  countUnfinishedInQueue,
+  existingJobIds,
+  moveQueuedJobs,
+  unfinishedJobIds,
   findJob,
   findJobByKey,
   findJobs,
@@ -43,6 +51,12 @@ import {
 } from '../../src/store/queries/jobs.js';
 import {
   deleteMember,
+  deletePrivilege,
+  deleteProject,
+  insertPrivilege,
+  listAllPrivileges,
+  listPrivileges,
+  projectsUsingQueue,
   findProject,
   findRole,
   insertProject,
@@ -59,16 +73,19 @@ import {
   loadLiveInstances,
   updateInstance,
 } from '../../src/store/queries/resource-instances.js';
-import { deleteJobs, jobsAfter, recordRemoved, removedRangeOf } from '../../src/store/queries/retention.js';
+import * as retention from '../../src/store/queries/retention.js';
 import {
   deleteJobTokens,
   deleteToken,
+  deleteTokensLabelled,
   findToken,
+  findUserToken,
+  touchToken,
   insertJobToken,
   insertToken,
   listUserTokens,
 } from '../../src/store/queries/tokens.js';
-import { listAllocations, recordAllocation, sumUsage } from '../../src/store/queries/usage.js';
+import { listAllocations, recentRuns, recordAllocation, sumUsage } from '../../src/store/queries/usage.js';
 import {
   countUsers,
   deleteUser,
@@ -77,8 +94,12 @@ import {
   listUsers,
 } from '../../src/store/queries/users.js';
 import {
+  hasCredential,
   insertWorker,
   latestWorkers,
+  spendRegistration,
+  workerWithCredential,
+  workersOfLastAllocations,
   listWorkers,
   loadLiveWorkers,
   updateWorker,
@@ -143,6 +164,38 @@ export function storeConformance(kind: StoreKind): void {
     after(() => opened?.dispose());
 
     describe('jobs', () => {
+      it("counts a project's jobs by state as they change, moves its queued ones, and archives them", async () => {
+        const s = store();
+        const p = 'p-counts';
+        const jobs = await inserted(
+          s,
+          ['a', 'b', 'c'].map((n) => newJob(p, n, { clusterQueue: 'cq-counts' })),
+        );
+        const [a, b, c] = jobs as [JobRecord, JobRecord, JobRecord];
+        await updateJob(s.db, a.id, { state: 'running' });
+        await updateJob(s.db, b.id, { state: 'succeeded' });
+        assert.deepEqual(await existingJobIds(s.db, p, [a.id, c.id, c.id + 1000]), new Set([a.id, c.id]));
+        assert.deepEqual(await existingJobIds(s.db, 'p-elsewhere', [a.id]), new Set());
+        assert.deepEqual(await unfinishedJobIds(s.db, p), [a.id, c.id]);
+        assert.equal(await countUnfinishedInQueue(s.db, 'cq-counts'), 2);
+        const counts = (await jobCountsOf(s.db, [p])).get(p);
+        assert.deepEqual(counts, { ...noJobs(), running: 1, succeeded: 1, queued: 1 });
+        assert.equal(await countJobs(s.db, p), 3);
+        assert.equal(await countJobs(s.db, p, ['queued', 'running']), 2);
+        await moveQueuedJobs(s.db, p, 'cq-moved');
+        assert.equal((await findJob(s.db, c.id))?.clusterQueue, 'cq-moved', 'a queued job follows');
+        assert.equal((await findJob(s.db, a.id))?.clusterQueue, 'cq-counts', 'a running one stays');
+        await appendEvent(
+          s.db,
+          { subjectKind: 'project', subject: p, type: 'created', message: 'm', project: p },
+          T0,
+        );
+        await archiveProjectJobs(s.db, p, 'p-counts~archived');
+        assert.equal((await findJob(s.db, b.id))?.project, 'p-counts~archived');
+        assert.equal(await countJobs(s.db, p), 0);
+        assert.equal(await countJobs(s.db, 'p-counts~archived'), 3);
+      });
+
       it('inserts one job and reads back exactly its record, by id and by idempotency key', async () => {
         const [job] = await inserted(store(), [newJob('p-one', AWKWARD_TEXT, { idempotencyKey: 'key-1' })]);
         assert.deepEqual(await findJob(store().db, job!.id), job);
@@ -363,6 +416,40 @@ export function storeConformance(kind: StoreKind): void {
     });
 
     describe('workers and resource instances', () => {
+      it("spends a gang worker's registration once per member, then puts the next credential in its place", async () => {
+        const s = store();
+        const [job] = await inserted(s, [newJob('p-registration', 'gang')]);
+        const hash = hashToken(newToken('agent'));
+        const w = await insertWorker(
+          s.db,
+          { jobId: job!.id, factory: 'local', target: 'local', registration: hash, members: 2 },
+          T0,
+        );
+        const pilot = hashToken(newToken('agent'));
+        const asked: [string, number][] = [];
+        const next = (target: string, jobId: number) => {
+          asked.push([target, jobId]);
+          return Promise.resolve(pilot);
+        };
+        assert.equal(await spendRegistration(s.db, w, hashToken(newToken('agent')), T0, next), undefined);
+        assert.equal(await workerWithCredential(s.db, job!.id, hash), w);
+        assert.deepEqual(await spendRegistration(s.db, w, hash, T0, next), {
+          jobId: job!.id,
+          target: 'local',
+        });
+        assert.deepEqual(asked, [], 'one member is left to register');
+        assert.deepEqual(await spendRegistration(s.db, w, hash, T0, next), {
+          jobId: job!.id,
+          target: 'local',
+        });
+        assert.deepEqual(asked, [['local', job!.id]]);
+        assert.equal(await spendRegistration(s.db, w, hash, T0, next), undefined, 'spent');
+        assert.equal(await hasCredential(s.db, w, pilot), true);
+        assert.equal(await hasCredential(s.db, w, hash), false);
+        await updateWorker(s.db, w, { state: 'destroyed' }, T0);
+        assert.equal(await hasCredential(s.db, w, pilot), false, 'only a live worker holds one');
+      });
+
       it('takes a worker through creating → ready → destroying → destroyed; only live ones load', async () => {
         const s = store();
         const [job] = await inserted(s, [newJob('p-workers', 'w')]);
@@ -508,6 +595,28 @@ export function storeConformance(kind: StoreKind): void {
         assert.equal(await findToken(s.db, hashToken(newToken('user'))), undefined);
       });
 
+      it("finds a user token by its public id, records its use without going back, deletes a well's by label", async () => {
+        const s = store();
+        const user = await insertUser(s.db, 'token-user', false, T0);
+        const hash = hashToken(newToken('user'));
+        await insertToken(s.db, { hash, userId: user.id, jobId: null, label: 'well-7', expiresAt: null }, T0);
+        const wellHash = hashToken(newToken('job'));
+        await insertToken(
+          s.db,
+          { hash: wellHash, userId: null, jobId: null, label: 'well-7', expiresAt: null },
+          T0,
+        );
+        assert.equal((await findUserToken(s.db, tokenId(hash)))?.hash, hash);
+        assert.equal(await findUserToken(s.db, tokenId(hash), user.id + 1), undefined);
+        assert.equal(await findUserToken(s.db, tokenId(wellHash)), undefined, 'not a user token');
+        await touchToken(s.db, hash, T0 + 10);
+        await touchToken(s.db, hash, T0 + 5);
+        assert.equal((await findUserToken(s.db, tokenId(hash)))?.lastUsedAt, new Date(T0 + 10).toISOString());
+        await deleteTokensLabelled(s.db, 'well-7');
+        assert.equal(await findToken(s.db, wellHash), undefined);
+        assert.ok(await findToken(s.db, hash), "a user's token of that label stays");
+      });
+
       it('keeps projects with their members, and cluster queues with their specs', async () => {
         const s = store();
         const queue = buildClusterQueueSpec({ name: 'cq-conformance', quota: { cpu: '4', memory: '8Gi' } });
@@ -554,6 +663,24 @@ export function storeConformance(kind: StoreKind): void {
         assert.equal(await deleteMember(s.db, 'p-tenancy', user.id), false);
         await deleteClusterQueue(s.db, 'cq-other-none');
         assert.ok(await findClusterQueue(s.db, 'cq-conformance'));
+        assert.deepEqual(await projectsUsingQueue(s.db, 'cq-conformance'), ['p-tenancy']);
+        assert.equal(await insertPrivilege(s.db, 'p-tenancy', 'host-network'), true);
+        assert.equal(await insertPrivilege(s.db, 'p-tenancy', 'host-network'), false, 'once');
+        assert.equal(await insertPrivilege(s.db, 'p-tenancy', 'devices'), true);
+        assert.deepEqual(await listPrivileges(s.db, 'p-tenancy'), ['devices', 'host-network']);
+        assert.equal(await deletePrivilege(s.db, 'p-tenancy', 'devices'), true);
+        assert.equal(await deletePrivilege(s.db, 'p-tenancy', 'devices'), false);
+        await upsertMember(s.db, 'p-tenancy', user.id, 'viewer');
+        await deleteProject(s.db, 'p-tenancy');
+        assert.equal(await findProject(s.db, 'p-tenancy'), undefined);
+        assert.deepEqual(await listMembers(s.db, 'p-tenancy'), [], 'its members go with it');
+        assert.deepEqual(
+          (await listAllPrivileges(s.db)).filter((r) => r.project === 'p-tenancy'),
+          [],
+          'and its privileges',
+        );
+        await deleteClusterQueue(s.db, 'cq-conformance');
+        assert.equal(await findClusterQueue(s.db, 'cq-conformance'), undefined);
       });
 
       it(
@@ -622,6 +749,15 @@ export function storeConformance(kind: StoreKind): void {
           within.map((e) => e.subject),
           ['job/2'],
         );
+        // The oldest rows before the cut-off go, in id order, up to the limit.
+        assert.equal(await retention.deleteOldAudit(s.db, T0 + 3, 1), 1);
+        assert.equal(await retention.deleteOldAudit(s.db, T0 + 3, 10), 1);
+        assert.equal(await retention.deleteOldAudit(s.db, T0 + 3, 10), 0);
+        const left = await listAudit(s.db, { actor: 'auditor', limit: 10 });
+        assert.deepEqual(
+          left.map((e) => e.subject),
+          ['job/4', 'job/3'],
+        );
       });
 
       it('records allocations in the ledger once, and sums them from the rollups', async () => {
@@ -669,6 +805,33 @@ export function storeConformance(kind: StoreKind): void {
         assert.equal(sums?.waitCount, 2);
         assert.equal(sums?.waitMsSum, 2000);
         assert.equal(sums?.waitMsMax, 1000);
+        const w = await insertWorker(s.db, { jobId: job!.id, factory: 'local', target: 'local' }, T0);
+        const [other] = await inserted(s, [newJob('p-usage', 'other')]);
+        await recordAllocation(
+          s.db,
+          s.dialect,
+          allocation(1, { jobId: other!.id, workerId: w, endedAt: base + 3 * HOUR }),
+          {
+            cpu: 1000,
+          },
+        );
+        assert.equal((await workersOfLastAllocations(s.db, [job!.id, other!.id])).get(other!.id)?.id, w);
+        assert.equal((await workersOfLastAllocations(s.db, [job!.id])).size, 0, 'none recorded for it');
+        const runs = await recentRuns(s.db, 2);
+        assert.deepEqual(
+          runs.map((r) => r.ms),
+          [2 * HOUR - 2000, 3 * HOUR - 2000],
+          'oldest first',
+        );
+        assert.equal(await retention.deleteOldAllocations(s.db, base + HOUR, 10), 1);
+        assert.deepEqual(await listAllocations(s.db, job!.id), [second]);
+        const [kept] = await sumUsage(s.db, {
+          since: base,
+          until: base + 24 * HOUR,
+          by: 'project',
+          projects: ['p-usage'],
+        });
+        assert.equal(kept?.allocations, 3, 'the rollups keep what the ledger let go');
         assert.deepEqual(
           await sumUsage(s.db, { since: base, until: base + HOUR, by: 'user', projects: [] }),
           [],
@@ -706,6 +869,19 @@ export function storeConformance(kind: StoreKind): void {
         assert.equal(counts.running, 1);
         assert.equal(counts.succeeded, 0);
         assert.equal((await queuedArrayTaskIds(s.db, arrayId)).length, 1204);
+        await updateJob(s.db, tasks[4]!.id, { state: 'failed' });
+        const unfinished = await unfinishedArrayTaskIds(s.db, arrayId);
+        assert.deepEqual(
+          unfinished,
+          ids(tasks).filter((id) => id !== tasks[4]!.id),
+        );
+        await requestArrayCancel(s.db, arrayId);
+        assert.equal((await findJob(s.db, tasks[3]!.id))?.cancelRequested, true);
+        assert.equal(
+          (await findJob(s.db, tasks[4]!.id))?.cancelRequested,
+          false,
+          'an ended task is left alone',
+        );
         const collapsed = await listJobs(s.db, { project: 'p-array', sort: 'id', limit: 10, collapse: true });
         assert.deepEqual(ids(collapsed), [arrayId], 'an array lists as its first task');
         const again = await s.transaction((tx) =>
@@ -736,7 +912,7 @@ export function storeConformance(kind: StoreKind): void {
         );
         const w = await insertWorker(s.db, { jobId: a.id, factory: 'local', target: 'local' }, T0);
         await updateWorker(s.db, w, { state: 'destroyed' }, T0);
-        const swept = await jobsAfter(s.db, a.id - 1, T0 + 1, 10);
+        const swept = await retention.jobsAfter(s.db, a.id - 1, T0 + 1, 10);
         assert.deepEqual(
           swept.map((j) => [j.id, j.expired]),
           [
@@ -748,44 +924,52 @@ export function storeConformance(kind: StoreKind): void {
         );
         assert.deepEqual(swept[0], { id: a.id, expired: true, finishedAt: T0, createdAt: T0 });
         assert.equal(
-          (await jobsAfter(s.db, a.id - 1, T0, 10))[0]!.expired,
+          (await retention.jobsAfter(s.db, a.id - 1, T0, 10))[0]!.expired,
           false,
           'the cut-off is exclusive',
         );
-        assert.equal(await deleteJobs(s.db, [a.id, b.id, c.id], T0 + 1), 2, 'an unfinished job stays');
+        assert.equal(
+          await retention.deleteJobs(s.db, [a.id, b.id, c.id], T0 + 1),
+          2,
+          'an unfinished job stays',
+        );
         assert.deepEqual(ids(await findJobs(s.db, [a.id, b.id, c.id])), [c.id]);
         assert.deepEqual(await listJobEvents(s.db, a.id), []);
         assert.deepEqual(
           (await listWorkers(s.db)).filter((x) => x.id === w),
           [],
         );
-        await recordRemoved(
+        await retention.recordRemoved(
           s.db,
           { firstId: a.id, lastId: b.id, endedFrom: T0, endedTo: T0, retentionSeconds: 60 },
           T0,
         );
-        assert.equal(await deleteJobs(s.db, [d.id], T0 + 1), 1);
-        await recordRemoved(
+        assert.equal(await retention.deleteJobs(s.db, [d.id], T0 + 1), 1);
+        await retention.recordRemoved(
           s.db,
           { firstId: d.id, lastId: d.id, endedFrom: T0 + 5, endedTo: T0 + 5, retentionSeconds: 60 },
           T0,
         );
-        assert.deepEqual(await removedRangeOf(s.db, b.id), {
+        assert.deepEqual(await retention.removedRangeOf(s.db, b.id), {
           firstId: a.id,
           lastId: b.id,
           endedFrom: T0,
           endedTo: T0,
           retentionSeconds: 60,
         });
-        assert.equal(await removedRangeOf(s.db, c.id), undefined, 'not merged across a job that remains');
+        assert.equal(
+          await retention.removedRangeOf(s.db, c.id),
+          undefined,
+          'not merged across a job that remains',
+        );
         await updateJob(s.db, c.id, { state: 'succeeded', cleanedUp: true, finishedAt: T0 });
-        assert.equal(await deleteJobs(s.db, [c.id], T0 + 1), 1);
-        await recordRemoved(
+        assert.equal(await retention.deleteJobs(s.db, [c.id], T0 + 1), 1);
+        await retention.recordRemoved(
           s.db,
           { firstId: c.id, lastId: c.id, endedFrom: T0, endedTo: T0, retentionSeconds: 60 },
           T0,
         );
-        assert.deepEqual(await removedRangeOf(s.db, c.id), {
+        assert.deepEqual(await retention.removedRangeOf(s.db, c.id), {
           firstId: a.id,
           lastId: d.id,
           endedFrom: T0,
