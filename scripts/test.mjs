@@ -53,7 +53,16 @@ async function dropTestDatabases() {
  * jobs, store, controller, replicas and conformance suites (the slurm factory's included) run on
  * every store. Running them twice doubled CI's longest suites and tested no more of the store.
  */
-const ONCE = ['test/cli/', 'test/web/', 'test/simulate/', 'test/factories/'];
+const ONCE = [
+  'test/cli/',
+  'test/web/',
+  'test/simulate/',
+  'test/factories/',
+  // The store suites open SQLite and PostgreSQL themselves, side by side in one process, whichever
+  // store the pass is for: a second pass would run the same tests again.
+  'test/conformance/stores.test.ts',
+  'test/conformance/log-stores.test.ts',
+];
 const once = (f) => ONCE.some((dir) => f.split(sep).join('/').startsWith(dir));
 
 const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : ['sqlite', 'postgres'];
@@ -62,7 +71,7 @@ for (const [pass, store] of stores.entries()) {
   const these = pass === 0 ? files : files.filter((f) => !once(f));
   const skipped = files.length - these.length;
   const note = skipped
-    ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients and outside systems ran on ${stores[0]})`
+    ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients, outside systems and both stores ran in the ${stores[0]} pass)`
     : '';
   console.log(`\n== tests on ${store}${note}\n`);
   if (these.length === 0) continue;

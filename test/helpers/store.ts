@@ -62,3 +62,16 @@ export async function serverDatabase(dataDir: string): Promise<TestDatabase | un
   if (!db) byDataDir.set(dataDir, (db = createTestDatabase()));
   return db;
 }
+
+/**
+ * Why PostgreSQL cannot be tested here (PG_ADMIN_URL refuses a connection), or undefined when it
+ * can: the suites that loop over both stores in one process skip PostgreSQL's part saying so.
+ */
+export async function postgresUnreachable(): Promise<string | undefined> {
+  try {
+    await admin((c) => c.query('SELECT 1'));
+    return undefined;
+  } catch (e) {
+    return `PostgreSQL at ${new URL(PG_ADMIN_URL).host} cannot be reached (${e instanceof Error ? e.message : String(e)})`;
+  }
+}
