@@ -15,6 +15,7 @@ import {
 import { JOB_STATES, type JobState } from '../domain/job.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { ROLES } from '../domain/roles.js';
+import { MAX_QUEUED_LIMIT } from '../domain/project.js';
 
 const strict = <T extends Parameters<typeof Type.Object>[0]>(props: T, description?: string) =>
   Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
@@ -63,7 +64,7 @@ const queueFields = {
   ),
   stopPolicy: Type.Optional(literals(STOP_POLICIES)),
   maxQueuedPerProject: Type.Optional(
-    Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
+    Type.Union([Type.Integer({ minimum: 1, maximum: MAX_QUEUED_LIMIT }), Type.Null()], {
       description:
         "each project's maxQueued unless the project sets its own: the most of its jobs queued at once (null: no limit)",
     }),
@@ -78,7 +79,7 @@ const Weight = Type.Number({
   maximum: 1_000_000,
   description: 'fair-share weight in its cluster queue (admins only; default 1)',
 });
-const MaxQueued = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()], {
+const MaxQueued = Type.Union([Type.Integer({ minimum: 1, maximum: MAX_QUEUED_LIMIT }), Type.Null()], {
   description:
     "the most of its jobs queued at once (waiting for admission): a submission past it gets 429 (admins only; null: the queue's maxQueuedPerProject)",
 });

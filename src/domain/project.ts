@@ -60,3 +60,6 @@ export interface ProjectDetailView extends ProjectDetail {
  * and divided by that it is Infinity: the project would count as weight 0.
  */
 export const MIN_PROJECT_WEIGHT = 0.000001;
+
+/** The largest maxQueued (a project's or a queue's per project): it fits a 32-bit integer column. */
+export const MAX_QUEUED_LIMIT = 1_000_000_000;

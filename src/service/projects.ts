@@ -7,6 +7,7 @@ import {
 } from '../domain/errors.js';
 import { checkDnsLabel, checkName, PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
 import {
+  MAX_QUEUED_LIMIT,
   MIN_PROJECT_WEIGHT,
   type Project,
   type ProjectDetail,
@@ -65,8 +66,10 @@ function checkWeight(weight: number): number {
 }
 
 function checkMaxQueued(max: number | null): number | null {
-  if (max !== null && (!Number.isSafeInteger(max) || max < 1))
-    throw new BadRequestError(`maxQueued ${max} must be a whole number of at least 1, or null`);
+  if (max !== null && (!Number.isSafeInteger(max) || max < 1 || max > MAX_QUEUED_LIMIT))
+    throw new BadRequestError(
+      `maxQueued ${max} must be a whole number from 1 to ${MAX_QUEUED_LIMIT.toLocaleString('en')}, or null`,
+    );
   return max;
 }
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JobRecord, JobSpec } from '../../src/domain/job.js';
 import { buildClusterQueueSpec } from '../../src/domain/cluster-queue-spec.js';
+import { MAX_QUEUED_LIMIT } from '../../src/domain/project.js';
 import { hashToken, newToken, tokenId } from '../../src/domain/tokens.js';
 import type { Allocation } from '../../src/domain/usage.js';
 import type { WorkerRecord } from '../../src/domain/worker.js';
@@ -114,7 +115,7 @@ export const AWKWARD_TEXT = `it's "quoted" \\ back\\slash ; DROP TABLE jobs; -- 
 const BIG = Number.MAX_SAFE_INTEGER;
 /** The latest time a Date holds (ms): a time column read back as an ISO string must keep it. */
 const LATEST = 8_640_000_000_000_000;
-/** The largest value of a PostgreSQL `integer` column (SQLite's hold more: see the todo below). */
+/** The largest value of a PostgreSQL `integer` column. */
 const INT4_MAX = 2_147_483_647;
 /** A fixed time (ms): 2026-01-02T03:04:05.678Z. */
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -683,28 +684,20 @@ export function storeConformance(kind: StoreKind): void {
         assert.equal(await findClusterQueue(s.db, 'cq-conformance'), undefined);
       });
 
-      it(
-        'keeps any maxQueued the service accepts (a safe integer): 3,000,000,000',
-        {
-          todo:
-            'projects.max_queued is `integer` (migration 0013): PostgreSQL refuses values above 2^31 - 1 ' +
-            'that SQLite keeps and service/projects.ts accepts (a bound there, or bigint, would settle it)',
-        },
-        async () => {
-          const s = store();
-          const fields: ProjectFields = {
-            name: 'p-max-queued',
-            description: '',
-            tags: [],
-            clusterQueue: 'default',
-            active: true,
-            weight: 1,
-            maxQueued: 3_000_000_000,
-          };
-          await insertProject(s.db, fields, T0);
-          assert.equal((await findProject(s.db, fields.name))?.maxQueued, 3_000_000_000);
-        },
-      );
+      it('keeps the largest maxQueued the API and the service accept (MAX_QUEUED_LIMIT)', async () => {
+        const s = store();
+        const fields: ProjectFields = {
+          name: 'p-max-queued',
+          description: '',
+          tags: [],
+          clusterQueue: 'default',
+          active: true,
+          weight: 1,
+          maxQueued: MAX_QUEUED_LIMIT,
+        };
+        await insertProject(s.db, fields, T0);
+        assert.equal((await findProject(s.db, fields.name))?.maxQueued, MAX_QUEUED_LIMIT);
+      });
     });
 
     describe('audit and usage', () => {
