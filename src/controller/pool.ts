@@ -32,6 +32,8 @@ export class Pool<T extends Waiter> {
   inUse = 0;
   /** Set by the controller: a head that does not fit then holds a reservation (see above). */
   plan: PoolPlan | undefined;
+  /** The waiting head the last one `take` handed out went ahead of (undefined: it was the head). */
+  wentAheadOf: T | undefined;
   /** Of each device kind of a factory's machine (domain/devices.ts), how many are held. */
   readonly devicesInUse: Record<string, number> = {};
 
@@ -139,6 +141,8 @@ export class Pool<T extends Waiter> {
 
   /** Takes the waiter off the line, its workers and devices counted as in use. */
   private hand(w: T): T {
+    const head = this.waitlist.peek();
+    this.wentAheadOf = head === w ? undefined : head;
     this.inUse += this.unitsOf(w);
     this.hold(this.devicesOf(w));
     this.waitlist.remove(w.id);

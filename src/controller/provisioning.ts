@@ -93,7 +93,7 @@ export class Provisioning {
         const work =
           pool.kind === 'resource'
             ? this.createInstance(o.wells.get(pool.name)!, acquired)
-            : this.createWorker(o.factories.get(pool.name)!, acquired);
+            : this.createWorker(o.factories.get(pool.name)!, acquired, pool.wentAheadOf);
         void work.catch((e: unknown) => this.core.report(e, `${pool.key} for job ${acquired.id}`));
       }
     }
@@ -177,7 +177,7 @@ export class Provisioning {
     await this.outcomes().failAdmitted(job, `cannot create resource ${h.provider}: ${message}`);
   }
 
-  private async createWorker(factory: Factory, job: TrackedJob): Promise<void> {
+  private async createWorker(factory: Factory, job: TrackedJob, aheadOf?: TrackedJob): Promise<void> {
     const { o, journal, jobs } = this.core;
     const now = o.now();
     const attempt = job.attempts;
@@ -200,7 +200,15 @@ export class Provisioning {
       if (token) await insertJobToken(db, token, job.id, `job ${job.id}`, now);
       await updateJob(db, job.id, { reason: `starting on worker ${id} (factory ${factory.name})` });
       const gang = job.workers > 1 ? ` for ${job.workers} ranks` : '';
-      await event(job, 'worker-creating', `worker ${id} requested from factory ${factory.name}${gang}`);
+      // Handed a worker ahead of a job that waits for more (backfill at the pool): said so.
+      const ahead = aheadOf
+        ? `, ahead of job ${aheadOf.id}, which waits for ${aheadOf.workers > 1 ? `${aheadOf.workers} workers` : 'devices'}`
+        : '';
+      await event(
+        job,
+        'worker-creating',
+        `worker ${id} requested from factory ${factory.name}${gang}${ahead}`,
+      );
       return id;
     });
     const workerId = record.id;

@@ -187,6 +187,23 @@ describe('a pool whose head waits for units: its reservation', () => {
       assert.equal(pool.waitlist.peek()?.id, 1, 'the gang keeps its place at the head');
     });
 
+  it('says whom a job went ahead of, and nobody when it was the head', () => {
+    const pool = new Pool<Waiter>('factory', 'f', 4);
+    pool.inUse = 3;
+    pool.plan = {
+      now: () => 0,
+      graceMs: 0,
+      ends: () => [100, 200, 300].map((s) => ({ units: 1, at: s * 1000 })),
+    };
+    pool.waitlist.add(timed(1, null, 4));
+    pool.waitlist.add(timed(2, 50));
+    assert.equal(pool.take()?.id, 2);
+    assert.equal(pool.wentAheadOf?.id, 1);
+    pool.inUse = 0;
+    assert.equal(pool.take()?.id, 1);
+    assert.equal(pool.wentAheadOf, undefined);
+  });
+
   it('gives no reservation without a plan: the head blocks everyone, as before', () => {
     const pool = new Pool<Waiter>('factory', 'f', 4);
     pool.inUse = 3;
