@@ -216,6 +216,15 @@ export class Pools<T extends Waiter> {
         capacity: p.capacity,
         inUse: p.inUse,
         waiting: p.waitlist.size,
+        ...(Object.keys(p.devices).length > 0
+          ? {
+              devices: Object.entries(p.devices).map(([kind, total]) => ({
+                kind,
+                total,
+                inUse: p.devicesInUse[kind] ?? 0,
+              })),
+            }
+          : {}),
       }));
   }
 }

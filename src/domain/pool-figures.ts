@@ -7,6 +7,8 @@ export interface PoolFigures {
   capacity: number;
   inUse: number;
   waiting: number;
+  /** A factory's devices (docs/DEVICES.md), by kind: how many it has and how many are held. */
+  devices?: { kind: string; total: number; inUse: number }[];
 }
 
 /** A resource type (`GET /resource-types`): its well's figures and the privilege it needs. */

@@ -185,6 +185,13 @@ describe('a local factory of two GPUs', { skip }, () => {
         (e) => e.type === 'devices-assigned' && e.message.endsWith(`holds gpu ${heldA[0]}`),
       ),
     );
+    // The factory's figures (the dashboard's factory card): both devices held.
+    const figures = await call<
+      { name: string; devices?: { kind: string; total: number; inUse: number }[] }[]
+    >(s.api, s.adminToken, 'GET', '/factories');
+    assert.deepEqual(figures.body.find((f) => f.name === 'local')?.devices, [
+      { kind: 'gpu', total: 2, inUse: 2 },
+    ]);
     go(a.id);
     go(b.id);
     const logs = [];

@@ -165,7 +165,15 @@ function Pools({ title, rows, empty }: { title: string; rows: PoolFigures[]; emp
             <tbody>
               {rows.map((p) => (
                 <tr key={p.name}>
-                  <td>{p.name}</td>
+                  <td>
+                    {p.name}
+                    {p.devices?.map((d) => (
+                      <span key={d.kind} className={`muted${d.inUse >= d.total ? ' full' : ''}`}>
+                        {' '}
+                        · {d.kind} {formatCount(d.inUse)}/{formatCount(d.total)}
+                      </span>
+                    ))}
+                  </td>
                   <td className="num">{formatCount(p.capacity)}</td>
                   <td className="num">
                     <span className={p.inUse >= p.capacity && p.capacity > 0 ? 'full' : undefined}>
