@@ -136,22 +136,7 @@ export class LocalFactory implements Factory {
     // A project mapped to a user of this machine runs as that user, every member.
     const user = this.opts.users?.get(project);
     if (user) return Array.from({ length: members }, () => ({ uid: user.uid, gid: user.gid, shared: true }));
-    const pool = this.uids;
-    if (!pool) return undefined;
-    const taken: JobIdentity[] = [];
-    for (let i = 0; i < members; i++) {
-      const uid = pool.take();
-      if (uid === undefined) {
-        for (const id of taken) pool.give(id.uid);
-        const held = pool.quarantined().length;
-        throw new Error(
-          `no free uid in runAs.uids (${pool.range.first}-${pool.range.last})` +
-            (held ? `: ${held} held back while processes of their last jobs are still alive` : ''),
-        );
-      }
-      taken.push({ uid, gid: uid });
-    }
-    return taken;
+    return this.uids?.takeAll(members).map((uid) => ({ uid, gid: uid }));
   }
 
   /** The worker's uids, once no process of theirs is left (`clean`); held back otherwise. */

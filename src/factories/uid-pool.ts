@@ -52,6 +52,27 @@ export class UidPool {
     return true;
   }
 
+  /**
+   * `n` uids no running job has, all or none (a gang's members): an Error that says why when the
+   * range has too few left.
+   */
+  takeAll(n: number): number[] {
+    const taken: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const uid = this.take();
+      if (uid === undefined) {
+        for (const u of taken) this.give(u);
+        const held = this.held.size;
+        throw new Error(
+          `no free uid in runAs.uids (${this.range.first}-${this.range.last})` +
+            (held ? `: ${held} held back while processes of their last jobs are still alive` : ''),
+        );
+      }
+      taken.push(uid);
+    }
+    return taken;
+  }
+
   /** The job that had `uid` has ended and none of its processes is left. */
   give(uid: number): void {
     if (!this.inUse.delete(uid) && !this.held.delete(uid)) return;

@@ -23,12 +23,12 @@
  */
 import type { Amounts } from '../domain/quantity.js';
 import { backfilled, explainBackfill, mayBackfill, planReservation, type BackfillPlan } from './backfill.js';
-import { CohortState } from './cohort.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';
 import { applyUsage, borrowedFor, fits, limitsOf, NO_LIMITS, wouldBorrow } from './quota.js';
-import { QueueState } from './queue-state.js';
+import { QueueBook } from './queue-book.js';
+import type { QueueState } from './queue-state.js';
 import { SchedulerView } from './scheduler-view.js';
 import { Reservations } from './reservations.js';
 import { addTo, ResourceIndex } from './resources.js';
@@ -57,13 +57,10 @@ const entryOrder = (a: Entry, b: Entry): number =>
 export class Scheduler implements SchedulerApi {
   private readonly res = new ResourceIndex();
   private readonly random = new TreapRandom();
-  private readonly queues = new Map<string, QueueState>();
-  private readonly cohorts = new Map<string, CohortState<QueueState>>();
+  /** The queues and cohorts, the projects' weights, and which queues are ready (queue-book.ts). */
+  private readonly book = new QueueBook((q) => this.reachOf(q));
   private readonly pending = new Map<JobId, WorkloadNode>();
   private readonly admitted = new Map<JobId, AdmittedNode>();
-  private readonly weights = new Map<string, number>();
-  /** Queues that may be able to do something in the next pass. */
-  private readonly ready = new Set<QueueState>();
   /** Queues with drain decisions still to emit. */
   private readonly draining = new Set<QueueState>();
   private readonly reservations = new Reservations(
@@ -76,7 +73,6 @@ export class Scheduler implements SchedulerApi {
   private readonly windows = new Set<QueueState>();
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
-  private epochs = 1;
   /** The instant of the last pass: what explanations plan reservations at. */
   private lastNow = 0;
   private seq = 0;
@@ -84,15 +80,13 @@ export class Scheduler implements SchedulerApi {
   private version = 0;
   private readonly reachCache = new WeakMap<QueueState, { version: number; reach: OrderKey | null }>();
 
-  private readonly weightOf = (project: string): number => this.weights.get(project) ?? 1;
-
   /** Answers about the state, for the API and forecasts; it reads the maps above, never writes. */
   private readonly view = new SchedulerView(
     this.res,
-    this.queues,
+    this.book.queues,
     this.pending,
     this.admitted,
-    this.weightOf,
+    this.book.weightOf,
   );
 
   private readonly reachOf = (q: QueueState): OrderKey | null => {
@@ -106,8 +100,7 @@ export class Scheduler implements SchedulerApi {
   // ---- definitions -------------------------------------------------------------------------
 
   upsertQueue(model: QueueModel): void {
-    const q = this.queue(model.name);
-    const before = q.cohort;
+    const q = this.book.queue(model.name);
     q.model = {
       ...model,
       nominal: { ...model.nominal },
@@ -116,27 +109,18 @@ export class Scheduler implements SchedulerApi {
       preemption: { ...model.preemption },
     };
     q.limits = limitsOf(model, this.res);
-    const after = model.cohort === null ? null : this.cohort(model.cohort);
-    if (before !== after) {
-      before?.members.delete(q);
-      after?.members.add(q);
-      q.cohort = after;
-      this.resetCohort(before);
-    }
-    this.resetCohort(after);
+    this.book.setCohort(q, model.cohort);
     q.invalidate();
     q.blockedHead = null;
     this.setDrain(q);
     this.version++;
-    this.bump(q);
+    this.book.bump(q);
   }
 
   removeQueue(name: string): void {
-    const q = this.queues.get(name);
+    const q = this.book.queues.get(name);
     if (q === undefined || q.model === null) return;
-    const c = q.cohort;
-    c?.members.delete(q);
-    q.cohort = null;
+    this.book.setCohort(q, null);
     q.model = null;
     q.limits = NO_LIMITS;
     q.invalidate();
@@ -146,23 +130,16 @@ export class Scheduler implements SchedulerApi {
     this.windows.delete(q);
     q.window = null;
     this.draining.delete(q);
-    this.ready.delete(q);
+    this.book.ready.delete(q);
     this.version++;
-    this.resetCohort(c);
-    if (q.forgettable) this.queues.delete(name);
+    this.book.forget(q);
   }
 
   setProjectWeight(project: string, weight: number): void {
     if (!Number.isFinite(weight) || weight <= 0) {
       throw new RangeError(`weight of project ${project} must be a positive number, got ${weight}`);
     }
-    this.weights.set(project, weight);
-    for (const q of this.queues.values()) {
-      const lane = q.lanes.get(project);
-      if (lane === undefined) continue;
-      q.updateShare(lane);
-      if (q.model !== null) this.ready.add(q);
-    }
+    this.book.setWeight(project, weight);
   }
 
   // ---- workloads ---------------------------------------------------------------------------
@@ -181,7 +158,7 @@ export class Scheduler implements SchedulerApi {
 
   restoreAdmitted(w: AdmittedWorkload): void {
     this.forget(w.id);
-    const q = this.queue(w.queue);
+    const q = this.book.queue(w.queue);
     const n = new WorkloadNode(w, this.res.vec(w.requests), this.random.next());
     this.hold(q, n, w.admittedAt, { ...w.borrowed });
     if (q.model?.stopPolicy === 'HoldAndDrain') {
@@ -194,14 +171,14 @@ export class Scheduler implements SchedulerApi {
     const rec = this.admitted.get(id);
     if (rec === undefined) return;
     this.unhold(rec);
-    this.bump(rec.holder);
+    this.book.bump(rec.holder);
   }
 
   requeue(id: JobId): void {
     const rec = this.admitted.get(id);
     if (rec === undefined) return;
     this.unhold(rec);
-    this.bump(rec.holder);
+    this.book.bump(rec.holder);
     rec.resetAdmission();
     this.addPending(rec);
   }
@@ -215,11 +192,11 @@ export class Scheduler implements SchedulerApi {
     if (!(max > 0)) return out;
     this.resume(now, out, max);
     this.emitDrains(out, max);
-    while (out.length < max && this.ready.size > 0) {
+    while (out.length < max && this.book.ready.size > 0) {
       const entries: Entry[] = [];
-      for (const q of this.ready) {
+      for (const q of this.book.ready) {
         const n = q.head();
-        if (n === null) this.ready.delete(q);
+        if (n === null) this.book.ready.delete(q);
         else entries.push({ q, n, borrows: wouldBorrow(q, n.req) });
       }
       if (entries.length === 0) break;
@@ -257,7 +234,7 @@ export class Scheduler implements SchedulerApi {
       n.waitingFor = new Set(ids);
       q.preemptor = n;
       this.reservations.reserve(q, n);
-      this.ready.delete(q);
+      this.book.ready.delete(q);
       const others = victims.some((v) => v.holder !== q) ? ', reclaiming quota lent to the cohort' : '';
       out.push({
         kind: 'preempt',
@@ -336,10 +313,10 @@ export class Scheduler implements SchedulerApi {
     for (const p of this.resuming) {
       if (out.length >= max) return;
       this.resuming.delete(p);
-      const q = this.queues.get(p.queue);
+      const q = this.book.queues.get(p.queue);
       if (q === undefined || this.pending.get(p.id) !== p) continue;
       if (q.model !== null && !q.holds) this.attempt(q, p, now, out, true);
-      if (this.pending.get(p.id) === p && p.waitingFor === null) this.bump(q);
+      if (this.pending.get(p.id) === p && p.waitingFor === null) this.book.bump(q);
     }
   }
 
@@ -372,7 +349,7 @@ export class Scheduler implements SchedulerApi {
   explain(id: JobId): Explanation | undefined {
     const e = this.view.explain(id);
     const n = this.pending.get(id);
-    const q = n === undefined ? undefined : this.queues.get(n.queue);
+    const q = n === undefined ? undefined : this.book.queues.get(n.queue);
     if (e === undefined || n === undefined || q === undefined || !q.backfill || q.holds) return e;
     if (n.waitingFor !== null || q.preemptor !== null) return e;
     const p = this.reservationOf(q);
@@ -398,7 +375,7 @@ export class Scheduler implements SchedulerApi {
   }
 
   projectWeights(): Iterable<[string, number]> {
-    return this.weights.entries();
+    return this.book.projectWeights();
   }
 
   pendingIds(queue: string, offset: number, limit: number): JobId[] {
@@ -406,52 +383,6 @@ export class Scheduler implements SchedulerApi {
   }
 
   // ---- bookkeeping -------------------------------------------------------------------------
-
-  private queue(name: string): QueueState {
-    let q = this.queues.get(name);
-    if (q === undefined) {
-      q = new QueueState(name, this.weightOf, this.reachOf);
-      this.queues.set(name, q);
-    }
-    return q;
-  }
-
-  private cohort(name: string): CohortState<QueueState> {
-    let c = this.cohorts.get(name);
-    if (c === undefined) {
-      c = new CohortState<QueueState>(name);
-      this.cohorts.set(name, c);
-    }
-    return c;
-  }
-
-  /** After a membership or definition change: recompute the pool, wake every member. */
-  private resetCohort(c: CohortState<QueueState> | null): void {
-    if (c === null) return;
-    if (c.members.size === 0) {
-      this.cohorts.delete(c.name);
-      return;
-    }
-    c.recompute();
-    const e = ++this.epochs;
-    for (const m of c.members) {
-      m.epoch = e;
-      this.ready.add(m);
-    }
-  }
-
-  /**
-   * Capacity may have grown in `q` (and so in its cohort): start a new epoch there, which makes
-   * every parked workload eligible again in O(1) per queue.
-   */
-  private bump(q: QueueState): void {
-    const e = ++this.epochs;
-    const members = q.cohort === null ? [q] : q.cohort.members;
-    for (const m of members) {
-      m.epoch = e;
-      if (m.model !== null) this.ready.add(m);
-    }
-  }
 
   private setDrain(q: QueueState): void {
     if (q.model?.stopPolicy === 'HoldAndDrain') {
@@ -476,21 +407,21 @@ export class Scheduler implements SchedulerApi {
 
   private addPending(n: WorkloadNode): void {
     this.pending.set(n.id, n);
-    const q = this.queue(n.queue);
+    const q = this.book.queue(n.queue);
     q.addPending(n);
-    if (q.model !== null) this.ready.add(q);
+    if (q.model !== null) this.book.ready.add(q);
   }
 
   private dropPending(n: WorkloadNode): void {
     this.pending.delete(n.id);
     // A preemptor that goes (withdrawn) gives back the quota kept for it.
     const freed = this.reservations.release(n) !== null || this.resuming.delete(n);
-    const q = this.queues.get(n.queue);
+    const q = this.book.queues.get(n.queue);
     if (q === undefined) return;
     q.removePending(n);
-    if (freed) this.bump(q);
-    if (q.model !== null) this.ready.add(q);
-    else if (q.forgettable) this.queues.delete(q.name);
+    if (freed) this.book.bump(q);
+    if (q.model !== null) this.book.ready.add(q);
+    else if (q.forgettable) this.book.queues.delete(q.name);
   }
 
   /** `n` now holds quota in `q`. */
@@ -524,7 +455,7 @@ export class Scheduler implements SchedulerApi {
     this.admitted.delete(rec.id);
     this.version++;
     this.victimDone(rec);
-    if (q.forgettable) this.queues.delete(q.name);
+    if (q.forgettable) this.book.queues.delete(q.name);
   }
 
   /** `rec` no longer counts as a possible victim (it is being evicted or gone). */
@@ -553,9 +484,9 @@ export class Scheduler implements SchedulerApi {
     p.waitingFor = null;
     this.reservations.release(p);
     this.resuming.add(p);
-    const pq = this.queues.get(p.queue);
+    const pq = this.book.queues.get(p.queue);
     if (pq === undefined) return;
     if (pq.preemptor === p) pq.preemptor = null;
-    if (pq.model !== null) this.ready.add(pq);
+    if (pq.model !== null) this.book.ready.add(pq);
   }
 }

@@ -51,8 +51,9 @@ import { isEndedState, SlurmCli, type SlurmJob, type SubmitRequest } from './slu
 import { planTakeOver } from './take-over.js';
 import { judge, submitting, takenOver, type Tracked } from './tracked-worker.js';
 import { WorkerNames } from './worker-names.js';
+import { gresOf } from './gres.js';
+import { inherited, ownEnv, WorkerIdentities, type WorkerIdentity } from './worker-identities.js';
 import type { UidRange } from '../../domain/uid-range.js';
-import { UidPool } from '../uid-pool.js';
 import type { UnixUser } from '../unix-users.js';
 
 export { shellQuote };
@@ -106,19 +107,6 @@ export interface SlurmFactoryOptions {
   gres?: Record<string, string>;
 }
 
-/** What a job gets of the server's environment (jobs run with PATH, HOME, their locale). */
-const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'TZ', 'TMPDIR'];
-/** What a job that runs as another user than the server's gets of it: nothing that is the server user's. */
-const INHERITED_BY_OTHERS = ['PATH', 'LANG', 'TZ'];
-
-/** Who a worker's jobs run as, when not the user berth submits as. */
-interface WorkerIdentity {
-  /** The uids its members' jobs run as, by rank (berth submits as root). */
-  uids?: number[];
-  /** The user of the cluster Slurm runs it as (runAs.projects). */
-  user?: UnixUser;
-}
-
 export class SlurmFactory implements Factory {
   readonly kind = 'slurm';
   readonly inProcess = false;
@@ -144,10 +132,8 @@ export class SlurmFactory implements Factory {
   private exits: FSWatcher | undefined;
   /** At most submitConcurrency sbatch commands at once. */
   private readonly submits: ConcurrencyLimit;
-  /** The uids of the range no live worker holds (with `uids`). */
-  private readonly pool: UidPool | undefined;
-  /** The uids each live worker's members hold, by worker. */
-  private readonly held = new Map<number, number[]>();
+  /** Who each worker's jobs run as. */
+  private readonly identities: WorkerIdentities;
 
   constructor(private readonly o: SlurmFactoryOptions) {
     this.name = o.name;
@@ -159,11 +145,11 @@ export class SlurmFactory implements Factory {
     if (o.sharedDir !== undefined && !o.agent)
       throw new Error('a slurm factory with sharedDir needs the agent port');
     this.registers = o.sharedDir === undefined;
-    this.pool = o.uids ? new UidPool(o.uids) : undefined;
+    this.identities = new WorkerIdentities(o.uids, o.users);
     if (o.sharedDir !== undefined) {
       mkdirSync(o.sharedDir, { recursive: true, mode: 0o700 });
       // Jobs that run as other users reach their own directories in it, but list nothing.
-      if (this.pool || o.users?.size) chmodSync(o.sharedDir, 0o711);
+      if (this.identities.others) chmodSync(o.sharedDir, 0o711);
       const sharedDir = o.sharedDir;
       this.exits = watchExits(sharedDir, (name) => {
         const workerId = this.names.workerOf(name);
@@ -217,12 +203,7 @@ export class SlurmFactory implements Factory {
     const plan = planTakeOver(live, left, this.names, exitLeft);
     const handles = new Map(left.map((l) => [l.workerId, l.handle]));
     for (const w of plan.adopt) {
-      // Its uids stay its own: no new worker gets them while it lives.
-      const uids = handles.get(w.workerId)?.uids;
-      if (Array.isArray(uids)) {
-        const mine = uids.filter((u): u is number => typeof u === 'number' && this.pool?.reserve(u) === true);
-        if (mine.length > 0) this.held.set(w.workerId, mine);
-      }
+      const held = this.identities.adopt(w.workerId, handles.get(w.workerId)?.uids);
       const t = takenOver(w.name, w.slurmId, w.job);
       // A direct worker's run goes on from where the last server left its output (`logged`), or
       // reports the end its job had while no server ran.
@@ -230,7 +211,6 @@ export class SlurmFactory implements Factory {
         t.run = this.directRun(w.workerId, w.jobId, t, directPaths(this.o.sharedDir!, w.name), true);
       this.tracked.set(w.workerId, t);
       const direct = w.jobId === undefined ? {} : { jobId: w.jobId };
-      const held = this.held.get(w.workerId);
       adopted.set(w.workerId, {
         slurmJobId: w.slurmId,
         slurmJobName: w.name,
@@ -251,7 +231,7 @@ export class SlurmFactory implements Factory {
   async create(req: WorkerRequest): Promise<WorkerHandle> {
     // The controller adopts first; a factory used on its own still removes what was left.
     await (this.adopted ??= this.takeOver([]).catch(() => {}));
-    const id = this.identityFor(req);
+    const id = this.identities.take(req.workerId, req.project, req.members);
     try {
       if (this.o.sharedDir !== undefined) return await this.createDirect(req, this.o.sharedDir, id);
       const registration = req.registration;
@@ -260,55 +240,20 @@ export class SlurmFactory implements Factory {
       await this.submit(req.workerId, t, id, {
         script: agentScript(this.o, req.url, req.workerId, req.members, id.uids),
         nodes: req.members,
-        gres: this.allocationKey(req.requests) || undefined,
+        gres: gresOf(this.o.gres, req.requests) || undefined,
         // A mapped user's agent passes its HOME, USER and LOGNAME on to its jobs.
         env: { BERTH_AGENT_CREDENTIAL: registration, ...(id.user ? ownEnv(id, '') : {}) },
       });
       return { slurmJobId: t.slurmId, slurmJobName: t.name, ...(id.uids ? { uids: id.uids } : {}) };
     } catch (e) {
-      this.giveBack(req.workerId);
+      this.identities.giveBack(req.workerId);
       throw e;
     }
   }
 
-  /**
-   * What the worker asks Slurm for as generic resources, per member (`--gres=gpu:2`): its
-   * requests of the kinds `gres` names. Also what tells whether a pilot may run a job: only one
-   * that asks for the same.
-   */
+  /** What a worker for these requests is allocated beyond its target (gres.ts): a pilot's match. */
   allocationKey(requests: Record<string, number> = {}): string {
-    return Object.entries(this.o.gres ?? {})
-      .filter(([kind]) => (requests[kind] ?? 0) > 0)
-      .map(([kind, name]) => `${name}:${Math.ceil(requests[kind]!)}`)
-      .join(',');
-  }
-
-  /**
-   * Who the worker's jobs run as: its project's user of the cluster, else (berth submits as root)
-   * a uid for each member that no live worker of the factory holds; else the submitting user.
-   */
-  private identityFor(req: WorkerRequest): WorkerIdentity {
-    const user = this.o.users?.get(req.project);
-    if (user) return { user };
-    const pool = this.pool;
-    if (!pool) return {};
-    const uids: number[] = [];
-    for (let i = 0; i < req.members; i++) {
-      const uid = pool.take();
-      if (uid === undefined) {
-        for (const u of uids) pool.give(u);
-        throw new Error(`no free uid in runAs.uids (${pool.range.first}-${pool.range.last})`);
-      }
-      uids.push(uid);
-    }
-    this.held.set(req.workerId, uids);
-    return { uids };
-  }
-
-  /** The worker's Slurm job has ended: its uids may go to another worker. */
-  private giveBack(workerId: number): void {
-    for (const uid of this.held.get(workerId) ?? []) this.pool?.give(uid);
-    this.held.delete(workerId);
+    return gresOf(this.o.gres, requests);
   }
 
   /**
@@ -343,7 +288,7 @@ export class SlurmFactory implements Factory {
       {
         script: directScript(spec, paths, env, own),
         output: paths.out,
-        gres: this.allocationKey(req.requests) || undefined,
+        gres: gresOf(this.o.gres, req.requests) || undefined,
       },
       () => removeDirect(paths),
     );
@@ -367,7 +312,6 @@ export class SlurmFactory implements Factory {
     job: Pick<SubmitRequest, 'script' | 'nodes' | 'output' | 'env' | 'gres'>,
     undo?: () => Promise<void>,
   ): Promise<void> {
-    const others = id.uids !== undefined || id.user !== undefined;
     this.tracked.set(workerId, t);
     try {
       t.slurmId = await this.submits.run(() => {
@@ -381,7 +325,7 @@ export class SlurmFactory implements Factory {
           cpusPerTask: this.o.cpusPerTask,
           timeLimitSeconds: this.o.timeLimitSeconds,
           // Of the server's own environment (which may hold secrets) only what a job expects.
-          inherit: (others ? INHERITED_BY_OTHERS : INHERITED).filter((k) => process.env[k] !== undefined),
+          inherit: inherited(id),
           ...(id.user ? { runAs: { uid: id.user.uid, gid: id.user.gid } } : {}),
           extraArgs: ['--no-requeue', ...this.o.sbatchArgs],
         });
@@ -442,7 +386,7 @@ export class SlurmFactory implements Factory {
     else if (t?.ended !== 'slurm') await this.cancelAndWait(workerId, handle, t);
     // Its Slurm job is over (else the wait above threw): a daemon its job left under its uid is
     // ended by the next worker's agent, or script, that gets the uid on that node.
-    this.giveBack(workerId);
+    this.identities.giveBack(workerId);
     if (direct) await removeDirect(direct);
   }
 
@@ -544,14 +488,4 @@ export class SlurmFactory implements Factory {
       this.polling = false;
     }
   }
-}
-
-/**
- * A job's variables for the user it runs as, when not the server's: an own uid's home and
- * temporary directory are its working directory; a mapped user's home is that user's.
- */
-function ownEnv(id: WorkerIdentity, workdir: string): Record<string, string> {
-  if (id.user) return { HOME: id.user.home, USER: id.user.name, LOGNAME: id.user.name };
-  if (id.uids) return { HOME: workdir, TMPDIR: workdir };
-  return {};
 }
