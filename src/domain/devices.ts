@@ -123,21 +123,6 @@ export class DeviceBook {
     return assigned;
   }
 
-  /**
-   * Records what `holder` held before a restart (its worker's handle): true if every device is
-   * of the inventory and free, else false and nothing recorded.
-   */
-  restore(holder: string, assigned: DeviceAssignment): boolean {
-    for (const [kind, ids] of Object.entries(assigned)) {
-      const held = this.holders.get(kind);
-      const known = new Set(this.inventory[kind]?.devices.map((d) => d.id));
-      if (!held || ids.some((id) => !known.has(id) || held.has(id))) return false;
-    }
-    for (const [kind, ids] of Object.entries(assigned))
-      for (const id of ids) this.holders.get(kind)!.set(id, holder);
-    return true;
-  }
-
   /** Frees every device `holder` holds. */
   release(holder: string): void {
     for (const held of this.holders.values()) for (const [id, h] of held) if (h === holder) held.delete(id);

@@ -74,14 +74,6 @@ describe('devices, the pure parts', () => {
     assert.deepEqual(book.othersFiles({ gpu: ['2'] }), ['/dev/nvidia0', '/dev/nvidia1']);
   });
 
-  it('restores what a worker held before a restart, and refuses a device held twice or unknown', () => {
-    const book = new DeviceBook(inventory);
-    assert.equal(book.restore('w1', { gpu: ['1'] }), true);
-    assert.equal(book.restore('w2', { gpu: ['1'] }), false);
-    assert.equal(book.restore('w2', { gpu: ['7'] }), false);
-    assert.deepEqual(book.take('w3', { gpu: 2 }), { gpu: ['0', '2'] });
-  });
-
   it('tells a job its devices: by UUID where known, with the generic variable', () => {
     assert.deepEqual(deviceEnv(inventory, { gpu: ['1', '2'] }), {
       BERTH_DEVICES_GPU: '1,2',
