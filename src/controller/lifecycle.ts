@@ -4,14 +4,19 @@
  * budget lasts: domain/retry.ts), and the terminal state with its cleanup. Each transition is
  * recorded with its event in one unit before the model moves on.
  */
-import type { FinishRequest } from '../agent/protocol.js';
 import { dependencyMet, unmetReason, type Dependency } from '../domain/dependency.js';
 import { ConflictError } from '../domain/errors.js';
 import { isTerminal, type JobState } from '../domain/job.js';
 import {
+  decide,
+  type Decision,
+  type JobFacts,
+  type RunReport,
+  type StopKind,
+} from '../domain/job-transitions.js';
+import {
   describeRetry,
   retryingReason,
-  mayRetry,
   retryDelayMs,
   type AttemptCharge,
   type FailureKind,
@@ -25,7 +30,7 @@ import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
 import type { ProjectGates } from './project-gates.js';
 import type { Provisioning, ProvisioningOutcomes } from './provisioning.js';
-import { runtimeSubject, workloadOf, type StopKind, type TrackedJob } from './tracked-jobs.js';
+import { runtimeSubject, workloadOf, type TrackedJob } from './tracked-jobs.js';
 
 export class Lifecycle implements ProvisioningOutcomes {
   constructor(
@@ -80,58 +85,26 @@ export class Lifecycle implements ProvisioningOutcomes {
    * (`cancelRequested` and its event) is recorded by the service, on whichever replica took it.
    */
   async cancel(id: number, by: string): Promise<void> {
-    const { jobs, o } = this.core;
-    const job = jobs.unfinished(id);
+    const job = this.core.jobs.unfinished(id);
     if (!job) throw new ConflictError(`job ${id} has already finished`);
-    // Already ending: told twice (directly, and by the leader's own control message), or it
-    // ended on its own meanwhile. Either way the outcome is being written: answer once it is.
-    if (job.ending) return job.ending;
-    const reason = `cancelled by ${by}`;
+    const d = decide(this.factsOf(job), { type: 'cancel', by });
+    if (d.do === 'await-ending') return job.ending!;
     job.cancelRequested = true;
-    if (job.state === 'queued') {
-      if (o.scheduler.withdraw(id)) jobs.inScheduler--;
-      this.stopRetryTimer(job);
-      await this.finish(job, 'cancelled', reason, null);
-    } else if (job.workerId === null) {
-      this.provisioning.leaveWaitlist(job);
-      o.scheduler.release(id);
-      await this.finish(job, 'cancelled', reason, null);
-    } else {
-      await this.requestStop(job, 'cancel', reason); // at once when it had not started
-    }
+    await this.carryOut(job, d);
     this.core.wake();
   }
 
   /** Evicts an admitted job so it returns to its queue. */
-  async evict(job: TrackedJob, kind: 'preempt' | 'drain', reason: string): Promise<void> {
-    if (job.workerId === null) {
-      // Stopping from now until requeued: a resource or worker whose record is being written
-      // for it is not handed to it (provisioning.ts stillWants) but destroyed.
-      job.stopping = kind;
-      job.stopReason = reason;
-      this.provisioning.leaveWaitlist(job);
-      await this.requeue(job, reason);
-    } else {
-      await this.requestStop(job, kind, reason);
-    }
+  evict(job: TrackedJob, kind: 'preempt' | 'drain', reason: string): Promise<void> {
+    return this.carryOut(job, decide(this.factsOf(job), { type: 'evict', kind, reason }));
   }
 
   /**
    * Tells the job's agent to stop (at once, through its heartbeat long poll). Resolves once that
    * is asked — or, for a job its agent has not started, once its run has ended.
    */
-  async requestStop(job: TrackedJob, kind: StopKind, reason: string): Promise<void> {
-    if (job.stopping === 'cancel') return;
-    // A gang's failed rank stops the others, unless they are being stopped already.
-    if (kind === 'rank-failed' && job.stopping) return;
-    job.stopping = kind;
-    job.stopReason = reason;
-    job.stopRequestedAt = this.core.o.now();
-    this.core.signals.notify(job.id);
-    // Its worker exists but its agent has not started the job (a Slurm job still pending): there
-    // is nobody to tell. The run ends now, and its worker is destroyed.
-    if (job.state === 'admitted' && job.workerId !== null)
-      await this.endRun(job, { outcome: 'cancelled', exitCode: null, signal: null, message: reason });
+  requestStop(job: TrackedJob, kind: StopKind, reason: string): Promise<void> {
+    return this.carryOut(job, decide(this.factsOf(job), { type: 'stop', kind, reason }));
   }
 
   /** The worker died without its agent reporting how the job ended. */
@@ -156,58 +129,13 @@ export class Lifecycle implements ProvisioningOutcomes {
    * `charge`: whose fault a failure is — the job's own, or the infrastructure's (its worker was
    * lost or could not be made) — which says which retry budget it draws on.
    */
-  async endRun(job: TrackedJob, r: FinishRequest, charge: FailureKind = 'job'): Promise<void> {
-    if (this.core.jobs.isFinished(job.id) || job.ending !== null) return;
-    this.core.signals.notify(job.id);
-    const evicted = job.stopping === 'preempt' || job.stopping === 'drain';
-    // An evicted job goes back to its queue — unless it had already ended on its own before it
-    // was stopped: then its real outcome stands (running it again would repeat finished work).
-    if (evicted && r.outcome !== 'exited') {
-      // Its run ended once already (its agent's report and its stop racing): it is requeued.
-      if (job.workerId === null) return;
-      await this.requeue(job, job.stopReason);
-      return;
-    }
-    if (evicted) job.stopping = null;
-    // A run that ended on its own (or by its timeout) says how long such jobs take.
-    if (
-      (r.outcome === 'exited' || r.outcome === 'timeout') &&
-      job.startedAt !== null &&
-      job.stopping === null
-    )
-      this.core.runtimes.record(runtimeSubject(job), this.core.o.now() - job.startedAt);
-    const [state, reason] = this.outcomeOf(job, r);
-    this.core.o.scheduler.release(job.id);
-    if (state === 'failed') await this.fail(job, reason, r.exitCode, charge);
-    else await this.finish(job, state, reason, r.exitCode);
+  endRun(job: TrackedJob, report: RunReport, charge: FailureKind = 'job'): Promise<void> {
+    return this.carryOut(job, decide(this.factsOf(job), { type: 'run-ended', report, charge }));
   }
 
-  /**
-   * The job failed (its quota released): it is retried while the budget `kind` draws on lasts,
-   * else it ends failed.
-   */
-  async fail(job: TrackedJob, reason: string, exitCode: number | null, kind: FailureKind): Promise<void> {
-    if (job.cancelRequested || !mayRetry(job.retryPolicy, job.retriesUsed, kind)) {
-      const ran = job.attempts > 0 ? ` (attempt ${job.attempts + 1})` : '';
-      return this.finish(job, 'failed', `${reason}${ran}`, exitCode);
-    }
-    await this.retry(job, reason, exitCode, kind);
-  }
-
-  private outcomeOf(job: TrackedJob, r: FinishRequest): [JobState, string] {
-    // Its agent did not enforce its timeout, so the server stopped it: a failure, as a timeout is.
-    if (job.stopping === 'timeout') return ['failed', job.stopReason];
-    if (job.stopping === 'cancel' || r.outcome === 'cancelled')
-      return ['cancelled', job.stopReason || r.message || 'cancelled'];
-    if (r.outcome === 'timeout') return ['failed', r.message ?? `timed out after ${job.timeoutSeconds}s`];
-    if (r.outcome === 'start-failed') return ['failed', r.message ?? 'could not start'];
-    if (r.exitCode === 0) return ['succeeded', 'exited with code 0'];
-    // The agent's own account comes first (e.g. "killed: out of memory (limit 64Mi)").
-    if (r.message) return ['failed', r.message];
-    return [
-      'failed',
-      r.signal ? `killed by ${r.signal} (exit code ${r.exitCode})` : `exited with code ${r.exitCode}`,
-    ];
+  /** The job failed (its quota released): retried while the budget `charge` draws on lasts, else it ends failed. */
+  fail(job: TrackedJob, reason: string, exitCode: number | null, charge: FailureKind): Promise<void> {
+    return this.carryOut(job, decide(this.factsOf(job), { type: 'failed', reason, exitCode, charge }));
   }
 
   /**
@@ -217,6 +145,68 @@ export class Lifecycle implements ProvisioningOutcomes {
   async failAdmitted(job: TrackedJob, reason: string): Promise<void> {
     this.core.o.scheduler.release(job.id);
     await this.fail(job, reason, null, 'infrastructure');
+  }
+
+  /** The slice of the model a transition reads (domain/job-transitions.ts). */
+  private factsOf(job: TrackedJob): JobFacts {
+    return {
+      state: job.state,
+      hasWorker: job.workerId !== null,
+      started: job.startedAt !== null,
+      stopping: job.stopping,
+      stopReason: job.stopReason,
+      cancelRequested: job.cancelRequested,
+      ending: job.ending !== null || this.core.jobs.isFinished(job.id),
+      attempts: job.attempts,
+      timeoutSeconds: job.timeoutSeconds,
+      retryPolicy: job.retryPolicy,
+      retriesUsed: job.retriesUsed,
+    };
+  }
+
+  /** Carries a transition's decision out: the model, the scheduler, timers, the store. */
+  private async carryOut(job: TrackedJob, d: Decision): Promise<void> {
+    const { o, signals } = this.core;
+    switch (d.do) {
+      case 'ignore':
+      case 'await-ending':
+        return;
+      case 'stop':
+        job.stopping = d.kind;
+        job.stopReason = d.reason;
+        job.stopRequestedAt = o.now();
+        signals.notify(job.id);
+        if (d.endNow)
+          await this.endRun(job, { outcome: 'cancelled', exitCode: null, signal: null, message: d.reason });
+        return;
+      case 'requeue':
+        if (d.stopping) {
+          // Stopping from now until requeued: a resource or worker whose record is being written
+          // for it is not handed to it (provisioning.ts stillWants) but destroyed.
+          job.stopping = d.stopping;
+          job.stopReason = d.reason;
+          this.provisioning.leaveWaitlist(job);
+        } else signals.notify(job.id);
+        return this.requeue(job, d.reason);
+      case 'end-run':
+        signals.notify(job.id);
+        if (d.clearStopping) job.stopping = null;
+        if (d.recordRuntime && job.startedAt !== null)
+          this.core.runtimes.record(runtimeSubject(job), o.now() - job.startedAt);
+        o.scheduler.release(job.id);
+        return this.carryOut(job, d.then);
+      case 'retry':
+        return this.retry(job, d.failure, d.exitCode, d.charge);
+      case 'finish':
+        if (d.leaves === 'queue') {
+          if (o.scheduler.withdraw(job.id)) this.core.jobs.inScheduler--;
+          this.stopRetryTimer(job);
+        } else if (d.leaves === 'admission') {
+          this.provisioning.leaveWaitlist(job);
+          o.scheduler.release(job.id);
+        }
+        return this.finish(job, d.state, d.reason, d.exitCode);
+    }
   }
 
   /** Puts an evicted job back in its queue at its old place; what it held is destroyed. */

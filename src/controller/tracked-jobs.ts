@@ -8,16 +8,10 @@ import { parseAmounts, type Amounts } from '../domain/quantity.js';
 import type { RuntimeHistory, RuntimeSubject } from '../domain/runtime-history.js';
 import type { Workload } from '../scheduler/types.js';
 import { dependenciesOf, type Dependency } from '../domain/dependency.js';
+import type { StopKind } from '../domain/job-transitions.js';
 import { retryHead, retryPolicy, type RetriesUsed, type RetryPolicy } from '../domain/retry.js';
 import { Gang } from './gang.js';
 import type { Pool } from './pool.js';
-
-/**
- * Why a job with a worker is being stopped: cancelled, timed out (its agent did not enforce its
- * timeout: it fails), evicted (preempted or drained: it is requeued), or one of its gang's ranks
- * failed (the others are stopped).
- */
-export type StopKind = 'cancel' | 'timeout' | 'preempt' | 'drain' | 'rank-failed';
 
 export interface TrackedJob extends ActiveJob {
   name: string;
