@@ -1,6 +1,10 @@
 /**
  * What the rest of the server may ask of the controller: the services and the API see only this
  * port, never the class behind it (controller.ts), so the controller's parts can change freely.
+ * It is three ports, one per audience, which a caller names when it needs only one: the services'
+ * committed changes (`ControllerCommands`), the agents' protocol (`AgentProtocol`), and the read
+ * side from memory (`ControllerReadModel`). A follower replica's port (replicas/follower-port.ts)
+ * forwards the first, refuses the second, and reads the leader's published figures for the third.
  */
 import type { ForecastInput } from '../scheduler/forecast.js';
 export type { ForecastInput, ForecastPending } from '../scheduler/forecast.js';
@@ -52,8 +56,8 @@ export interface AgentProtocol {
   pilotNext(workerId: number, waitMs: number): Promise<PilotNext>;
 }
 
-export interface ControllerPort extends AgentProtocol {
-  // ---- changes committed by the services
+/** The changes the services have committed, told to the controller (also by control messages). */
+export interface ControllerCommands {
   /** A job was committed to the store as queued (a job it already tracks is ignored). */
   jobSubmitted(job: JobRecord): Promise<void>;
   /** Cancels an unfinished job; a ConflictError if it has already finished. */
@@ -69,8 +73,10 @@ export interface ControllerPort extends AgentProtocol {
   projectsChanged(projects: ProjectAccess[]): Promise<void>;
   /** A project was deleted; its jobs `jobIds` still unfinished are now filed under `archivedAs`. */
   projectDeleted(project: string, archivedAs: string, jobIds: number[]): void;
+}
 
-  // ---- the read side, from memory
+/** The read side, from the controller's memory: live reasons, positions, figures. */
+export interface ControllerReadModel {
   /** The live reason and position of an unfinished job; undefined once it has finished. */
   /** `withEstimate`: also its start-time estimate, which may cost a forecast (start-estimates.ts). */
   explain(id: number, withEstimate?: boolean): LiveStatus | undefined;
@@ -98,3 +104,5 @@ export interface ControllerPort extends AgentProtocol {
   /** The metadata of the resources job `id` holds: for that job only (GET /job/self). */
   heldMetadata(id: number): Record<string, Metadata>;
 }
+
+export interface ControllerPort extends ControllerCommands, AgentProtocol, ControllerReadModel {}

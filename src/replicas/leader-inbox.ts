@@ -5,7 +5,7 @@
  */
 import { queuedArrayTaskIds, unfinishedArrayTaskIds } from '../store/queries/job-arrays.js';
 import { cancelTasks } from '../service/job-arrays.js';
-import type { ControllerPort } from '../controller/port.js';
+import type { ControllerCommands, ControllerReadModel } from '../controller/port.js';
 import { isTerminal } from '../domain/job.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
 import { findJob, findJobs, loadActiveJobs, unfinishedJobIds } from '../store/queries/jobs.js';
@@ -21,7 +21,11 @@ function chunks<T>(list: T[], size: number): T[][] {
   return out;
 }
 
-export async function applySubmitted(db: Db, controller: ControllerPort, ids: number[]): Promise<void> {
+export async function applySubmitted(
+  db: Db,
+  controller: ControllerCommands & ControllerReadModel,
+  ids: number[],
+): Promise<void> {
   const unknown = ids.filter((id) => !controller.isActive(id));
   if (unknown.length === 0) return;
   const jobs = (await findJobs(db, unknown)).sort((a, b) => a.id - b.id);
@@ -31,7 +35,11 @@ export async function applySubmitted(db: Db, controller: ControllerPort, ids: nu
       await controller.jobSubmitted(job);
 }
 
-export async function applyControl(db: Db, controller: ControllerPort, m: ControlMessage): Promise<void> {
+export async function applyControl(
+  db: Db,
+  controller: ControllerCommands & ControllerReadModel,
+  m: ControlMessage,
+): Promise<void> {
   switch (m.kind) {
     case 'submitted':
       return applySubmitted(db, controller, [m.id]);
@@ -74,7 +82,11 @@ export async function applyControl(db: Db, controller: ControllerPort, m: Contro
  * jobs submitted that it does not track and cancels it has not acted on. (Right after the rebuild
  * on start, the jobs are up to date: the rebuild read them after the messages began to be kept.)
  */
-export async function catchUp(db: Db, controller: ControllerPort, jobs: boolean): Promise<void> {
+export async function catchUp(
+  db: Db,
+  controller: ControllerCommands & ControllerReadModel,
+  jobs: boolean,
+): Promise<void> {
   for (const job of jobs ? await loadActiveJobs(db) : []) {
     if (job.state === 'queued' && !job.cleanedUp && !controller.isActive(job.id))
       await controller.jobSubmitted(job);

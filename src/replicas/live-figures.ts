@@ -5,7 +5,7 @@
  * that wakes the readers. A follower answers `GET /cluster-queues` and the dashboard's figures
  * from the last copy it read (at most ~half a second behind the leader).
  */
-import type { ControllerPort, LiveQueueFigures } from '../controller/port.js';
+import type { ControllerReadModel, LiveQueueFigures } from '../controller/port.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { PgBus } from '../store/pg-bus.js';
 import { notify } from '../store/pg-bus.js';
@@ -24,7 +24,7 @@ const EVERY_MS = 500;
 
 /** What the leader's controller can tell. */
 export type FiguresSource = Pick<
-  ControllerPort,
+  ControllerReadModel,
   'queueModels' | 'queueFigures' | 'factoryFigures' | 'resourceFigures'
 >;
 

@@ -16,7 +16,7 @@ import { visibleJob, write } from './jobs.js';
 import { actorName } from './access.js';
 import { audit } from './audit.js';
 import { runtimeOf } from './context.js';
-import type { ControllerPort } from '../controller/port.js';
+import type { ControllerCommands, ControllerReadModel } from '../controller/port.js';
 import { appendEvent } from '../store/queries/events.js';
 
 /** The array `id` names (its first task's id), if the caller may see it; 404 otherwise. */
@@ -88,7 +88,11 @@ export async function cancelArray(
  * Has the controller stop each task, the last first: those waiting for their turn under the
  * array's throttle go before those in play, whose end would let a waiting one go.
  */
-export async function cancelTasks(controller: ControllerPort, ids: number[], by: string): Promise<void> {
+export async function cancelTasks(
+  controller: ControllerCommands & Pick<ControllerReadModel, 'isActive'>,
+  ids: number[],
+  by: string,
+): Promise<void> {
   for (const taskId of [...ids].reverse()) {
     if (!controller.isActive(taskId)) continue;
     await controller.cancel(taskId, by).catch(() => {
