@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Runs the test suite with Node's own test runner (TypeScript through tsx), once per store: on
-// SQLite, then on PostgreSQL (127.0.0.1:5432, or $BERTH_TEST_PG_URL), as Kysely's tests loop over
-// dialects. BERTH_TEST_STORE=sqlite or =postgres runs one.
+// SQLite and on PostgreSQL (127.0.0.1:5432, or $BERTH_TEST_PG_URL), side by side, as Kysely's
+// tests loop over dialects. BERTH_TEST_STORE=sqlite or =postgres runs one.
 // Usage: node scripts/test.mjs [path-substring ...]   e.g. `node scripts/test.mjs scheduler`
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import pg from 'pg';
+import { buildIsFresh } from './build-fresh.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -24,6 +26,22 @@ const files = find('test')
 if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
+}
+
+// Tests that start `berth` as a process of its own run the build when it is up to date (a plain Node
+// start, about half a second sooner than the sources through tsx: test/helpers/berth-command.ts).
+// `npm ci` builds it; after a change to src/ it is built here, once, rather than in every test.
+const startsBerth = (f) => /cli\.js'|server-process\.js'|berth-command\.js'/.test(readFileSync(f, 'utf8'));
+if (files.some(startsBerth) && !buildIsFresh()) {
+  const t0 = Date.now();
+  const built = spawnSync(join('node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
+    stdio: 'inherit',
+  });
+  console.log(
+    built.status === 0
+      ? `== built dist/ in ${((Date.now() - t0) / 1000).toFixed(1)} s (sources changed since the last build)`
+      : '== the build failed: tests that start berth run the sources through tsx',
+  );
 }
 
 const PG_URL = process.env.BERTH_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -66,27 +84,58 @@ const ONCE = [
 const once = (f) => ONCE.some((dir) => f.split(sep).join('/').startsWith(dir));
 
 const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : ['sqlite', 'postgres'];
-let status = 0;
-for (const [pass, store] of stores.entries()) {
+
+/**
+ * The stores' passes run side by side (BERTH_TEST_PARALLEL=0: one after the other): most of a
+ * pass is waiting — for processes, servers, jobs, Slurm — so two passes on two cores take little
+ * more than the longer one. The first pass prints as it goes; the others' output is kept and
+ * printed whole when the first has ended, so the log reads as if they had run in turn. What the
+ * passes share is kept apart: each test makes its own data directory, database and uid range, and
+ * the Slurm cluster is held by one test file at a time (test/helpers/slurm.ts).
+ */
+const parallel = process.env.BERTH_TEST_PARALLEL !== '0';
+
+function runPass(pass, store) {
   const these = pass === 0 ? files : files.filter((f) => !once(f));
   const skipped = files.length - these.length;
   const note = skipped
     ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients, outside systems and both stores ran in the ${stores[0]} pass)`
     : '';
-  console.log(`\n== tests on ${store}${note}\n`);
-  if (these.length === 0) continue;
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--test', '--test-reporter=spec', ...these],
-    {
-      stdio: 'inherit',
-      env: { ...process.env, BERTH_TEST: '1', BERTH_TEST_STORE: store, BERTH_TEST_RUN: RUN },
-    },
+  const heading = `\n== tests on ${store}${note}\n`;
+  if (these.length === 0) return Promise.resolve({ store, status: 0, heading, output: '' });
+  const live = pass === 0 || !parallel;
+  if (live) console.log(heading);
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...these], {
+    stdio: ['ignore', live ? 'inherit' : 'pipe', live ? 'inherit' : 'pipe'],
+    env: { ...process.env, BERTH_TEST: '1', BERTH_TEST_STORE: store, BERTH_TEST_RUN: RUN },
+  });
+  const chunks = [];
+  child.stdout?.on('data', (d) => chunks.push(d));
+  child.stderr?.on('data', (d) => chunks.push(d));
+  return new Promise((resolve) =>
+    child.on('close', async (code, signal) => {
+      if (store === 'postgres') await dropTestDatabases();
+      const seconds = ((Date.now() - t0) / 1000).toFixed(0);
+      resolve({
+        store,
+        status: code ?? (signal ? 1 : 0),
+        heading: live ? '' : heading,
+        output: Buffer.concat(chunks).toString(),
+        seconds,
+      });
+    }),
   );
-  if (store === 'postgres') await dropTestDatabases();
-  if (result.status !== 0) {
-    console.error(`\n== tests on ${store} failed`);
-    status = result.status ?? 1;
-  }
+}
+
+let status = 0;
+const results = [];
+if (parallel) results.push(...(await Promise.all(stores.map((store, pass) => runPass(pass, store)))));
+else for (const [pass, store] of stores.entries()) results.push(await runPass(pass, store));
+for (const r of results) {
+  if (r.heading) console.log(r.heading);
+  if (r.output) process.stdout.write(r.output);
+  console.log(`\n== tests on ${r.store} ${r.status === 0 ? 'passed' : 'failed'} in ${r.seconds} s`);
+  if (r.status !== 0) status = r.status;
 }
 process.exit(status);

@@ -1,6 +1,6 @@
 /**
- * Runs the `berth` CLI as a real subprocess (TypeScript through tsx, so no build is needed) in a
- * sandbox: its own HOME, XDG config and state directories, working directory and environment —
+ * Runs the `berth` CLI as a real subprocess (the build when it is fresh, else the sources through
+ * tsx: helpers/berth-command.ts) in a sandbox: its own HOME, XDG config and state directories, working directory and environment —
  * nothing leaks in from the developer's shell.
  */
 import assert from 'node:assert/strict';
@@ -9,15 +9,12 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
 import { parse } from 'yaml';
 import { call, useTestServer, type StartOptions, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { scratchDir } from '../helpers/scratch.js';
-
-const TSX = import.meta.resolve('tsx');
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+import { BERTH_ARGS } from '../helpers/berth-command.js';
 
 export interface Sandbox {
   root: string;
@@ -61,7 +58,7 @@ export interface RunOptions {
 
 /** A `berth ARGS…` process in the sandbox; its output collects in `out` as it comes. */
 function spawnBerth(sb: Sandbox, args: string[], opts: RunOptions, stdin: 'pipe' | 'ignore') {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+  const child = spawn(process.execPath, [...BERTH_ARGS, ...args], {
     cwd: opts.cwd ?? sb.cwd,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

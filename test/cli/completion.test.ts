@@ -9,12 +9,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { berthShellCommand } from '../helpers/berth-command.js';
 import { closedPort, fails, ok, useCliServer, type CliResult } from './cli.js';
-
-const TSX = import.meta.resolve('tsx');
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 const CONFIG = [
   'factories:',
@@ -43,7 +40,7 @@ before(() => {
   binDir = join(ctx.sb.root, 'bin');
   mkdirSync(binDir);
   const berth = join(binDir, 'berth');
-  writeFileSync(berth, `#!/bin/sh\nexec '${process.execPath}' --import '${TSX}' '${MAIN}' "$@"\n`);
+  writeFileSync(berth, `#!/bin/sh\nexec ${berthShellCommand()} "$@"\n`);
   chmodSync(berth, 0o755);
 });
 

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BERTH_ARGS, BUILT_BERTH_ARGS } from './berth-command.js';
 import { serverDatabase } from './store.js';
 import { waitFor } from './wait.js';
 
@@ -12,9 +13,6 @@ export interface ServerProcess {
   token: string;
   output(): string;
 }
-
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
-const BUILT_MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
 
 export interface SpawnOptions {
   /** The database URL (default: the suite's store for this data directory). */
@@ -41,7 +39,7 @@ export async function spawnServer(
   const child = spawn(
     process.execPath,
     [
-      ...(opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN]),
+      ...(opts.built ? BUILT_BERTH_ARGS : BERTH_ARGS),
       'server',
       '--data-dir',
       dataDir,

@@ -4,8 +4,10 @@
  * cluster), and the reason to skip where it cannot run.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { waitFor } from './wait.js';
 
 const CLUSTER_SH = join(import.meta.dirname, '..', '..', 'scripts', 'slurm', 'cluster.sh');
 /** A first start installs slurm-wlm with apt-get (about 5 s, longer on a cold mirror). */
@@ -38,6 +40,48 @@ export function slurmSkip(): string | false {
 const started = new Map<string, Promise<{ env: Record<string, string> }>>();
 
 /**
+ * One test file on the cluster at a time: the two stores' passes run side by side
+ * (scripts/test.mjs), and two files' jobs on three nodes would wait for each other's, past their
+ * deadlines. A lock directory, made atomically, names the process that holds it; it is removed
+ * when that process exits, and taken over when that process is gone (one killed mid-test).
+ */
+const LOCK = join(tmpdir(), 'berth-test-slurm.lock');
+const LOCK_WAIT_MS = 30 * 60_000;
+let locked: Promise<void> | undefined;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function tryLock(): boolean {
+  try {
+    mkdirSync(LOCK);
+  } catch {
+    const holder = Number(readFileSync(join(LOCK, 'pid'), { encoding: 'utf8', flag: 'a+' }) || NaN);
+    // A holder that has not yet written its pid is alive (it writes it next); a dead one's lock is free.
+    if (Number.isNaN(holder) || alive(holder)) return false;
+    rmSync(LOCK, { recursive: true, force: true });
+    return tryLock();
+  }
+  writeFileSync(join(LOCK, 'pid'), String(process.pid));
+  process.on('exit', () => rmSync(LOCK, { recursive: true, force: true }));
+  return true;
+}
+
+/** Resolves once this process holds the cluster, until it exits. */
+export function holdSlurm(): Promise<void> {
+  locked ??= waitFor(`the Slurm cluster, used by another test process (${LOCK})`, tryLock, LOCK_WAIT_MS).then(
+    () => undefined,
+  );
+  return locked;
+}
+
+/**
  * Starts the cluster (or finds it up); resolves with the SLURM_CONF its clients need. `settings`
  * are cluster.sh's environment (BERTH_SLURM_NODES, BERTH_SLURM_DIR, ports…): another directory
  * and ports make a second cluster beside the tests' own.
@@ -46,7 +90,16 @@ export function startSlurm(settings: Record<string, string> = {}): Promise<{ env
   const key = JSON.stringify(settings);
   let start = started.get(key);
   if (start) return start;
-  start = new Promise((resolve, reject) => {
+  start = holdSlurm().then(() => startCluster(settings, key));
+  started.set(key, start);
+  return start;
+}
+
+function startCluster(
+  settings: Record<string, string>,
+  key: string,
+): Promise<{ env: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
     const env = { ...process.env, ...settings };
     execFile('bash', [CLUSTER_SH, 'start'], { timeout: START_TIMEOUT_MS, env }, (error, stdout, stderr) => {
       const conf = /^export SLURM_CONF=(.+)$/m.exec(stdout)?.[1];
@@ -58,8 +111,6 @@ export function startSlurm(settings: Record<string, string> = {}): Promise<{ env
       }
     });
   });
-  started.set(key, start);
-  return start;
 }
 
 /** Stops the cluster that `settings` name (cluster.sh stop). */

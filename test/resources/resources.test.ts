@@ -12,6 +12,7 @@ import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { berthShellCommand } from '../helpers/berth-command.js';
 
 let s: TestServer;
 let dir: string;
@@ -198,7 +199,7 @@ describe('the CLI', () => {
   it('berth job meta prints all, one resource, or one field inside the job', async () => {
     const out = join(dir, 'meta');
     // Absolute paths: the job runs in its own working directory.
-    const cli = `${process.execPath} --import ${import.meta.resolve('tsx')} ${join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')}`;
+    const cli = berthShellCommand();
     const job = await submit(s.api, s.adminToken, 'default', {
       resources: ['tok', 'licence'],
       script: [
