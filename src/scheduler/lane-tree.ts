@@ -250,16 +250,22 @@ export interface Eligibility {
 export interface BackfillWindow {
   /** The workload the reservation is for: not held back by it. */
   head: WorkloadNode;
+  /** Every one of these must let a workload through (backfill.ts, `BackfillPlan.gates`). */
+  gates: readonly WindowGate[];
+}
+
+/** One gate of the reservation, as the search sees it. */
+export interface WindowGate {
   /** How long a workload may be planned to run and still end before the reservation starts (ms). */
   within: number;
   /** What the reservation leaves, per limited resource (as `idx`). */
   left: readonly number[];
   /** Planned with predicted runtimes, not timeouts alone. */
-  learned: boolean;
+  byPrediction: boolean;
 }
 
-/** Whether a workload planned to run `ms` ends before the reservation starts. */
-export const endsWithin = (w: BackfillWindow, ms: number): boolean => ms !== Infinity && ms <= w.within;
+/** Whether a workload planned to run `ms` ends before the gate's start. */
+export const endsWithin = (g: WindowGate, ms: number): boolean => ms !== Infinity && ms <= g.within;
 
 function exceedsLeft(v: Vec, e: Eligibility, left: readonly number[]): boolean {
   for (let j = 0; j < e.idx.length; j++) {
@@ -269,21 +275,26 @@ function exceedsLeft(v: Vec, e: Eligibility, left: readonly number[]): boolean {
   return false;
 }
 
-/** Whether the window lets `t` through: its own workload, one that ends before, one that fits what is left. */
+/** Whether the window lets `t` through: its own workload, or one every gate lets through. */
 function windowAllows(t: WorkloadNode, e: Eligibility): boolean {
   const w = e.window;
   if (w === null || t === w.head) return true;
-  return endsWithin(w, w.learned ? t.predictedMs : t.timeoutMs) || !exceedsLeft(t.req, e, w.left);
+  for (const g of w.gates)
+    if (!endsWithin(g, g.byPrediction ? t.predictedMs : t.timeoutMs) && exceedsLeft(t.req, e, g.left))
+      return false;
+  return true;
 }
 
-/** Whether the window holds back every workload of `t`'s subtree. */
+/** Whether some gate of the window holds back every workload of `t`'s subtree. */
 function windowHoldsAll(t: WorkloadNode, e: Eligibility): boolean {
   const w = e.window;
   if (w === null || t.first === w.head) return false;
-  if (endsWithin(w, w.learned ? t.minPredicted : t.minTimeout)) return false;
-  for (let j = 0; j < e.idx.length; j++) {
-    const x = minOf(t, e.idx[j] ?? 0);
-    if (x > 0 && x > (w.left[j] ?? 0)) return true;
+  for (const g of w.gates) {
+    if (endsWithin(g, g.byPrediction ? t.minPredicted : t.minTimeout)) continue;
+    for (let j = 0; j < e.idx.length; j++) {
+      const x = minOf(t, e.idx[j] ?? 0);
+      if (x > 0 && x > (g.left[j] ?? 0)) return true;
+    }
   }
   return false;
 }

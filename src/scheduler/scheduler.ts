@@ -267,9 +267,7 @@ export class Scheduler implements SchedulerApi {
     // Searches skip what it holds back; what an older plan held back is looked at again.
     q.window = {
       head,
-      within: plan.start - now,
-      left: plan.left,
-      learned: q.model?.estimates === 'learned',
+      gates: plan.gates.map((g) => ({ within: g.start - now, left: g.left, byPrediction: g.byPrediction })),
       epoch: q.epoch,
     };
     q.invalidate();

@@ -833,6 +833,21 @@ const scenarios: Scenario[] = [
     ],
   },
   {
+    name: 'Backfill with learned estimates: a job predicted short may not, by its timeout, delay the head more than the slack',
+    queues: [{ name: 'a', nominal: cpu(5), strategy: 'Backfill', estimates: 'learned' }],
+    // Predicted to end at 20 s; by its timeout at 100 s: 2 is reserved at 20 s, and never later
+    // than 100 s + an hour (MISPREDICTION_SLACK_MS) by what is backfilled ahead of it.
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100, expected: 20 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(5), timeout: 100 },
+      // Predicted done by 11 s, and by its timeout at 201 s, within the hour: it goes.
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 200, expected: 10 },
+      // Predicted done by 11 s too, but it could hold its cpu for 3 hours: it waits.
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 10_800, expected: 10 },
+    ],
+    want: { admitted: { 3: {} }, pending: [2, 4] },
+  },
+  {
     name: 'Backfill in a cohort: what other members release counts toward the reservation',
     queues: [
       { name: 'a', nominal: cpu(4), cohort: 'c', strategy: 'Backfill' },
