@@ -848,6 +848,30 @@ const scenarios: Scenario[] = [
     want: { admitted: { 3: {} }, pending: [2, 4] },
   },
   {
+    name: 'Backfill with learned estimates backfills the job predicted shortest first (SJBF)',
+    queues: [{ name: 'a', nominal: cpu(5), strategy: 'Backfill', estimates: 'learned' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(4), timeout: 100, expected: 20 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(5), timeout: 100 },
+      // Both end before 2's reservation at 20 s; there is one cpu: the shorter one takes it.
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 30, expected: 15 },
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 30, expected: 5 },
+    ],
+    want: { admitted: { 4: {} }, pending: [2, 3] },
+  },
+  {
+    name: 'Backfill with learned estimates: a job that has waited 16 hours is not passed over for a shorter one',
+    queues: [{ name: 'a', nominal: cpu(5), strategy: 'Backfill', estimates: 'learned' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(4), timeout: 100, expected: 20 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(5), timeout: 100, createdAt: -18 * 3600_000 },
+      // Created 17 hours before the pass (SJBF_AGED_MS is 16): it goes first, in queue order.
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 30, expected: 15, createdAt: -17 * 3600_000 },
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 30, expected: 5 },
+    ],
+    want: { admitted: { 3: {} }, pending: [2, 4] },
+  },
+  {
     name: 'Backfill in a cohort: what other members release counts toward the reservation',
     queues: [
       { name: 'a', nominal: cpu(4), cohort: 'c', strategy: 'Backfill' },
