@@ -167,9 +167,13 @@ function fitsLeft(q: QueueState, g: BackfillGate, n: WorkloadNode): boolean {
   return true;
 }
 
+/** Whether gate `g` lets `n` through, admitted at `now`: it ends by the start, or fits what is left. */
+const passes = (q: QueueState, g: BackfillGate, n: WorkloadNode, now: number): boolean =>
+  endsBefore(g, n, now) || fitsLeft(q, g, n);
+
 /** Whether `n`, which fits now, may be admitted at `now` in `q` without delaying reservation `p`. */
 export function mayBackfill(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
-  return p.gates.every((g) => endsBefore(g, n, now) || fitsLeft(q, g, n));
+  return p.gates.every((g) => passes(q, g, n, now));
 }
 
 /** `n` was admitted at `now` under reservation `p`: what it holds past a start is no longer left. */
@@ -207,8 +211,13 @@ export function explainBackfill(
     };
   }
   if (e.blockers.some((b) => b.kind !== 'ahead')) return e;
+  const [planned, guard] = p.gates;
+  const held =
+    guard !== undefined && planned !== undefined && passes(q, planned, n, p.at) && !passes(q, guard, n, p.at)
+      ? `predicted to end before then, this job could by its timeout still hold its quota after ${new Date(guard.start).toISOString()}`
+      : 'this job would still hold its quota then';
   return {
     ...e,
-    reason: `waiting for job ${p.head.id}, reserved to start at ${at}: this job would still hold its quota then (backfill); position ${e.position}`,
+    reason: `waiting for job ${p.head.id}, reserved to start at ${at}: ${held} (backfill); position ${e.position}`,
   };
 }
