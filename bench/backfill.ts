@@ -3,8 +3,9 @@
  * (28,481 jobs on 100 processors, Sep 1996 – Aug 1997, with the users' requested times; carried as
  * bench/data/KTH-SP2.swf.gz) replayed through berth's scheduler with a virtual clock, one queue
  * of 100 cpu (src/simulate/swf.ts), under StrictFIFO (= FCFS), BestEffortFIFO, Backfill with the
- * requested times and Backfill with learned estimates (EASY++), beside a reference EASY written
- * apart from the scheduler (bench/easy.ts).
+ * requested times and Backfill with learned estimates (EASY++, guarded: src/scheduler/backfill.ts),
+ * beside a reference EASY written apart from the scheduler (bench/easy.ts). Then what a pass behind
+ * a reservation costs against 10,000 and 100,000 queued jobs, SJBF's search included.
  * Per policy: average and max wait, average bounded slowdown (τ = 10 s), utilization, and the
  * seconds the replay took. Targets: Backfill within 5 % of the reference on bounded slowdown and
  * max wait; the whole trace in under 5 s; with learned estimates, bounded slowdown ≤ 0.75 × the
@@ -46,8 +47,12 @@ export interface BackfillBench {
 /** A pass behind a reservation, against a large backlog (what the live scheduler must bear). */
 export interface ScaleRow {
   strategy: QueueModel['queueingStrategy'];
+  /** Learned estimates, the jobs queued predicted shortest last (SJBF's worst order). */
+  learned: boolean;
   pending: number;
   releases: number;
+  /** Jobs admitted by those passes. */
+  admitted: number;
   ms: number;
 }
 
@@ -55,8 +60,15 @@ export interface ScaleRow {
  * 100 one-cpu jobs run, ending one a second; a job wanting the whole queue waits behind them, and
  * behind it `pending` one-cpu jobs too long to end before it. Each release frees one cpu that every
  * one of them fits, and none may take. The time of `releases` releases, each with its pass.
+ * `learned`: the queue has learned estimates, and the jobs behind are predicted short enough to go,
+ * each shorter than the one before it: each release admits one, the last in queue order (SJBF).
  */
-function scalePasses(strategy: QueueModel['queueingStrategy'], pending: number, releases = 50): ScaleRow {
+function scalePasses(
+  strategy: QueueModel['queueingStrategy'],
+  pending: number,
+  learned = false,
+  releases = 50,
+): ScaleRow {
   const s = new Scheduler();
   const cpu = (n: number) => ({ cpu: n * 1000, jobs: 1 });
   s.upsertQueue({
@@ -66,6 +78,7 @@ function scalePasses(strategy: QueueModel['queueingStrategy'], pending: number, 
     borrowingLimit: {},
     lendingLimit: {},
     queueingStrategy: strategy,
+    ...(learned ? { estimates: 'learned' as const } : {}),
     preemption: { withinClusterQueue: 'Never', reclaimWithinCohort: 'Never' },
     stopPolicy: 'None',
   });
@@ -79,18 +92,27 @@ function scalePasses(strategy: QueueModel['queueingStrategy'], pending: number, 
       requests: cpu(1),
       admittedAt: 0,
       borrowed: {},
-      timeoutMs: (i + 1) * 1000,
+      // Learned: they end far later, so that the jobs behind end before the reservation.
+      timeoutMs: learned ? 1e7 : (i + 1) * 1000,
     });
   s.enqueue({ ...base, id: ++id, createdAt: 1, requests: cpu(100), timeoutMs: 1e6 });
   for (let i = 0; i < pending; i++)
-    s.enqueue({ ...base, id: ++id, createdAt: 2, requests: cpu(1), timeoutMs: 1e7 });
+    s.enqueue({
+      ...base,
+      id: ++id,
+      createdAt: 2,
+      requests: cpu(1),
+      timeoutMs: learned ? 2e6 : 1e7,
+      ...(learned ? { expectedMs: 1e6 - i } : {}),
+    });
   s.schedule(0);
   const started = performance.now();
+  let admitted = 0;
   for (let r = 1; r <= releases; r++) {
     s.release(r);
-    s.schedule(r * 1000 - 1);
+    admitted += s.schedule(r * 1000 - 1).length;
   }
-  return { strategy, pending, releases, ms: performance.now() - started };
+  return { strategy, learned, pending, releases, admitted, ms: performance.now() - started };
 }
 
 const POLICIES: [string, SwfPlanOptions][] = [
@@ -135,6 +157,7 @@ export function runBackfillBench(file = KTH_SP2): BackfillBench {
   const scale = [10_000, 100_000].flatMap((n) => [
     scalePasses('BestEffortFIFO', n),
     scalePasses('Backfill', n),
+    scalePasses('Backfill', n, true),
   ]);
   return { procs: swfPlan(trace).procs, rows, scale };
 }
@@ -161,7 +184,9 @@ export function printBackfillBench(b: BackfillBench): void {
   );
   for (const r of b.scale)
     console.log(
-      `  ${r.strategy}: ${fmt(r.pending)} one-cpu jobs queued behind one wanting the whole queue, ${fmt(r.releases)} releases of one cpu, each with its pass: ${fmt(r.ms, 1)} ms`,
+      r.learned
+        ? `  ${r.strategy}, learned estimates: ${fmt(r.pending)} one-cpu jobs that may go behind one wanting the whole queue, each predicted shorter than the one before, ${fmt(r.releases)} releases of one cpu, each with its pass (${fmt(r.admitted)} admitted, the shortest each time): ${fmt(r.ms, 1)} ms`
+        : `  ${r.strategy}: ${fmt(r.pending)} one-cpu jobs queued behind one wanting the whole queue, ${fmt(r.releases)} releases of one cpu, each with its pass: ${fmt(r.ms, 1)} ms`,
     );
   const later = learned.starts.filter((s, i) => s > (reference.starts[i] ?? Infinity)).length;
   console.log(

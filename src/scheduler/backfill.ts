@@ -23,7 +23,16 @@
  * With `estimates: learned` on the queue (EASY++: Tsafrir, Etsion and Feitelson 2007), a job is
  * planned with the runtime berth's history predicts for it, where that is shorter than its timeout:
  * the timeout stays the hard limit, and a job that outruns its prediction is expected to end by its
- * timeout from then on.
+ * timeout from then on. Three more rules keep mispredictions from starving the head, and make the
+ * predictions pay (measured on KTH-SP2, docs/PERFORMANCE.md):
+ * - a guard: a later job must also pass the same reservation planned with timeouts alone, moved
+ *   `MISPREDICTION_SLACK_MS` later (`BackfillPlan.gates`), so a job predicted short that runs to its
+ *   timeout delays the head by an hour at most;
+ * - shortest predicted first: of the jobs that may go, each lane offers the one predicted shortest
+ *   (lane-tree.ts `shortestEligible`; SJBF), at the priority of its first, never across projects'
+ *   fair-share order;
+ * - except past a job that has waited `SJBF_AGED_MS`: that one is offered in queue order, so that
+ *   long jobs are not passed over for ever.
  *
  * The plan is made for a head, a capacity epoch and an instant, the first time a later workload is
  * tried: O(a log a) for the a workloads admitted in the queue and its cohort. Each try after that
@@ -39,6 +48,30 @@ import type { AdmittedNode } from './queue-state.js';
 /** A workload past its expected end (or being stopped) is expected to end this long after now. */
 export const OVERDUE_GRACE_MS = 1000;
 
+/**
+ * How long past the reservation's start as planned with timeouts a workload backfilled on its
+ * prediction may, by its timeout, hold quota the reservation counts on: the most a misprediction
+ * can delay the reserved workload (`estimates: learned`; docs/PERFORMANCE.md, issue #31).
+ */
+export const MISPREDICTION_SLACK_MS = 3600_000;
+
+/**
+ * Learned estimates back-fill the shortest predicted first (SJBF), but not past a workload that has
+ * waited this long since it was created: that one goes first, in queue order. Without it the long
+ * waits of KTH-SP2 grow by 12 % against EASY's (docs/PERFORMANCE.md, issue #31).
+ */
+export const SJBF_AGED_MS = 16 * 3600_000;
+
+/** One condition a reservation puts on later workloads: the start it must not delay. */
+export interface BackfillGate {
+  /** A workload planned to end by this instant (ms) cannot delay it; Infinity: any may. */
+  start: number;
+  /** Per limited resource of the queue (as `limits.idx`), the room left then with the head in. */
+  left: number[];
+  /** Workloads are planned with their predicted runtimes here, else with their timeouts. */
+  byPrediction: boolean;
+}
+
 /** The backfill reservation of a queue's head. */
 export interface BackfillPlan {
   /** The workload it is for: the queue's first pending workload, which does not fit now. */
@@ -48,21 +81,27 @@ export interface BackfillPlan {
   readonly at: number;
   /** When enough quota is expected free for `head` (ms); Infinity: not from what is known. */
   readonly start: number;
-  /** Per limited resource of the queue (as `limits.idx`), the room left at `start` with `head` in. */
-  readonly left: number[];
+  /**
+   * What a later workload must pass, every one of them: the reservation as planned (with
+   * predictions under learned estimates); under learned estimates also the same reservation planned
+   * with timeouts alone, plus `MISPREDICTION_SLACK_MS`, so that a job predicted short that runs to
+   * its timeout delays the head by an hour at most, as EASY with timeouts would not at all.
+   */
+  readonly gates: BackfillGate[];
 }
 
 /** Whether `q` plans with learned estimates (EASY++) rather than timeouts alone. */
 const learned = (q: QueueState): boolean => q.model?.estimates === 'learned';
 
 /**
- * When admitted workload `a` is expected to release its quota, seen at `now`: with learned
- * estimates, at its predicted end; past that (or without), by its timeout; past that too, within a
- * second. A workload that outruns its prediction so moves its expected end; it is never stopped by it.
+ * When admitted workload `a` is expected to release its quota, seen at `now`: by its prediction
+ * (`byPrediction`, under learned estimates), at its predicted end; past that (or without), by its
+ * timeout; past that too, within a second. A workload that outruns its prediction so moves its
+ * expected end; it is never stopped by it.
  */
-export function expectedEnd(a: AdmittedNode, now: number): number {
+export function expectedEnd(a: AdmittedNode, now: number, byPrediction = learned(a.holder)): number {
   if (a.evicting !== null) return now + OVERDUE_GRACE_MS;
-  if (learned(a.holder) && a.admittedAt + a.predictedMs > now) return a.admittedAt + a.predictedMs;
+  if (byPrediction && a.admittedAt + a.predictedMs > now) return a.admittedAt + a.predictedMs;
   const end = a.admittedAt + a.timeoutMs;
   return end > now ? end : now + OVERDUE_GRACE_MS;
 }
@@ -72,11 +111,15 @@ interface Ending {
   a: AdmittedNode;
 }
 
-/** The reservation of `head` in `q` at `now`: releases expected ends in order until it fits. */
-export function planReservation(q: QueueState, head: WorkloadNode, now: number): BackfillPlan {
+/**
+ * The reservation of `head` in `q` at `now`: releases expected ends in order until it fits; with
+ * `timeoutsOnly`, as if no queue of the cohort had learned estimates (the guard of learned ones).
+ */
+function planGate(q: QueueState, head: WorkloadNode, now: number, timeoutsOnly: boolean): BackfillGate {
   const ending: Ending[] = [];
   for (const m of q.cohort === null ? [q] : q.cohort.members)
-    for (const a of m.admitted.values()) ending.push({ end: expectedEnd(a, now), a });
+    for (const a of m.admitted.values())
+      ending.push({ end: timeoutsOnly ? expectedEnd(a, now, false) : expectedEnd(a, now), a });
   ending.sort((x, y) => x.end - y.end);
   let start = now;
   let k = 0;
@@ -97,28 +140,49 @@ export function planReservation(q: QueueState, head: WorkloadNode, now: number):
     const e = ending[i] as Ending;
     applyUsage(e.a.holder, e.a.req, 1);
   }
-  return { head, epoch: q.epoch, at: now, start, left };
+  return { start, left, byPrediction: !timeoutsOnly && learned(q) };
 }
 
-/** Whether `n`, admitted at `now` in `q`, is expected to end no later than the reservation starts. */
-function endsBefore(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
-  const ms = learned(q) ? n.predictedMs : n.timeoutMs;
-  return ms !== Infinity && ms <= p.start - now;
+/** The reservation of `head` in `q` at `now`, and what it lets through (`BackfillPlan.gates`). */
+export function planReservation(q: QueueState, head: WorkloadNode, now: number): BackfillPlan {
+  const gate = planGate(q, head, now, false);
+  const gates = [gate];
+  if (gate.byPrediction) {
+    const guard = planGate(q, head, now, true);
+    gates.push({ ...guard, start: guard.start + MISPREDICTION_SLACK_MS });
+  }
+  return { head, epoch: q.epoch, at: now, start: gate.start, gates };
 }
 
-/** Whether `n`, which fits now, may be admitted at `now` in `q` without delaying reservation `p`. */
-export function mayBackfill(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
-  if (endsBefore(q, p, n, now)) return true;
+/** Whether `n`, admitted at `now`, is planned to end by gate `g`'s start. */
+function endsBefore(g: BackfillGate, n: WorkloadNode, now: number): boolean {
+  const ms = g.byPrediction ? n.predictedMs : n.timeoutMs;
+  return ms !== Infinity && ms <= g.start - now;
+}
+
+/** Whether `n` fits in what gate `g` leaves. */
+function fitsLeft(q: QueueState, g: BackfillGate, n: WorkloadNode): boolean {
   const idx = q.limits.idx;
-  for (let j = 0; j < idx.length; j++) if ((n.req[idx[j] ?? 0] ?? 0) > (p.left[j] ?? 0)) return false;
+  for (let j = 0; j < idx.length; j++) if ((n.req[idx[j] ?? 0] ?? 0) > (g.left[j] ?? 0)) return false;
   return true;
 }
 
-/** `n` was admitted at `now` under reservation `p`: what it holds past the start is no longer left. */
+/** Whether gate `g` lets `n` through, admitted at `now`: it ends by the start, or fits what is left. */
+const passes = (q: QueueState, g: BackfillGate, n: WorkloadNode, now: number): boolean =>
+  endsBefore(g, n, now) || fitsLeft(q, g, n);
+
+/** Whether `n`, which fits now, may be admitted at `now` in `q` without delaying reservation `p`. */
+export function mayBackfill(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
+  return p.gates.every((g) => passes(q, g, n, now));
+}
+
+/** `n` was admitted at `now` under reservation `p`: what it holds past a start is no longer left. */
 export function backfilled(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): void {
-  if (endsBefore(q, p, n, now)) return;
   const idx = q.limits.idx;
-  for (let j = 0; j < idx.length; j++) p.left[j] = (p.left[j] ?? 0) - (n.req[idx[j] ?? 0] ?? 0);
+  for (const g of p.gates) {
+    if (endsBefore(g, n, now)) continue;
+    for (let j = 0; j < idx.length; j++) g.left[j] = (g.left[j] ?? 0) - (n.req[idx[j] ?? 0] ?? 0);
+  }
 }
 
 /**
@@ -147,8 +211,13 @@ export function explainBackfill(
     };
   }
   if (e.blockers.some((b) => b.kind !== 'ahead')) return e;
+  const [planned, guard] = p.gates;
+  const held =
+    guard !== undefined && planned !== undefined && passes(q, planned, n, p.at) && !passes(q, guard, n, p.at)
+      ? `predicted to end before then, this job could by its timeout still hold its quota after ${new Date(guard.start).toISOString()}`
+      : 'this job would still hold its quota then';
   return {
     ...e,
-    reason: `waiting for job ${p.head.id}, reserved to start at ${at}: this job would still hold its quota then (backfill); position ${e.position}`,
+    reason: `waiting for job ${p.head.id}, reserved to start at ${at}: ${held} (backfill); position ${e.position}`,
   };
 }

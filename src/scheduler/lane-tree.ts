@@ -250,16 +250,29 @@ export interface Eligibility {
 export interface BackfillWindow {
   /** The workload the reservation is for: not held back by it. */
   head: WorkloadNode;
+  /** Every one of these must let a workload through (backfill.ts, `BackfillPlan.gates`). */
+  gates: readonly WindowGate[];
+  /**
+   * Learned estimates: a lane offers the eligible workload predicted shortest (at the priority of
+   * its first eligible one), not the first (`shortestEligible`): SJBF, the other half of EASY++.
+   */
+  shortestFirst: boolean;
+  /** A workload created before this instant (ms) has waited long: nothing passes it over for SJBF. */
+  agedBefore: number;
+}
+
+/** One gate of the reservation, as the search sees it. */
+export interface WindowGate {
   /** How long a workload may be planned to run and still end before the reservation starts (ms). */
   within: number;
   /** What the reservation leaves, per limited resource (as `idx`). */
   left: readonly number[];
   /** Planned with predicted runtimes, not timeouts alone. */
-  learned: boolean;
+  byPrediction: boolean;
 }
 
-/** Whether a workload planned to run `ms` ends before the reservation starts. */
-export const endsWithin = (w: BackfillWindow, ms: number): boolean => ms !== Infinity && ms <= w.within;
+/** Whether a workload planned to run `ms` ends before the gate's start. */
+export const endsWithin = (g: WindowGate, ms: number): boolean => ms !== Infinity && ms <= g.within;
 
 function exceedsLeft(v: Vec, e: Eligibility, left: readonly number[]): boolean {
   for (let j = 0; j < e.idx.length; j++) {
@@ -269,21 +282,26 @@ function exceedsLeft(v: Vec, e: Eligibility, left: readonly number[]): boolean {
   return false;
 }
 
-/** Whether the window lets `t` through: its own workload, one that ends before, one that fits what is left. */
+/** Whether the window lets `t` through: its own workload, or one every gate lets through. */
 function windowAllows(t: WorkloadNode, e: Eligibility): boolean {
   const w = e.window;
   if (w === null || t === w.head) return true;
-  return endsWithin(w, w.learned ? t.predictedMs : t.timeoutMs) || !exceedsLeft(t.req, e, w.left);
+  for (const g of w.gates)
+    if (!endsWithin(g, g.byPrediction ? t.predictedMs : t.timeoutMs) && exceedsLeft(t.req, e, g.left))
+      return false;
+  return true;
 }
 
-/** Whether the window holds back every workload of `t`'s subtree. */
+/** Whether some gate of the window holds back every workload of `t`'s subtree. */
 function windowHoldsAll(t: WorkloadNode, e: Eligibility): boolean {
   const w = e.window;
   if (w === null || t.first === w.head) return false;
-  if (endsWithin(w, w.learned ? t.minPredicted : t.minTimeout)) return false;
-  for (let j = 0; j < e.idx.length; j++) {
-    const x = minOf(t, e.idx[j] ?? 0);
-    if (x > 0 && x > (w.left[j] ?? 0)) return true;
+  for (const g of w.gates) {
+    if (endsWithin(g, g.byPrediction ? t.minPredicted : t.minTimeout)) continue;
+    for (let j = 0; j < e.idx.length; j++) {
+      const x = minOf(t, e.idx[j] ?? 0);
+      if (x > 0 && x > (g.left[j] ?? 0)) return true;
+    }
   }
   return false;
 }
@@ -333,6 +351,44 @@ export function firstEligible(t: WorkloadNode | null, e: Eligibility): WorkloadN
   if (l !== null) return l;
   if (t.parkedAt < e.epoch && offerable(t, e)) return t;
   return firstEligible(t.right, e);
+}
+
+/**
+ * Backfill with learned estimates (Tsafrir, Etsion and Feitelson 2007: shortest job backfilled
+ * first): of the workloads eligible under `e` at the priority of `first` (the first eligible in
+ * queue order) and not before it, the one predicted to run shortest, the earliest in queue order
+ * among equals. The reservation's own workload, if eligible, goes first, and so does `first` once
+ * it has waited long (`agedBefore`): later ones are created later, so none has waited longer.
+ * A branch and bound over the same pruning as `firstEligible` and the subtrees' shortest
+ * predictions, the shorter child first so that the bound tightens at once: O(log n) when the
+ * shortest is eligible, O(n) at worst (many short ones that do not fit).
+ */
+export function shortestEligible(t: WorkloadNode | null, e: Eligibility, first: WorkloadNode): WorkloadNode {
+  const w = e.window;
+  if (w === null || w.head === first || first.createdAt < w.agedBefore) return first;
+  let best = first;
+  const before = (ms: number, n: WorkloadNode): boolean =>
+    ms < best.predictedMs || (ms === best.predictedMs && compareKeys(n, best) < 0);
+  const visit = (n: WorkloadNode | null): void => {
+    // Nothing below can beat `best`: no shorter prediction, nor an equal one earlier in the order.
+    if (n === null || n.minParked >= e.epoch || !before(n.minPredicted, n.first)) return;
+    if (!mayPreempt(n.first, e) && (minExceeds(n, e) || windowHoldsAll(n, e))) return;
+    // Nodes up to `first` are not candidates, nor are those of a lower priority (after them).
+    const after = compareKeys(n, first) > 0;
+    if (after && n.priority === first.priority && before(n.predictedMs, n))
+      if (n.parkedAt < e.epoch && offerable(n, e)) best = n;
+    const l = after ? n.left : null;
+    const r = n.priority >= first.priority ? n.right : null;
+    if (l !== null && r !== null && r.minPredicted < l.minPredicted) {
+      visit(r);
+      visit(l);
+    } else {
+      visit(l);
+      visit(r);
+    }
+  };
+  visit(t);
+  return best;
 }
 
 /** In-order iteration starting at the `skip`-th node, O(log n + k) for k nodes. */

@@ -9,6 +9,8 @@
  * first workload stands in as a lower bound). A capacity epoch ends when quota is released in the
  * queue or its cohort, or a definition changes: that is one counter bump, after which every parked
  * workload is eligible again without being touched (O(P) for P lanes, at the next look).
+ * Backfill behind a reservation with learned estimates: a lane offers its eligible workload
+ * predicted shortest instead (lane-tree.ts `shortestEligible`), found from its first.
  */
 import type { CohortState } from './cohort.js';
 import { IndexedHeap } from './heap.js';
@@ -16,6 +18,7 @@ import { Lane, laneBefore, offeredBefore } from './lane.js';
 import {
   canFit,
   firstEligible,
+  shortestEligible,
   insert,
   mayPreempt,
   minOf,
@@ -169,6 +172,12 @@ export class QueueState implements Holder {
     return !this.stale && (this.strict || this.lanesEpoch === this.epoch);
   }
 
+  /** Whether lanes offer their shortest predicted workload now (learned estimates, lane-tree.ts). */
+  private offersShortest(): boolean {
+    const w = this.window;
+    return w !== null && w.epoch === this.epoch && this.backfill && w.shortestFirst;
+  }
+
   /** What a candidate may take now (one reused object: searches do not nest). */
   eligibility(): Eligibility {
     const e = this.elig;
@@ -201,7 +210,9 @@ export class QueueState implements Holder {
     const e = this.eligibility();
     const first = lane.root === null ? null : lane.root.first;
     const eligible = first !== null && first.parkedAt < e.epoch && offerable(first, e);
-    this.setCandidate(lane, eligible ? first : firstEligible(lane.root, e), true);
+    const n = eligible ? first : firstEligible(lane.root, e);
+    const sjbf = n !== null && e.window !== null && e.window.shortestFirst;
+    this.setCandidate(lane, sjbf ? shortestEligible(lane.root, e, n) : n, true);
   }
 
   addPending(n: WorkloadNode): void {
@@ -212,8 +223,10 @@ export class QueueState implements Holder {
     else minInto(this.minRequest, n.req);
     if (this.model === null || !this.fresh()) return;
     const c = lane.candidate;
-    // Whatever the lane offered, a workload ahead of it is a valid lower bound.
+    // Whatever the lane offered, a workload ahead of it is a valid lower bound; one predicted
+    // shorter may be the lane's candidate instead when it offers the shortest (shortestEligible).
     if (c === null || compareKeys(n, c) < 0) this.setCandidate(lane, n, false);
+    else if (this.offersShortest() && n.predictedMs < c.predictedMs) this.setCandidate(lane, c, false);
   }
 
   removePending(n: WorkloadNode): void {

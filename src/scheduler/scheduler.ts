@@ -22,7 +22,14 @@
  * fit once its own victims have stopped; so once decided, a preemption is never made in vain.
  */
 import type { Amounts } from '../domain/quantity.js';
-import { backfilled, explainBackfill, mayBackfill, planReservation, type BackfillPlan } from './backfill.js';
+import {
+  backfilled,
+  explainBackfill,
+  mayBackfill,
+  planReservation,
+  SJBF_AGED_MS,
+  type BackfillPlan,
+} from './backfill.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';
@@ -213,6 +220,8 @@ export class Scheduler implements SchedulerApi {
   private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[], resumed = false): void {
     const plan = q.backfill && !resumed ? this.planFor(q, n, now) : null;
     if (plan !== null) {
+      // Learned estimates: the plan's window offers the shortest first (lane-tree.ts); try that.
+      if (q.window?.shortestFirst === true && q.head() !== n) return;
       // Behind a reservation (backfill.ts): no preemption, and only what cannot delay it.
       if (fits(q, n.req) && mayBackfill(q, plan, n, now)) {
         backfilled(q, plan, n, now);
@@ -267,9 +276,9 @@ export class Scheduler implements SchedulerApi {
     // Searches skip what it holds back; what an older plan held back is looked at again.
     q.window = {
       head,
-      within: plan.start - now,
-      left: plan.left,
-      learned: q.model?.estimates === 'learned',
+      gates: plan.gates.map((g) => ({ within: g.start - now, left: g.left, byPrediction: g.byPrediction })),
+      shortestFirst: plan.gates[0]?.byPrediction === true,
+      agedBefore: now - SJBF_AGED_MS,
       epoch: q.epoch,
     };
     q.invalidate();

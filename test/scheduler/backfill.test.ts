@@ -40,3 +40,20 @@ test('Backfill: the front job says when it is reserved to start; a job held for 
     /^reserved to start at 1970-01-01T00:01:43\.000Z: cpu 2 of queue a/,
   );
 });
+
+test('Backfill with learned estimates: a job held back by its timeout, though predicted short, says so', () => {
+  const s = new Scheduler();
+  s.upsertQueue(queueModel({ name: 'a', nominal: { cpu: 5 }, strategy: 'Backfill', estimates: 'learned' }));
+  // Predicted to free its 3 cpu at 20.001 s; by its timeout at 100.001 s.
+  s.restoreAdmitted(
+    admittedWorkload({ id: 1, queue: 'a', requests: { cpu: 3 }, timeout: 100, expected: 20 }),
+  );
+  s.enqueue(workload({ id: 2, queue: 'a', requests: { cpu: 5 }, timeout: 100 }));
+  // Predicted done by 11 s, but it may run 3 hours: past 100 s and the hour of slack after it.
+  s.enqueue(workload({ id: 3, queue: 'a', requests: { cpu: 1 }, timeout: 10_800, expected: 10 }));
+  assert.deepEqual(s.schedule(1000), []);
+  assert.equal(
+    s.explain(3)?.reason,
+    'waiting for job 2, reserved to start at 1970-01-01T00:00:20.001Z: predicted to end before then, this job could by its timeout still hold its quota after 1970-01-01T01:01:40.001Z (backfill); position 2',
+  );
+});

@@ -813,7 +813,7 @@ const scenarios: Scenario[] = [
     ],
   },
   {
-    name: 'Backfill with learned estimates plans with predicted runtimes, timeouts where there are none',
+    name: 'Backfill with learned estimates plans with predicted runtimes, timeouts where there are none, and a misprediction may delay the head an hour at most',
     queues: [{ name: 'a', nominal: cpu(5), strategy: 'Backfill', estimates: 'learned' }],
     // Predicted to end at 20 s, not at its 100 s timeout: 2 is reserved to start then.
     admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100, expected: 20 }],
@@ -823,14 +823,31 @@ const scenarios: Scenario[] = [
       { id: 3, queue: 'a', requests: cpu(1), timeout: 200, expected: 10 },
       // Its timeout is up at 31 s, after 20 s: it waits (with requested times it would go).
       { id: 4, queue: 'a', requests: cpu(1), timeout: 30 },
+      // Predicted done by 11 s too, but by its timeout it could hold its cpu for 3 hours, past
+      // the hour (MISPREDICTION_SLACK_MS) after 100 s, when the timeouts alone reserve 2: it waits.
+      { id: 5, queue: 'a', requests: cpu(1), timeout: 10_800, expected: 10 },
     ],
-    want: { admitted: { 3: {} }, pending: [2, 4] },
+    want: { admitted: { 3: {} }, pending: [2, 4, 5] },
     then: [
       {
         actions: [{ upsert: { name: 'a', nominal: cpu(5), strategy: 'Backfill' } }],
-        want: { admitted: { 4: {} }, pending: [2] },
+        want: { admitted: { 4: {} }, pending: [2, 5] },
       },
     ],
+  },
+  {
+    name: 'Backfill with learned estimates backfills the shortest predicted first (SJBF), but not past a job that has waited 16 hours',
+    queues: [{ name: 'a', nominal: cpu(5), strategy: 'Backfill', estimates: 'learned' }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100, expected: 20 }],
+    pending: [
+      { id: 2, queue: 'a', requests: cpu(5), timeout: 100, createdAt: -18 * 3600_000 },
+      // All end before 2's reservation at 20 s; there are two cpu. 3 was created 17 hours before
+      // the pass (SJBF_AGED_MS is 16): it goes first; then of 4 and 5 the shorter.
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 30, expected: 15, createdAt: -17 * 3600_000 },
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 30, expected: 10 },
+      { id: 5, queue: 'a', requests: cpu(1), timeout: 30, expected: 5 },
+    ],
+    want: { admitted: { 3: {}, 5: {} }, order: [3, 5], pending: [2, 4] },
   },
   {
     name: 'Backfill in a cohort: what other members release counts toward the reservation',
