@@ -86,24 +86,36 @@ const once = (f) => ONCE.some((dir) => f.split(sep).join('/').startsWith(dir));
 const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : ['sqlite', 'postgres'];
 
 /**
- * The stores' passes run side by side (BERTH_TEST_PARALLEL=0: one after the other): most of a
- * pass is waiting — for processes, servers, jobs, Slurm — so two passes on two cores take little
- * more than the longer one. The first pass prints as it goes; the others' output is kept and
- * printed whole when the first has ended, so the log reads as if they had run in turn. What the
- * passes share is kept apart: each test makes its own data directory, database and uid range, and
- * the Slurm cluster is held by one test file at a time (test/helpers/slurm.ts).
+ * The stores' passes run side by side (BERTH_TEST_PARALLEL=0: one after the other), and in the
+ * first the files that use the Slurm cluster run apart from the rest: most of a run is waiting —
+ * for processes, servers, jobs, slurmctld — so these three on two cores take little more than the
+ * longest. The first prints as it goes; the others' output is kept and printed whole once it has
+ * ended, so the log reads as if they had run in turn. What they share is kept apart: each test
+ * makes its own data directory, database and uid range, and the Slurm cluster is held by one test
+ * file at a time (test/helpers/slurm.ts).
  */
 const parallel = process.env.BERTH_TEST_PARALLEL !== '0';
+const usesSlurm = (f) => /helpers\/slurm\.js'/.test(readFileSync(f, 'utf8'));
 
-function runPass(pass, store) {
-  const these = pass === 0 ? files : files.filter((f) => !once(f));
-  const skipped = files.length - these.length;
-  const note = skipped
-    ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients, outside systems and both stores ran in the ${stores[0]} pass)`
-    : '';
-  const heading = `\n== tests on ${store}${note}\n`;
-  if (these.length === 0) return Promise.resolve({ store, status: 0, heading, output: '' });
-  const live = pass === 0 || !parallel;
+/** The runs to make: a label, a store, files. */
+function plan() {
+  const runs = [];
+  for (const [pass, store] of stores.entries()) {
+    const these = pass === 0 ? files : files.filter((f) => !once(f));
+    const skipped = files.length - these.length;
+    const note = skipped
+      ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients, outside systems and both stores ran in the ${stores[0]} pass)`
+      : '';
+    if (pass === 0 && parallel) {
+      runs.push({ label: `${store}${note}`, store, files: these.filter((f) => !usesSlurm(f)) });
+      runs.push({ label: `${store}, the files that use Slurm`, store, files: these.filter(usesSlurm) });
+    } else runs.push({ label: `${store}${note}`, store, files: these });
+  }
+  return runs.filter((r) => r.files.length > 0);
+}
+
+function run({ label, store, files: these }, live) {
+  const heading = `\n== tests on ${label}\n`;
   if (live) console.log(heading);
   const t0 = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...these], {
@@ -114,28 +126,30 @@ function runPass(pass, store) {
   child.stdout?.on('data', (d) => chunks.push(d));
   child.stderr?.on('data', (d) => chunks.push(d));
   return new Promise((resolve) =>
-    child.on('close', async (code, signal) => {
-      if (store === 'postgres') await dropTestDatabases();
-      const seconds = ((Date.now() - t0) / 1000).toFixed(0);
+    child.on('close', (code, signal) =>
       resolve({
-        store,
+        label,
         status: code ?? (signal ? 1 : 0),
         heading: live ? '' : heading,
         output: Buffer.concat(chunks).toString(),
-        seconds,
-      });
-    }),
+        seconds: ((Date.now() - t0) / 1000).toFixed(0),
+      }),
+    ),
   );
 }
 
-let status = 0;
+const runs = plan();
 const results = [];
-if (parallel) results.push(...(await Promise.all(stores.map((store, pass) => runPass(pass, store)))));
-else for (const [pass, store] of stores.entries()) results.push(await runPass(pass, store));
+if (parallel) results.push(...(await Promise.all(runs.map((r, i) => run(r, i === 0)))));
+else for (const r of runs) results.push(await run(r, true));
+// Once every run has ended: the first pass uses PostgreSQL too (the store and well suites).
+await dropTestDatabases().catch(() => {});
+let status = 0;
 for (const r of results) {
   if (r.heading) console.log(r.heading);
   if (r.output) process.stdout.write(r.output);
-  console.log(`\n== tests on ${r.store} ${r.status === 0 ? 'passed' : 'failed'} in ${r.seconds} s`);
   if (r.status !== 0) status = r.status;
 }
+for (const r of results)
+  console.log(`== tests on ${r.label}: ${r.status === 0 ? 'passed' : 'FAILED'} in ${r.seconds} s`);
 process.exit(status);
