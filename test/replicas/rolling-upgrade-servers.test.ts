@@ -12,7 +12,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import pg from 'pg';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
@@ -20,22 +19,11 @@ import { scratchDir } from '../helpers/scratch.js';
 import { createTestDatabase, PG_ADMIN_URL, TEST_STORE, type TestDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
 import { health, replicaConfig } from './support.js';
+import { query, REFUSAL as ONE_LINE, schemaOf } from './upgrade-support.js';
 
 const OLDER = { BERTH_TEST_MIGRATIONS: String(MIGRATIONS.length - 1) };
-const REFUSAL = `berth: the database was written by a newer berth (its schema has migration ${MIGRATIONS.at(-1)![0]}; this berth knows up to ${MIGRATIONS.at(-2)![0]}): run that newer berth, or restore a backup this one took`;
+const REFUSAL = `berth: ${ONE_LINE}`;
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
-
-async function query(url: string, text: string): Promise<pg.QueryResult> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
-const schemaOf = async (url: string) => (await query(url, 'SELECT name FROM kysely_migration')).rowCount;
 
 const exited = (p: ServerProcess) =>
   waitFor(`server ${p.url} to exit`, () => p.child.exitCode ?? undefined, 30_000);

@@ -9,37 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import pg from 'pg';
 import { MIGRATIONS, NewerStoreError } from '../../src/store/migrations/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { initSetting } from '../../src/store/queries/settings.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, TEST_STORE, type TestDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
-
-const OLDER = MIGRATIONS.slice(0, -1);
-const REFUSAL = `the database was written by a newer berth (its schema has migration ${MIGRATIONS.at(-1)![0]}; this berth knows up to ${OLDER.at(-1)![0]}): run that newer berth, or restore a backup this one took`;
-
-/** The migrations the database has had, read on a connection of no berth's. */
-async function schemaOf(url: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query('SELECT name FROM kysely_migration')).rowCount ?? 0;
-  } finally {
-    await c.end();
-  }
-}
-
-async function onDatabase(url: string, query: string, params: unknown[] = []): Promise<pg.QueryResult> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await c.query(query, params);
-  } finally {
-    await c.end();
-  }
-}
+import { OLDER_MIGRATIONS as OLDER, query, REFUSAL, schemaOf } from './upgrade-support.js';
 
 describe(
   'a rolling upgrade on PostgreSQL',
@@ -98,14 +74,14 @@ describe(
       await initSetting(old.db, 'before', 'older');
       // Its connections end (a network partition, a database restart): nothing of it holds the
       // schema, so a newer berth migrates at once.
-      await onDatabase(
+      await query(
         url,
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'berth-older'",
       );
       await waitFor(
         'the older connections to end',
         async () =>
-          (await onDatabase(url, "SELECT 1 FROM pg_stat_activity WHERE application_name = 'berth-older'"))
+          (await query(url, "SELECT 1 FROM pg_stat_activity WHERE application_name = 'berth-older'"))
             .rowCount === 0,
       );
       stores.push(await openPostgresStore(url, { max: 2 }));
@@ -122,7 +98,7 @@ describe(
         }
       });
       assert.equal(refused, REFUSAL);
-      const rows = await onDatabase(url, "SELECT 1 FROM settings WHERE name = 'after'");
+      const rows = await query(url, "SELECT 1 FROM settings WHERE name = 'after'");
       assert.equal(rows.rowCount, 0);
     });
   },
