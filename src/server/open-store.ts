@@ -2,16 +2,33 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../domain/errors.js';
-import { NewerStoreError } from '../store/migrations/index.js';
+import { MIGRATIONS, NewerStoreError } from '../store/migrations/index.js';
 import { openPostgresStore } from '../store/postgres.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 
-export async function openStore(config: Config, dataDir: string): Promise<Store> {
+/**
+ * For tests only: a server that knows only the first N migrations, as an older berth would
+ * (test/replicas/rolling-upgrade.test.ts plays a rolling upgrade with it).
+ */
+function knownMigrations(): typeof MIGRATIONS {
+  const n = Number(process.env.BERTH_TEST_MIGRATIONS);
+  return Number.isInteger(n) && n > 0 ? MIGRATIONS.slice(0, n) : MIGRATIONS;
+}
+
+export async function openStore(
+  config: Config,
+  dataDir: string,
+  print: (line: string) => void = () => {},
+): Promise<Store> {
   if (config.database === 'sqlite') return openSqliteStore(join(dataDir, 'berth.db'));
   try {
-    // Shorter than the lease, so that a frozen leader's open transaction cannot hold up an election.
-    return await openPostgresStore(config.database, { idleInTransactionMs: config.renewSeconds * 1000 });
+    return await openPostgresStore(config.database, {
+      // Shorter than the lease, so that a frozen leader's open transaction cannot hold up an election.
+      idleInTransactionMs: config.renewSeconds * 1000,
+      migrations: knownMigrations(),
+      onWaiting: print,
+    });
   } catch (e) {
     // Not a setting's fault: the line says what to do.
     if (e instanceof NewerStoreError) throw e;

@@ -42,6 +42,7 @@ import { bootstrap } from './bootstrap.js';
 import { buildController, type ControllerDeps } from './build-controller.js';
 import { secureDataDir } from './data-dir.js';
 import { announceServer, withdrawServer } from './discovery.js';
+import { NewerStoreError } from '../store/migrations/index.js';
 import { openStore, redactUrl } from './open-store.js';
 import { checkFactoryCas, loadServerTls, tlsWarnings, type ServerTls } from './tls.js';
 
@@ -60,6 +61,11 @@ export interface ServerOptions {
   requestsPerSecond?: number;
   /** Where human-readable lines go: start-up, and a replica's changes of role (stdout by default). */
   print?: (line: string) => void;
+  /**
+   * A newer berth migrated the replicas' database while this one ran (store/pg-schema-gate.ts):
+   * nothing this replica sends reaches it any more. `berth server` stops, saying `line`.
+   */
+  onNewerStore?: (line: string) => void;
 }
 
 export interface RunningServer {
@@ -158,7 +164,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const enforcement = describeEnforcement(config, dataDir, file);
   const isolation = isolationOf(config, file);
   const devices = devicesOf(config, file);
-  const store = await openStore(config, dataDir);
+  const store = await openStore(config, dataDir, print);
   const metrics = new Metrics();
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
   const ctx: ServiceContext = {
@@ -269,7 +275,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         },
         log: {
           info: (msg) => print(`${new Date().toISOString()} ${msg}`),
-          error: (err, what) => log.error({ err }, what),
+          error: (err, what) => {
+            if (err instanceof NewerStoreError && opts.onNewerStore) opts.onNewerStore(err.message);
+            else log.error({ err }, what);
+          },
         },
       });
       await replica.prepare();
@@ -369,7 +378,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
 
 /** Runs until SIGINT or SIGTERM, then closes the listener and the store before exiting. */
 export async function runServer(opts: ServerOptions = {}): Promise<void> {
-  const server = await startServer(opts);
+  let newer: ((line: string) => void) | undefined;
+  const server = await startServer({ ...opts, onNewerStore: (line) => newer?.(line) });
   await new Promise<void>((resolveStop) => {
     const stop = (signal: string) => {
       process.stdout.write(`${signal}: shutting down\n`);
@@ -377,6 +387,13 @@ export async function runServer(opts: ServerOptions = {}): Promise<void> {
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
+    // Once: the elector and the services may each meet the refusal.
+    newer = (line) => {
+      newer = undefined;
+      process.stderr.write(`berth: ${line}\n`);
+      process.exitCode = 1;
+      resolveStop();
+    };
   });
   await server.close();
 }

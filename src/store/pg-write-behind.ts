@@ -128,10 +128,16 @@ class WriteBehindClient implements PostgresPoolClient {
   }
 }
 
-/** `pool` as Kysely sees it, with write-behind on the transactions that ask for it. */
-export function writeBehindPool(pool: pg.Pool): PostgresPool {
+/**
+ * `pool` as Kysely sees it, with write-behind on the transactions that ask for it; `connect`
+ * takes a connection from it (pg-schema-gate.ts's, which holds each to the schema).
+ */
+export function writeBehindPool(
+  pool: pg.Pool,
+  connect: () => Promise<pg.PoolClient> = () => pool.connect(),
+): PostgresPool {
   return {
-    connect: async () => new WriteBehindClient(await pool.connect()),
+    connect: async () => new WriteBehindClient(await connect()),
     end: () => pool.end(),
   };
 }

@@ -4,7 +4,8 @@
  */
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { migrate } from './migrations/index.js';
+import { MIGRATIONS, type KnownMigrations } from './migrations/index.js';
+import { migrateAlone, schemaHeldConnect } from './pg-schema-gate.js';
 import { WRITE_BEHIND, writeBehindPool } from './pg-write-behind.js';
 import type { Database } from './schema.js';
 import type { Db, Store, TransactionOptions } from './store.js';
@@ -33,6 +34,13 @@ export interface PostgresOptions {
   idleInTransactionMs?: number;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * The migrations this berth knows: MIGRATIONS. Only tests pass fewer, to play an older berth
+   * in a rolling upgrade (and a server reads BERTH_TEST_MIGRATIONS for the same, see open-store.ts).
+   */
+  migrations?: KnownMigrations;
+  /** Said when the migration waits for the replicas of an older berth to stop. */
+  onWaiting?: (line: string) => void;
 }
 
 /** A pool on `url` with berth's type parsing; the caller ends it. */
@@ -55,14 +63,14 @@ export function postgresPool(url: string, opts: PostgresOptions = {}): pg.Pool {
 }
 
 export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<Store> {
+  const known = opts.migrations ?? MIGRATIONS;
+  // Rolling upgrades (pg-schema-gate.ts): migrated only once no older replica is connected, and
+  // every connection held to this berth's schema.
+  await migrateAlone(url, { known, ...(opts.onWaiting ? { onWaiting: opts.onWaiting } : {}) });
   const pool = postgresPool(url, opts);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: writeBehindPool(pool) }) });
-  try {
-    await migrate(db as unknown as Kysely<unknown>, 'postgres');
-  } catch (e) {
-    await db.destroy();
-    throw e;
-  }
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: writeBehindPool(pool, schemaHeldConnect(pool, known)) }),
+  });
   return {
     dialect: 'postgres',
     db,

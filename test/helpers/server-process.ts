@@ -28,6 +28,10 @@ export interface SpawnOptions {
    * under tsx: benchmarks measure what users run (`npm run bench` builds it first).
    */
   built?: boolean;
+  /** More environment for the server (BERTH_TEST_MIGRATIONS plays an older berth). */
+  env?: NodeJS.ProcessEnv;
+  /** Told the process at once, before it listens (to kill one that never does). */
+  onSpawn?: (child: ChildProcess) => void;
 }
 
 export async function spawnServer(
@@ -52,8 +56,10 @@ export async function spawnServer(
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
     },
   );
+  opts.onSpawn?.(child);
   let out = '';
   // BERTH_SERVER_LOG=FILE keeps what the server prints (benchmarks and hung tests, for a post-mortem).
   const log = process.env.BERTH_SERVER_LOG;

@@ -47,11 +47,17 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0019_retention', retention],
 ];
 
+/** The migrations a berth knows: MIGRATIONS, or fewer where a test plays an older berth. */
+export type KnownMigrations = readonly (readonly [string, BerthMigration])[];
+
 class BerthMigrationProvider implements MigrationProvider {
-  constructor(private readonly dialect: Dialect) {}
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly known: KnownMigrations,
+  ) {}
   async getMigrations(): Promise<Record<string, Migration>> {
     const out: Record<string, Migration> = {};
-    for (const [name, m] of MIGRATIONS) out[name] = { up: (db) => m.up(db, this.dialect) };
+    for (const [name, m] of this.known) out[name] = { up: (db) => m.up(db, this.dialect) };
     return out;
   }
 }
@@ -60,7 +66,7 @@ class BerthMigrationProvider implements MigrationProvider {
 export class NewerStoreError extends Error {}
 
 /** Kysely's record of the migrations that ran, or none when the database is new. */
-async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
+export async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
   if (!tables.some((t) => t.name === 'kysely_migration')) return [];
   const rows = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db);
@@ -71,18 +77,31 @@ async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
  * Refuses, in one line, a database that has had a migration this binary does not know: a newer
  * berth wrote it, and an older one would misread or break what it changed.
  */
-async function refuseNewer(db: Kysely<unknown>): Promise<void> {
-  const known = new Set(MIGRATIONS.map(([name]) => name));
-  const unknown = (await appliedMigrations(db)).filter((name) => !known.has(name));
-  if (unknown.length > 0)
-    throw new NewerStoreError(
-      `the database was written by a newer berth (its schema has migration ${unknown.at(-1)}; this berth knows up to ${MIGRATIONS.at(-1)![0]}): run that newer berth, or restore a backup this one took`,
-    );
+export async function refuseNewer(
+  db: Kysely<unknown>,
+  known: KnownMigrations = MIGRATIONS,
+): Promise<string[]> {
+  const applied = await appliedMigrations(db);
+  const names = new Set(known.map(([name]) => name));
+  const unknown = applied.filter((name) => !names.has(name));
+  if (unknown.length > 0) throw newerStore(unknown.at(-1)!, known);
+  return applied;
 }
 
-export async function migrate(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
-  await refuseNewer(db);
-  const migrator = new Migrator({ db, provider: new BerthMigrationProvider(dialect) });
+/** The one line that refuses a database a newer berth migrated to `newest`. */
+export function newerStore(newest: string, known: KnownMigrations): NewerStoreError {
+  return new NewerStoreError(
+    `the database was written by a newer berth (its schema has migration ${newest}; this berth knows up to ${known.at(-1)![0]}): run that newer berth, or restore a backup this one took`,
+  );
+}
+
+export async function migrate(
+  db: Kysely<unknown>,
+  dialect: Dialect,
+  known: KnownMigrations = MIGRATIONS,
+): Promise<string[]> {
+  await refuseNewer(db, known);
+  const migrator = new Migrator({ db, provider: new BerthMigrationProvider(dialect, known) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
