@@ -18,15 +18,17 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { scratchDir } from '../helpers/scratch.js';
 import { createTestDatabase, PG_ADMIN_URL, TEST_STORE, type TestDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
+import { BERTH_ARGS } from '../helpers/berth-command.js';
 import { health, replicaConfig } from './support.js';
 import { query, REFUSAL as ONE_LINE, schemaOf } from './upgrade-support.js';
 
 const OLDER = { BERTH_TEST_MIGRATIONS: String(MIGRATIONS.length - 1) };
 const REFUSAL = `berth: ${ONE_LINE}`;
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 
+// A replica cut off finds out when its next connection is refused, which its lease's and its bus's
+// retries may put off for a while on a loaded machine (30 s was once not enough).
 const exited = (p: ServerProcess) =>
-  waitFor(`server ${p.url} to exit`, () => p.child.exitCode ?? undefined, 30_000);
+  waitFor(`server ${p.url} to exit`, () => p.child.exitCode ?? undefined, 90_000);
 
 describe(
   'a rolling upgrade of server replicas',
@@ -93,9 +95,7 @@ describe(
       const child = spawn(
         process.execPath,
         [
-          '--import',
-          'tsx',
-          MAIN,
+          ...BERTH_ARGS,
           'server',
           '--data-dir',
           join(dir, 'late'),
