@@ -179,12 +179,7 @@ async function writeCost(now: number): Promise<number> {
       await Promise.all(
         Array.from({ length: 100 }, (_, k) =>
           commits.run((tx) =>
-            recordAllocation(
-              tx,
-              store.dialect,
-              endingNow(allocation(i + k, rand, now), now),
-              amountsOf(i + k),
-            ),
+            recordAllocation(tx, endingNow(allocation(i + k, rand, now), now), amountsOf(i + k)),
           ),
         ),
       );

@@ -295,7 +295,7 @@ export class Lifecycle implements ProvisioningOutcomes {
       });
       if (revoke) await deleteJobTokens(db, job.id);
       await insertAttempt(db, { jobId: job.id, attempt, ...a, startedAt, endedAt: now, logEnd });
-      await recordAllocation(db, o.store.dialect, allocation, job.requests);
+      await recordAllocation(db, allocation, job.requests);
       const message = a.outcome === 'requeued' ? a.reason : (extra.reason ?? a.reason);
       await event(job, a.outcome === 'requeued' ? 'requeued' : 'retrying', message, data ?? { attempt });
     });
@@ -368,7 +368,7 @@ export class Lifecycle implements ProvisioningOutcomes {
     await journal.write(async ({ db, event }) => {
       await updateJob(db, job.id, update);
       if (revoke) await deleteJobTokens(db, job.id);
-      await recordAllocation(db, o.store.dialect, allocation, job.requests);
+      await recordAllocation(db, allocation, job.requests);
       await event(job, state, reason, exitCode === null ? undefined : { exitCode });
     });
     job.mayHoldToken = false;

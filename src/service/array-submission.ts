@@ -31,7 +31,7 @@ export function writeArray(ctx: ServiceContext, s: ArrayRows): Promise<JobRecord
   const { indices } = parseArraySpec(s.job.spec.array!);
   return s.write(async (db) => {
     const now = ctx.now();
-    const records = await insertArrayTasks(db, ctx.store.dialect, s.job, indices, now);
+    const records = await insertArrayTasks(db, s.job, indices, now);
     if (!records) return undefined;
     const head = records[0]!;
     const message = `array of ${indices.length.toLocaleString('en')} tasks (${s.job.spec.array}) submitted by ${s.job.createdBy} to cluster queue ${s.job.clusterQueue}${s.note}`;

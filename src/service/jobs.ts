@@ -464,7 +464,7 @@ export function write<T>(ctx: ServiceContext, fn: (db: Db) => Promise<T>): Promi
 const writers = new WeakMap<ServiceContext, SubmissionWriter>();
 function submissionsOf(ctx: ServiceContext): SubmissionWriter {
   let w = writers.get(ctx);
-  if (!w) writers.set(ctx, (w = new SubmissionWriter(ctx.store.dialect, (fn) => write(ctx, fn), ctx.now)));
+  if (!w) writers.set(ctx, (w = new SubmissionWriter((fn) => write(ctx, fn), ctx.now)));
   return w;
 }
 

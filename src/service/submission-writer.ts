@@ -9,7 +9,7 @@
 import type { JobRecord } from '../domain/job.js';
 import { insertAudit, type AuditRecord } from '../store/queries/audit.js';
 import { insertJobs, type NewJob } from '../store/queries/jobs.js';
-import type { Db, Dialect } from '../store/store.js';
+import type { Db } from '../store/store.js';
 
 export interface Submission {
   job: NewJob;
@@ -33,7 +33,6 @@ export class SubmissionWriter {
   private queued = false;
 
   constructor(
-    private readonly dialect: Dialect,
     private readonly write: WriteUnit,
     private readonly now: () => number,
   ) {}
@@ -82,7 +81,6 @@ export class SubmissionWriter {
   private async insert(db: Db, batch: Pending[]): Promise<(JobRecord | undefined)[]> {
     const records = await insertJobs(
       db,
-      this.dialect,
       batch.map((p) => p.job),
       this.now(),
     );
@@ -94,7 +92,7 @@ export class SubmissionWriter {
       if (p.audit) audit.push({ ...p.audit, subject: String(record.id), at: record.createdAt });
     }
     // The batch's audit rows in one insert, in the transaction of its jobs.
-    await insertAudit(db, audit, this.dialect);
+    await insertAudit(db, audit, true);
     return records;
   }
 }

@@ -154,7 +154,7 @@ export class GroupCommit {
               }
               if (!guarded) {
                 try {
-                  await flushEvents(tx, this.store.dialect);
+                  await flushEvents(tx);
                 } catch (e) {
                   // Whose event failed is not known: each unit on its own, its events with it.
                   throw new RunBatchAgain(e, !(isTransientConflict(e) && attempt < CONFLICT_RETRIES));

@@ -145,7 +145,7 @@ const newJob = (project: string, name: string, fields: Partial<NewJob> = {}): Ne
 
 /** Inserts `jobs`, each of which must go in (none repeats a key). */
 async function inserted(store: Store, jobs: NewJob[], now = T0): Promise<JobRecord[]> {
-  const records = await insertJobs(store.db, store.dialect, jobs, now);
+  const records = await insertJobs(store.db, jobs, now);
   return records.map((r, i) => {
     assert.ok(r, `job ${i} was inserted`);
     return r;
@@ -218,7 +218,7 @@ export function storeConformance(kind: StoreKind): void {
           newJob('p-bulk', 'd', { idempotencyKey: 'k' }),
           newJob('p-bulk2', 'e', { idempotencyKey: 'k' }),
         ];
-        const out = await insertJobs(s.db, s.dialect, jobs, T0);
+        const out = await insertJobs(s.db, jobs, T0);
         assert.deepEqual(
           out.map((r) => r?.name),
           ['a', undefined, 'c', undefined, 'e'],
@@ -355,7 +355,7 @@ export function storeConformance(kind: StoreKind): void {
           deferEvents(tx);
           await appendEvent(tx, event('admitted', { big: BIG, nested: [1, 'two'] }), T0 + 1);
           await appendEvent(tx, event('started'), T0 + 2);
-          await flushEvents(tx, s.dialect);
+          await flushEvents(tx);
         });
         const events = await listJobEvents(s.db, job!.id);
         assert.deepEqual(
@@ -715,7 +715,7 @@ export function storeConformance(kind: StoreKind): void {
           ...fields,
         });
         await insertAudit(s.db, [row(1), row(2)]);
-        await insertAudit(s.db, [row(3, { project: null, address: null }), row(4)], s.dialect);
+        await insertAudit(s.db, [row(3, { project: null, address: null }), row(4)], true);
         const all = await listAudit(s.db, { actor: 'auditor', limit: 10 });
         assert.deepEqual(
           all.map((e) => e.subject),
@@ -777,12 +777,12 @@ export function storeConformance(kind: StoreKind): void {
           ...fields,
         });
         const first = allocation(1, { outcome: 'requeued', final: false, endedAt: base + HOUR / 2 });
-        await recordAllocation(s.db, s.dialect, first, { cpu: 2000 });
+        await recordAllocation(s.db, first, { cpu: 2000 });
         const second = allocation(2);
-        await recordAllocation(s.db, s.dialect, second, { cpu: 2000 });
+        await recordAllocation(s.db, second, { cpu: 2000 });
         assert.deepEqual(await listAllocations(s.db, job!.id), [first, second]);
         await assert.rejects(
-          s.transaction((tx) => recordAllocation(tx, s.dialect, second, { cpu: 2000 })),
+          s.transaction((tx) => recordAllocation(tx, second, { cpu: 2000 })),
           'an allocation is recorded once',
         );
         const [sums] = await sumUsage(s.db, {
@@ -802,7 +802,6 @@ export function storeConformance(kind: StoreKind): void {
         const [other] = await inserted(s, [newJob('p-usage', 'other')]);
         await recordAllocation(
           s.db,
-          s.dialect,
           allocation(1, { jobId: other!.id, workerId: w, endedAt: base + 3 * HOUR }),
           {
             cpu: 1000,
@@ -837,13 +836,7 @@ export function storeConformance(kind: StoreKind): void {
         const s = store();
         const indices = Array.from({ length: 1205 }, (_, i) => i * 2);
         const tasks = await s.transaction((tx) =>
-          insertArrayTasks(
-            tx,
-            s.dialect,
-            newJob('p-array', 'arr', { idempotencyKey: 'array-key' }),
-            indices,
-            T0,
-          ),
+          insertArrayTasks(tx, newJob('p-array', 'arr', { idempotencyKey: 'array-key' }), indices, T0),
         );
         assert.ok(tasks);
         assert.equal(tasks.length, indices.length);
@@ -878,13 +871,7 @@ export function storeConformance(kind: StoreKind): void {
         const collapsed = await listJobs(s.db, { project: 'p-array', sort: 'id', limit: 10, collapse: true });
         assert.deepEqual(ids(collapsed), [arrayId], 'an array lists as its first task');
         const again = await s.transaction((tx) =>
-          insertArrayTasks(
-            tx,
-            s.dialect,
-            newJob('p-array', 'arr', { idempotencyKey: 'array-key' }),
-            [0, 1],
-            T0,
-          ),
+          insertArrayTasks(tx, newJob('p-array', 'arr', { idempotencyKey: 'array-key' }), [0, 1], T0),
         );
         assert.equal(again, undefined);
       });

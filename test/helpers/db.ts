@@ -18,7 +18,6 @@ export const storeOf = (server: { server: RunningServer } | RunningServer): Stor
 export async function seedJob(store: Store, fields: Partial<NewJob> = {}): Promise<JobRecord> {
   const [record] = await insertJobs(
     store.db,
-    store.dialect,
     [
       {
         project: 'default',

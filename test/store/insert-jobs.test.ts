@@ -35,11 +35,10 @@ const job = (name: string, idempotencyKey: string | null): NewJob => ({
 
 describe('insertJobs', () => {
   it("returns each job's record exactly as it reads back, and leaves out a repeated idempotency key", async () => {
-    const { db, dialect } = storeOf(server());
+    const { db } = storeOf(server());
     const now = Date.now();
     const records = await insertJobs(
       db,
-      dialect,
       [job('a', null), job('b', 'k1'), job('c', 'k1'), job('d', 'k2')],
       now,
     );
@@ -53,7 +52,7 @@ describe('insertJobs', () => {
       records.map((r) => r?.name),
       ['a', 'b', undefined, 'd'],
     );
-    const again = await insertJobs(db, dialect, [job('e', 'k2')], now);
+    const again = await insertJobs(db, [job('e', 'k2')], now);
     assert.deepEqual(again, [undefined]);
   });
 });

@@ -107,7 +107,7 @@ describe('the usage rollups', () => {
         };
         const amounts = { cpu: x.cpu * x.workers, memory: x.memory * x.workers, jobs: 1 };
         recorded.push({ a, amounts });
-        return commits.run((tx) => recordAllocation(tx, store.dialect, a, amounts));
+        return commits.run((tx) => recordAllocation(tx, a, amounts));
       }),
     );
     assert.equal((await listAllocations(store.db)).length, allocations.length);
@@ -166,8 +166,8 @@ describe('the usage rollups', () => {
     const before = await sumUsage(store.db, period);
     const other: Allocation = { ...a, jobId: 10_000 };
     const results = await Promise.allSettled([
-      commits.run((tx) => recordAllocation(tx, store.dialect, a, amounts)),
-      commits.run((tx) => recordAllocation(tx, store.dialect, other, amounts)),
+      commits.run((tx) => recordAllocation(tx, a, amounts)),
+      commits.run((tx) => recordAllocation(tx, other, amounts)),
     ]);
     assert.deepEqual(
       results.map((r) => r.status),

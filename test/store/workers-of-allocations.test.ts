@@ -35,16 +35,16 @@ const allocation = (jobId: number, attempt: number, workerId: number | null): Al
 
 describe('the worker of an ended job', () => {
   it("is its last allocation's, also when the worker has run other jobs since; none without one", async () => {
-    const { db, dialect } = storeOf(server());
+    const { db } = storeOf(server());
     const w = { factory: 'hpc', target: 'short' };
     // 9001: attempt 1 on a fresh worker, attempt 2 on a pilot that then ran 9002 and now runs 9004.
     const fresh = await insertWorker(db, { ...w, jobId: 9001 }, T0);
     const pilot = await insertWorker(db, { ...w, jobId: 9001 }, T0);
     await updateWorker(db, pilot, { jobId: 9004, state: 'ready' }, T0 + 5000);
     for (const a of [allocation(9001, 2, pilot), allocation(9001, 1, fresh), allocation(9002, 1, pilot)])
-      await recordAllocation(db, dialect, a, {});
+      await recordAllocation(db, a, {});
     // 9003: ended before it had a worker (cancelled while queued).
-    await recordAllocation(db, dialect, allocation(9003, 1, null), {});
+    await recordAllocation(db, allocation(9003, 1, null), {});
     const got = await workersOfLastAllocations(db, [9001, 9002, 9003, 9005]);
     assert.deepEqual([...got].map(([job, r]) => [job, r.id, r.jobId, r.state]).sort(), [
       [9001, pilot, 9004, 'ready'],

@@ -2,9 +2,10 @@
 import type { Insertable } from 'kysely';
 import type { AuditAction, AuditActorKind, AuditEntry } from '../../domain/audit.js';
 import type { AuditLogTable } from '../schema.js';
-import type { Db, Dialect } from '../store.js';
+import type { Db } from '../store.js';
 import { insertRows } from './bulk-insert.js';
 import { iso } from './time.js';
+import { dialectOf } from './statement-text.js';
 
 /** One change, as the services record it. */
 export interface AuditRecord {
@@ -32,14 +33,14 @@ const toValues = (r: AuditRecord): Insertable<AuditLogTable> => ({
 const COLUMNS = Object.keys(toValues({} as AuditRecord));
 
 /**
- * Inserts the rows in transaction `db`. With the dialect (a batch of submissions: store/queries/
- * bulk-insert.ts), as statements written once per row count; without, through Kysely's builder.
+ * Inserts the rows in transaction `db`. `bulk` (a batch of submissions: store/queries/
+ * bulk-insert.ts): as statements written once per row count; else through Kysely's builder.
  */
-export async function insertAudit(db: Db, rows: AuditRecord[], dialect?: Dialect): Promise<void> {
+export async function insertAudit(db: Db, rows: AuditRecord[], bulk = false): Promise<void> {
   if (rows.length === 0) return;
-  if (dialect) {
+  if (bulk) {
     const values = rows.map((r) => Object.values(toValues(r)));
-    return insertRows(db, dialect, 'audit_log', COLUMNS, values);
+    return insertRows(db, dialectOf(db), 'audit_log', COLUMNS, values);
   }
   await db.insertInto('audit_log').values(rows.map(toValues)).execute();
 }

@@ -1,8 +1,9 @@
-import type { Db, Dialect } from '../store.js';
+import type { Db } from '../store.js';
 import { insertRows } from './bulk-insert.js';
 import type { Insertable } from 'kysely';
 import type { EventRow, EventsTable } from '../schema.js';
 import { iso } from './time.js';
+import { dialectOf } from './statement-text.js';
 
 export interface EventInput {
   subjectKind: string;
@@ -60,13 +61,13 @@ export async function appendEvent(db: Db, e: EventInput, now: number): Promise<v
 export const deferEvents = (tx: Db): void => void deferred.set(tx, []);
 
 /** Inserts the events `tx` deferred; it appends directly from now on. */
-export async function flushEvents(tx: Db, dialect: Dialect): Promise<void> {
+export async function flushEvents(tx: Db): Promise<void> {
   const rows = deferred.get(tx);
   deferred.delete(tx);
   if (rows?.length)
     await insertRows(
       tx,
-      dialect,
+      dialectOf(tx),
       'events',
       COLUMNS,
       rows.map((r) => Object.values(r)),

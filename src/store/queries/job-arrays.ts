@@ -7,6 +7,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { JOB_STATES, type JobRecord, type JobState } from '../../domain/job.js';
 import type { Db, Dialect } from '../store.js';
 import { insertJobs, toInsert, type NewJob } from './jobs.js';
+import { dialectOf } from './statement-text.js';
 
 /** Rows per statement: PostgreSQL takes at most 65,535 parameters, SQLite 32,766 (18 per task). */
 const TASKS_PER_INSERT = 1000;
@@ -18,12 +19,12 @@ const TASKS_PER_INSERT = 1000;
  */
 export async function insertArrayTasks(
   db: Db,
-  dialect: Dialect,
   job: NewJob,
   indices: readonly number[],
   now: number,
 ): Promise<JobRecord[] | undefined> {
-  const [first] = await insertJobs(db, dialect, [job], now);
+  const dialect = dialectOf(db);
+  const [first] = await insertJobs(db, [job], now);
   if (!first) return undefined;
   const arrayId = first.id;
   await db

@@ -2,8 +2,8 @@ import { JOB_STATES, type JobRecord, type JobSpec, type JobState } from '../../d
 import { byPriority, compareJobs, type JobKey, type JobSort } from '../../domain/job-order.js';
 import { CompiledQuery, sql, type Updateable } from 'kysely';
 import type { JobRow, JobsTable } from '../schema.js';
-import type { Db, Dialect } from '../store.js';
-import { updateById } from './statement-text.js';
+import type { Db } from '../store.js';
+import { dialectOf, updateById } from './statement-text.js';
 
 /** The record of row `r`, whose `spec` column (JSON) is `spec`. */
 const withSpec = (r: JobRow, spec: JobSpec): JobRecord => ({
@@ -119,13 +119,8 @@ const JOBS_PER_INSERT = 1000;
  * from the sequence first, so that each row is matched to its input by id (the order of
  * RETURNING's rows is not specified). On SQLite a statement is a function call: one per job.
  */
-export async function insertJobs(
-  db: Db,
-  dialect: Dialect,
-  jobs: NewJob[],
-  now: number,
-): Promise<(JobRecord | undefined)[]> {
-  if (dialect === 'sqlite') {
+export async function insertJobs(db: Db, jobs: NewJob[], now: number): Promise<(JobRecord | undefined)[]> {
+  if (dialectOf(db) === 'sqlite') {
     const out: (JobRecord | undefined)[] = [];
     for (const j of jobs) {
       const { rows } = await db.executeQuery<{ id: number }>(

@@ -21,7 +21,7 @@ import {
 import type { Database } from '../schema.js';
 import type { Db, Dialect } from '../store.js';
 import { insertRows } from './bulk-insert.js';
-import { quoted } from './statement-text.js';
+import { dialectOf, quoted } from './statement-text.js';
 
 type Counter =
   | 'allocations'
@@ -128,12 +128,8 @@ async function addToRollups(db: Db, dialect: Dialect, grain: Grain, pieces: Hour
  * Writes ended allocation `a` into the ledger and adds it to the rollups, hourly and daily.
  * `amounts`: what it held against quota in all (every worker's requests; `jobs` is left out).
  */
-export async function recordAllocation(
-  db: Db,
-  dialect: Dialect,
-  a: Allocation,
-  amounts: Amounts,
-): Promise<void> {
+export async function recordAllocation(db: Db, a: Allocation, amounts: Amounts): Promise<void> {
+  const dialect = dialectOf(db);
   await insertRows(db, dialect, 'usage_ledger', LEDGER_COLUMNS, [
     [
       a.jobId,
