@@ -54,6 +54,28 @@ describe('simulate --swf', () => {
     assert.deepEqual(starts('StrictFIFO'), { 1: 0, 2: 100, 3: 150, 4: 150, 7: 150 });
   });
 
+  it('Backfill with more reservations (conservative): the third job is not delayed by a long one behind it', () => {
+    // 1 holds 3 of 4 until 100 s; 2 (3 procs) is reserved then, until 200 s; 3 wants all 4.
+    // Under EASY 4 (500 s) takes the free processor at 3 s and 3 waits for it until 503 s; with
+    // two reservations 3 is reserved at 200 s, so 4 waits and 5, done by 154 s, goes instead.
+    const trace = parseSwf(
+      [
+        '; MaxProcs: 4',
+        line(1, 0, 100, 3, 100),
+        line(2, 1, 100, 3, 100),
+        line(3, 2, 100, 4, 100),
+        line(4, 3, 500, 1, 500),
+        line(5, 4, 150, 1, 150),
+      ].join('\n'),
+    );
+    const at = (reservations: number) =>
+      Object.fromEntries(
+        replaySwf(trace, { strategy: 'Backfill', reservations }).runs.map((r) => [r.id, r.start]),
+      );
+    assert.deepEqual(at(1), { 1: 0, 2: 100, 3: 503, 4: 3, 5: 200 });
+    assert.deepEqual(at(2), { 1: 0, 2: 100, 3: 200, 4: 300, 5: 4 });
+  });
+
   it('counts what it skips and sums up the run', () => {
     const r = replaySwf(parseSwf(TRACE), { strategy: 'Backfill' });
     assert.equal(r.summary.jobs, 5);
