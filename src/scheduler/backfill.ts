@@ -38,11 +38,9 @@
  * tried: O(a log a) for the a workloads admitted in the queue and its cohort. Each try after that
  * is O(resources). Nothing here scans pending work: the head comes from the lanes (O(P)).
  */
-import { formatAmount } from '../domain/quantity.js';
 import { planLater, type LaterReservation } from './conservative.js';
 import { applyUsage, fits, room } from './quota.js';
 import type { QueueState } from './queue-state.js';
-import type { Explanation } from './types.js';
 import type { WorkloadNode } from './workload-node.js';
 import type { AdmittedNode } from './queue-state.js';
 
@@ -190,7 +188,7 @@ function fitsLeft(q: QueueState, g: BackfillGate, n: WorkloadNode): boolean {
 }
 
 /** Whether gate `g` lets `n` through, admitted at `now`: it ends by the start, or fits what is left. */
-const passes = (q: QueueState, g: BackfillGate, n: WorkloadNode, now: number): boolean =>
+export const passes = (q: QueueState, g: BackfillGate, n: WorkloadNode, now: number): boolean =>
   endsBefore(g, n, now) || fitsLeft(q, g, n);
 
 /** Whether `n`, which fits now, may be admitted at `now` in `q` without delaying reservation `p`. */
@@ -208,7 +206,7 @@ function laterGates(p: BackfillPlan, n: WorkloadNode): LaterReservation[] {
  * The later reservation `n` would delay, admitted at `now`; null when it is one itself (it waits
  * for its start); undefined when none.
  */
-function blockerAmong(
+export function blockerAmong(
   q: QueueState,
   p: BackfillPlan,
   n: WorkloadNode,
@@ -225,53 +223,4 @@ export function backfilled(q: QueueState, p: BackfillPlan, n: WorkloadNode, now:
     if (endsBefore(g, n, now)) continue;
     for (let j = 0; j < idx.length; j++) g.left[j] = (g.left[j] ?? 0) - (n.req[idx[j] ?? 0] ?? 0);
   }
-}
-
-/**
- * Why a pending workload of a Backfill queue waits, given the queue's reservation `p`: the front
- * workload says when it is reserved to start; one that fits now says whose start it would delay.
- * Anything else (it does not fit, the queue holds) is said as in any queue.
- */
-export function explainBackfill(
-  e: Explanation,
-  q: QueueState,
-  n: WorkloadNode,
-  p: BackfillPlan,
-): Explanation {
-  const later = p.more.find((r) => r.head === n);
-  if (later !== undefined) return reserved(e, q, n, later.gate.start);
-  if (p.start === Infinity) return e;
-  const at = new Date(p.start).toISOString();
-  if (p.head === n) return reserved(e, q, n, p.start);
-  if (e.blockers.some((b) => b.kind !== 'ahead')) return e;
-  const [planned, guard] = p.gates;
-  const b = p.gates.every((g) => passes(q, g, n, p.at)) ? blockerAmong(q, p, n, p.at) : undefined;
-  if (b !== undefined && b !== null && b.gate.start !== Infinity)
-    return {
-      ...e,
-      reason: `waiting for job ${b.head.id}, reserved to start at ${new Date(b.gate.start).toISOString()}: this job would still hold its quota then (backfill); position ${e.position}`,
-    };
-  const held =
-    guard !== undefined && planned !== undefined && passes(q, planned, n, p.at) && !passes(q, guard, n, p.at)
-      ? `predicted to end before then, this job could by its timeout still hold its quota after ${new Date(guard.start).toISOString()}`
-      : 'this job would still hold its quota then';
-  return {
-    ...e,
-    reason: `waiting for job ${p.head.id}, reserved to start at ${at}: ${held} (backfill); position ${e.position}`,
-  };
-}
-
-/** `n` holds a reservation at `start`: says when, and what of the queue it is for. */
-function reserved(e: Explanation, q: QueueState, n: WorkloadNode, start: number): Explanation {
-  if (start === Infinity) return e;
-  const l = q.limits;
-  const needs = l.idx
-    .map((i, j) => [l.names[j] ?? '', n.req[i] ?? 0] as const)
-    .filter(([, x]) => x > 0)
-    .map(([r, x]) => `${r} ${formatAmount(r, x)}`)
-    .join(', ');
-  return {
-    ...e,
-    reason: `reserved to start at ${new Date(start).toISOString()}: ${needs} of queue ${q.name}, when the jobs running are expected to end (backfill); position ${e.position}`,
-  };
 }

@@ -80,4 +80,14 @@ test('Backfill with 2 reservations: the second job reserved says when; a job tha
     s.explain(4)?.reason,
     'waiting for job 3, reserved to start at 1970-01-01T00:03:20.001Z: this job would still hold its quota then (backfill); position 3',
   );
+  // The dashboard reads the same as a blocker: whose reservation, when, and what of the queue.
+  const third = {
+    kind: 'reservation',
+    queue: 'a',
+    job: 3,
+    startAt: '1970-01-01T00:03:20.001Z',
+    requests: { cpu: '4' },
+  };
+  assert.deepEqual(s.explain(3)?.blockers.at(-1), third);
+  assert.deepEqual(s.explain(4)?.blockers, [{ kind: 'ahead', queue: 'a', jobsAhead: 2 }, third]);
 });
