@@ -4,7 +4,8 @@
  * bench/data/KTH-SP2.swf.gz) replayed through berth's scheduler with a virtual clock, one queue
  * of 100 cpu (src/simulate/swf.ts), under StrictFIFO (= FCFS), BestEffortFIFO, Backfill with the
  * requested times and Backfill with learned estimates (EASY++, guarded: src/scheduler/backfill.ts),
- * beside a reference EASY written apart from the scheduler (bench/easy.ts). Then what a pass behind
+ * beside a reference EASY written apart from the scheduler (bench/easy.ts), and Backfill with 100
+ * reservations (conservative backfilling: src/scheduler/conservative.ts). Then what a pass behind
  * a reservation costs against 10,000 and 100,000 queued jobs, SJBF's search included.
  * Per policy: average and max wait, average bounded slowdown (τ = 10 s), utilization, and the
  * seconds the replay took. Targets: Backfill within 5 % of the reference on bounded slowdown and

@@ -181,6 +181,9 @@ export function planLater(
     // What the workloads that start now after it hold then is not left: it is taken from the gate
     // when they are admitted (backfilled), like any workload behind a reservation.
     const left = profile.free(r.gate.start).slice();
+    // Not placed (no start known): what it leaves is still what is left with it in, as the first's.
+    if (r.gate.start === Infinity)
+      for (let j = 0; j < idx.length; j++) left[j] = (left[j] ?? 0) - (held[k]?.req[j] ?? 0);
     for (const s of starting)
       if (s.count > k && s.end > r.gate.start)
         for (let j = 0; j < idx.length; j++) left[j] = (left[j] ?? 0) + (s.n.req[idx[j] ?? 0] ?? 0);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { conservativeStarts } from '../../bench/conservative.js';
 import { easyStarts } from '../../bench/easy.js';
 import type { QueueingStrategy } from '../../src/domain/cluster-queue.js';
 import { parseSwf, replaySwf, swfCsv, swfSummary, type SwfJob } from '../../src/simulate/swf.js';
@@ -159,6 +160,51 @@ describe('simulate --swf', () => {
               estimate: j.requestedTime > 0 ? j.requestedTime : longest || Infinity,
             })),
             machine,
+          );
+          assert.deepEqual(berth, reference);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('Backfill with more reservations starts every job when an independent conservative backfilling does, on random traces', () => {
+    const job = fc.record({
+      gap: fc.integer({ min: 0, max: 8 }),
+      run: fc.integer({ min: 1, max: 60 }),
+      procs: fc.integer({ min: 1, max: 8 }),
+      // Estimates mostly above the run time, some below it, some unknown (-1).
+      slack: fc.integer({ min: -20, max: 60 }),
+      known: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(job, { minLength: 1, maxLength: 60 }),
+        fc.constantFrom(2, 3, 100),
+        (machine, js, reservations) => {
+          let submit = 0;
+          const jobs: SwfJob[] = js.map((j, i) => ({
+            id: i + 1,
+            submit: (submit += j.gap),
+            run: j.run,
+            procs: Math.min(j.procs, machine),
+            // The first with an estimate: jobs without are planned with the longest, never unplanned.
+            requestedTime: j.known || i === 0 ? Math.max(1, j.run + j.slack) : -1,
+            user: -1,
+          }));
+          const berth = replaySwf(
+            { maxProcs: machine, jobs },
+            { strategy: 'Backfill', reservations },
+          ).runs.map((r) => r.start);
+          const longest = Math.max(0, ...jobs.map((j) => j.requestedTime));
+          const reference = conservativeStarts(
+            jobs.map((j) => ({
+              ...j,
+              estimate: j.requestedTime > 0 ? j.requestedTime : longest || Infinity,
+            })),
+            machine,
+            reservations,
           );
           assert.deepEqual(berth, reference);
         },
