@@ -4,7 +4,8 @@
  * bench/data/KTH-SP2.swf.gz) replayed through berth's scheduler with a virtual clock, one queue
  * of 100 cpu (src/simulate/swf.ts), under StrictFIFO (= FCFS), BestEffortFIFO, Backfill with the
  * requested times and Backfill with learned estimates (EASY++, guarded: src/scheduler/backfill.ts),
- * beside a reference EASY written apart from the scheduler (bench/easy.ts). Then what a pass behind
+ * beside a reference EASY written apart from the scheduler (bench/easy.ts), and Backfill with 100
+ * reservations (conservative backfilling: src/scheduler/conservative.ts). Then what a pass behind
  * a reservation costs against 10,000 and 100,000 queued jobs, SJBF's search included.
  * Per policy: average and max wait, average bounded slowdown (τ = 10 s), utilization, and the
  * seconds the replay took. Targets: Backfill within 5 % of the reference on bounded slowdown and
@@ -49,6 +50,8 @@ export interface ScaleRow {
   strategy: QueueModel['queueingStrategy'];
   /** Learned estimates, the jobs queued predicted shortest last (SJBF's worst order). */
   learned: boolean;
+  /** Reservations a pass keeps (`backfill.reservations`). */
+  reservations: number;
   pending: number;
   releases: number;
   /** Jobs admitted by those passes. */
@@ -68,6 +71,7 @@ function scalePasses(
   pending: number,
   learned = false,
   releases = 50,
+  reservations = 1,
 ): ScaleRow {
   const s = new Scheduler();
   const cpu = (n: number) => ({ cpu: n * 1000, jobs: 1 });
@@ -79,6 +83,7 @@ function scalePasses(
     lendingLimit: {},
     queueingStrategy: strategy,
     ...(learned ? { estimates: 'learned' as const } : {}),
+    ...(reservations > 1 ? { backfill: { reservations } } : {}),
     preemption: { withinClusterQueue: 'Never', reclaimWithinCohort: 'Never' },
     stopPolicy: 'None',
   });
@@ -112,7 +117,7 @@ function scalePasses(
     s.release(r);
     admitted += s.schedule(r * 1000 - 1).length;
   }
-  return { strategy, learned, pending, releases, admitted, ms: performance.now() - started };
+  return { strategy, learned, reservations, pending, releases, admitted, ms: performance.now() - started };
 }
 
 const POLICIES: [string, SwfPlanOptions][] = [
@@ -120,6 +125,9 @@ const POLICIES: [string, SwfPlanOptions][] = [
   ['berth BestEffortFIFO', { strategy: 'BestEffortFIFO' }],
   ['berth Backfill, requested times', { strategy: 'Backfill' }],
   ['berth Backfill, learned estimates', { strategy: 'Backfill', estimates: 'learned' }],
+  // Conservative backfilling: on this trace 100 reservations are every job ahead (1,000 give the
+  // same starts), so each job that cannot start holds one (src/scheduler/conservative.ts).
+  ['berth Backfill, conservative (100 reservations)', { strategy: 'Backfill', reservations: 100 }],
 ];
 export const REFERENCE = 'reference EASY (bench/easy.ts)';
 
@@ -158,6 +166,7 @@ export function runBackfillBench(file = KTH_SP2): BackfillBench {
     scalePasses('BestEffortFIFO', n),
     scalePasses('Backfill', n),
     scalePasses('Backfill', n, true),
+    scalePasses('Backfill', n, false, 50, 100),
   ]);
   return { procs: swfPlan(trace).procs, rows, scale };
 }
@@ -186,7 +195,7 @@ export function printBackfillBench(b: BackfillBench): void {
     console.log(
       r.learned
         ? `  ${r.strategy}, learned estimates: ${fmt(r.pending)} one-cpu jobs that may go behind one wanting the whole queue, each predicted shorter than the one before, ${fmt(r.releases)} releases of one cpu, each with its pass (${fmt(r.admitted)} admitted, the shortest each time): ${fmt(r.ms, 1)} ms`
-        : `  ${r.strategy}: ${fmt(r.pending)} one-cpu jobs queued behind one wanting the whole queue, ${fmt(r.releases)} releases of one cpu, each with its pass: ${fmt(r.ms, 1)} ms`,
+        : `  ${r.strategy}${r.reservations > 1 ? `, ${r.reservations} reservations` : ''}: ${fmt(r.pending)} one-cpu jobs queued behind one wanting the whole queue, ${fmt(r.releases)} releases of one cpu, each with its pass: ${fmt(r.ms, 1)} ms`,
     );
   const later = learned.starts.filter((s, i) => s > (reference.starts[i] ?? Infinity)).length;
   console.log(

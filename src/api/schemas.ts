@@ -7,6 +7,7 @@ import { Type, type TInteger } from '@sinclair/typebox';
 import {
   BORROW_WITHIN_COHORT,
   QUEUEING_STRATEGIES,
+  MAX_BACKFILL_RESERVATIONS,
   RUNTIME_ESTIMATES,
   RECLAIM_WITHIN_COHORT,
   STOP_POLICIES,
@@ -45,6 +46,19 @@ const queueFields = {
   lendingLimit: Type.Optional(Quantities('per resource: how much of its nominal others may borrow')),
   queueingStrategy: Type.Optional(literals(QUEUEING_STRATEGIES)),
   estimates: Type.Optional(literals(RUNTIME_ESTIMATES)),
+  backfill: Type.Optional(
+    strict(
+      {
+        reservations: Type.Integer({
+          minimum: 1,
+          maximum: MAX_BACKFILL_RESERVATIONS,
+          description:
+            "Backfill: how many of the first pending jobs that cannot start now hold a reservation (1: EASY; Slurm's bf_max_job_test)",
+        }),
+      },
+      'Backfill queues: how many reservations a pass keeps',
+    ),
+  ),
   preemption: Type.Optional(
     strict({
       withinClusterQueue: Type.Optional(literals(WITHIN_CLUSTER_QUEUE)),

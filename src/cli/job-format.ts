@@ -93,6 +93,10 @@ export function describeBlocker(b: Blocker): string {
       return `project ${b.project} no longer holds privilege ${b.privilege} (berth project grant ${b.project} ${b.privilege})`;
     case 'worker':
       return `worker ${b.worker}: ${b.reason}`;
+    case 'reservation':
+      return `job ${b.job} reserved to start at ${b.startAt}: ${Object.entries(b.requests)
+        .map(([r, x]) => `${r} ${x}`)
+        .join(', ')} of queue ${b.queue} (backfill)`;
   }
 }
 

@@ -17,6 +17,7 @@ export function toQueueModel(q: ClusterQueue): QueueModel {
     lendingLimit: amounts.lendingLimit,
     queueingStrategy: q.queueingStrategy,
     ...(q.estimates === undefined ? {} : { estimates: q.estimates }),
+    ...(q.backfill === undefined ? {} : { backfill: { ...q.backfill } }),
     preemption: q.preemption,
     stopPolicy: q.stopPolicy,
     maxQueuedPerProject: q.maxQueuedPerProject ?? null,

@@ -2,6 +2,8 @@
 import { BadRequestError } from './errors.js';
 import {
   DEFAULT_PREEMPTION,
+  MAX_BACKFILL_RESERVATIONS,
+  type BackfillOptions,
   type BorrowWithinCohort,
   type ClusterQueueSpec,
   type Preemption,
@@ -21,6 +23,7 @@ export interface ClusterQueueInput {
   lendingLimit?: Record<string, QuantityInput>;
   queueingStrategy?: QueueingStrategy;
   estimates?: RuntimeEstimates;
+  backfill?: BackfillOptions;
   preemption?: Partial<Omit<Preemption, 'borrowWithinCohort'>> & {
     borrowWithinCohort?: Partial<BorrowWithinCohort>;
   };
@@ -53,6 +56,7 @@ export function buildClusterQueueSpec(input: ClusterQueueInput): ClusterQueueSpe
     lendingLimit: quantities(input.lendingLimit, 'lendingLimit'),
     queueingStrategy: input.queueingStrategy ?? 'BestEffortFIFO',
     ...(input.estimates === undefined ? {} : { estimates: input.estimates }),
+    ...(input.backfill === undefined ? {} : { backfill: { reservations: input.backfill.reservations } }),
     preemption: {
       ...DEFAULT_PREEMPTION,
       ...input.preemption,
@@ -67,6 +71,14 @@ export function buildClusterQueueSpec(input: ClusterQueueInput): ClusterQueueSpe
   const max = spec.maxQueuedPerProject;
   if (max !== null && max !== undefined && (!Number.isSafeInteger(max) || max < 1))
     throw new BadRequestError(`maxQueuedPerProject ${max} must be a whole number of at least 1, or null`);
+  const reservations = spec.backfill?.reservations;
+  if (
+    reservations !== undefined &&
+    (!Number.isSafeInteger(reservations) || reservations < 1 || reservations > MAX_BACKFILL_RESERVATIONS)
+  )
+    throw new BadRequestError(
+      `backfill.reservations ${reservations} must be a whole number from 1 to ${MAX_BACKFILL_RESERVATIONS} (reservations a pass keeps; more would make each pass slow)`,
+    );
   const borrow = spec.preemption.borrowWithinCohort!;
   // As Kueue requires: borrowing while preempting reclaims from other queues, so it needs that right.
   if (borrow.policy !== 'Never' && spec.preemption.reclaimWithinCohort === 'Never')

@@ -15,6 +15,17 @@ export type QueueingStrategy = (typeof QUEUEING_STRATEGIES)[number];
 export const RUNTIME_ESTIMATES = ['requested', 'learned'] as const;
 export type RuntimeEstimates = (typeof RUNTIME_ESTIMATES)[number];
 
+/**
+ * How many reservations a pass of a Backfill queue keeps (Slurm's `bf_max_job_test`): 1 is EASY;
+ * as many as the jobs ahead, conservative backfilling. Capped so that a pass stays cheap.
+ */
+export const MAX_BACKFILL_RESERVATIONS = 100;
+
+export interface BackfillOptions {
+  /** The first this many pending jobs that cannot start now each hold a reservation (default 1). */
+  reservations: number;
+}
+
 export const WITHIN_CLUSTER_QUEUE = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
 export type WithinClusterQueue = (typeof WITHIN_CLUSTER_QUEUE)[number];
 
@@ -57,6 +68,8 @@ export interface ClusterQueueSpec {
   queueingStrategy: QueueingStrategy;
   /** Backfill: what jobs are planned with. Absent (in queues that never set it): requested. */
   estimates?: RuntimeEstimates;
+  /** Backfill: how many reservations a pass keeps. Absent: one (EASY). */
+  backfill?: BackfillOptions;
   preemption: Preemption;
   stopPolicy: StopPolicy;
   /**

@@ -38,10 +38,9 @@
  * tried: O(a log a) for the a workloads admitted in the queue and its cohort. Each try after that
  * is O(resources). Nothing here scans pending work: the head comes from the lanes (O(P)).
  */
-import { formatAmount } from '../domain/quantity.js';
+import { planLater, type LaterReservation } from './conservative.js';
 import { applyUsage, fits, room } from './quota.js';
 import type { QueueState } from './queue-state.js';
-import type { Explanation } from './types.js';
 import type { WorkloadNode } from './workload-node.js';
 import type { AdmittedNode } from './queue-state.js';
 
@@ -88,7 +87,17 @@ export interface BackfillPlan {
    * its timeout delays the head by an hour at most, as EASY with timeouts would not at all.
    */
   readonly gates: BackfillGate[];
+  /**
+   * The reservations after the first, with `backfill.reservations` above 1 (conservative.ts): a
+   * workload must pass the gates of those ahead of it too.
+   */
+  readonly more: LaterReservation[];
+  /** The workloads the plan placed, and how many of `more` each must not delay (-1: none may go). */
+  readonly placed: ReadonlyMap<WorkloadNode, number>;
 }
+
+/** How many reservations a pass of `q` keeps: 1 is EASY (`backfill.reservations`). */
+export const reservationsOf = (q: QueueState): number => q.model?.backfill?.reservations ?? 1;
 
 /** Whether `q` plans with learned estimates (EASY++) rather than timeouts alone. */
 const learned = (q: QueueState): boolean => q.model?.estimates === 'learned';
@@ -147,11 +156,22 @@ function planGate(q: QueueState, head: WorkloadNode, now: number, timeoutsOnly: 
 export function planReservation(q: QueueState, head: WorkloadNode, now: number): BackfillPlan {
   const gate = planGate(q, head, now, false);
   const gates = [gate];
+  const max = reservationsOf(q);
+  const runOf = (n: WorkloadNode): number => (gate.byPrediction ? n.predictedMs : n.timeoutMs);
+  const later = max > 1 ? planLater(q, head, gate, max, now, (a) => expectedEnd(a, now), runOf) : null;
   if (gate.byPrediction) {
     const guard = planGate(q, head, now, true);
     gates.push({ ...guard, start: guard.start + MISPREDICTION_SLACK_MS });
   }
-  return { head, epoch: q.epoch, at: now, start: gate.start, gates };
+  return {
+    head,
+    epoch: q.epoch,
+    at: now,
+    start: gate.start,
+    gates,
+    more: later?.more ?? [],
+    placed: later?.placed ?? new Map(),
+  };
 }
 
 /** Whether `n`, admitted at `now`, is planned to end by gate `g`'s start. */
@@ -168,56 +188,39 @@ function fitsLeft(q: QueueState, g: BackfillGate, n: WorkloadNode): boolean {
 }
 
 /** Whether gate `g` lets `n` through, admitted at `now`: it ends by the start, or fits what is left. */
-const passes = (q: QueueState, g: BackfillGate, n: WorkloadNode, now: number): boolean =>
+export const passes = (q: QueueState, g: BackfillGate, n: WorkloadNode, now: number): boolean =>
   endsBefore(g, n, now) || fitsLeft(q, g, n);
 
 /** Whether `n`, which fits now, may be admitted at `now` in `q` without delaying reservation `p`. */
 export function mayBackfill(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): boolean {
-  return p.gates.every((g) => passes(q, g, n, now));
+  return p.gates.every((g) => passes(q, g, n, now)) && blockerAmong(q, p, n, now) === undefined;
+}
+
+/** The gates of the later reservations `n` must not delay: those ahead of it (conservative.ts). */
+function laterGates(p: BackfillPlan, n: WorkloadNode): LaterReservation[] {
+  const ahead = p.placed.get(n) ?? p.more.length;
+  return p.more.slice(0, Math.max(0, ahead));
+}
+
+/**
+ * The later reservation `n` would delay, admitted at `now`; null when it is one itself (it waits
+ * for its start); undefined when none.
+ */
+export function blockerAmong(
+  q: QueueState,
+  p: BackfillPlan,
+  n: WorkloadNode,
+  now: number,
+): LaterReservation | null | undefined {
+  if (p.placed.get(n) === -1) return null;
+  return laterGates(p, n).find((r) => !passes(q, r.gate, n, now));
 }
 
 /** `n` was admitted at `now` under reservation `p`: what it holds past a start is no longer left. */
 export function backfilled(q: QueueState, p: BackfillPlan, n: WorkloadNode, now: number): void {
   const idx = q.limits.idx;
-  for (const g of p.gates) {
+  for (const g of [...p.gates, ...laterGates(p, n).map((r) => r.gate)]) {
     if (endsBefore(g, n, now)) continue;
     for (let j = 0; j < idx.length; j++) g.left[j] = (g.left[j] ?? 0) - (n.req[idx[j] ?? 0] ?? 0);
   }
-}
-
-/**
- * Why a pending workload of a Backfill queue waits, given the queue's reservation `p`: the front
- * workload says when it is reserved to start; one that fits now says whose start it would delay.
- * Anything else (it does not fit, the queue holds) is said as in any queue.
- */
-export function explainBackfill(
-  e: Explanation,
-  q: QueueState,
-  n: WorkloadNode,
-  p: BackfillPlan,
-): Explanation {
-  if (p.start === Infinity) return e;
-  const at = new Date(p.start).toISOString();
-  if (p.head === n) {
-    const l = q.limits;
-    const needs = l.idx
-      .map((i, j) => [l.names[j] ?? '', n.req[i] ?? 0] as const)
-      .filter(([, x]) => x > 0)
-      .map(([r, x]) => `${r} ${formatAmount(r, x)}`)
-      .join(', ');
-    return {
-      ...e,
-      reason: `reserved to start at ${at}: ${needs} of queue ${q.name}, when the jobs running are expected to end (backfill); position ${e.position}`,
-    };
-  }
-  if (e.blockers.some((b) => b.kind !== 'ahead')) return e;
-  const [planned, guard] = p.gates;
-  const held =
-    guard !== undefined && planned !== undefined && passes(q, planned, n, p.at) && !passes(q, guard, n, p.at)
-      ? `predicted to end before then, this job could by its timeout still hold its quota after ${new Date(guard.start).toISOString()}`
-      : 'this job would still hold its quota then';
-  return {
-    ...e,
-    reason: `waiting for job ${p.head.id}, reserved to start at ${at}: ${held} (backfill); position ${e.position}`,
-  };
 }

@@ -32,7 +32,7 @@ import { compareKeys, type OrderKey } from './ordering.js';
 import { NO_LIMITS, room as roomOf, type Holder, type Limits } from './quota.js';
 import { minInto, type Vec } from './resources.js';
 import type { JobId, QueueModel } from './types.js';
-import { dominantShare } from './fair-share.js';
+import { dominantShare, mergedOrder } from './fair-share.js';
 import type { Admitted, WorkloadNode } from './workload-node.js';
 
 /** A workload that holds quota of a queue. */
@@ -131,6 +131,11 @@ export class QueueState implements Holder {
       }
     }
     return first;
+  }
+
+  /** The first `limit` pending workloads in queue order (as `berth queue pending` lists them). */
+  inOrder(limit: number): WorkloadNode[] {
+    return mergedOrder([...this.lanes.values()], this.limits, this.weightOf, this.round, 0, limit);
   }
 
   get holds(): boolean {

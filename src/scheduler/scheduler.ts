@@ -22,14 +22,8 @@
  * fit once its own victims have stopped; so once decided, a preemption is never made in vain.
  */
 import type { Amounts } from '../domain/quantity.js';
-import {
-  backfilled,
-  explainBackfill,
-  mayBackfill,
-  planReservation,
-  SJBF_AGED_MS,
-  type BackfillPlan,
-} from './backfill.js';
+import { backfilled, mayBackfill, planReservation, SJBF_AGED_MS, type BackfillPlan } from './backfill.js';
+import { explainBackfill } from './backfill-explain.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
 import { preemptionReach, selectVictims } from './preemption.js';

@@ -7,7 +7,13 @@
  * millicores, everything else in whole units; every workload's `requests` already include the
  * implicit `jobs: 1`.
  */
-import type { Preemption, QueueingStrategy, RuntimeEstimates, StopPolicy } from '../domain/cluster-queue.js';
+import type {
+  BackfillOptions,
+  Preemption,
+  QueueingStrategy,
+  RuntimeEstimates,
+  StopPolicy,
+} from '../domain/cluster-queue.js';
 import type { Amounts } from '../domain/quantity.js';
 import type { Blocker } from '../domain/blocker.js';
 
@@ -26,6 +32,8 @@ export interface QueueModel {
   queueingStrategy: QueueingStrategy;
   /** Backfill: what jobs are planned with (absent: requested, their timeouts). See backfill.ts. */
   estimates?: RuntimeEstimates;
+  /** Backfill: how many reservations a pass keeps (absent: one, EASY). See conservative.ts. */
+  backfill?: BackfillOptions;
   preemption: Preemption;
   stopPolicy: StopPolicy;
   /** Not the scheduler's: the submission limit per project it carries for the API (null: none). */

@@ -80,6 +80,8 @@ export interface PlannedQueue {
   strategy?: QueueingStrategy;
   /** Backfill: what jobs are planned with (absent: requested). */
   estimates?: RuntimeEstimates;
+  /** Backfill: how many reservations a pass keeps (absent: one, EASY). */
+  reservations?: number;
 }
 
 export interface PlannedWorkload {

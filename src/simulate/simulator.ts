@@ -98,6 +98,7 @@ export function queueModel(q: PlannedQueue, resource: string): QueueModel {
     lendingLimit: {},
     queueingStrategy: q.strategy ?? 'BestEffortFIFO',
     ...(q.estimates === undefined ? {} : { estimates: q.estimates }),
+    ...(q.reservations === undefined ? {} : { backfill: { reservations: q.reservations } }),
     preemption: { reclaimWithinCohort: q.reclaimWithinCohort, withinClusterQueue: q.withinClusterQueue },
     stopPolicy: 'None',
   };

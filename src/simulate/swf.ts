@@ -75,6 +75,8 @@ export interface SwfPlanOptions {
   strategy?: QueueingStrategy;
   /** What Backfill plans with: the requested times (default), or also the runtimes learned. */
   estimates?: RuntimeEstimates;
+  /** Backfill: how many reservations a pass keeps (default 1, EASY; more: conservative). */
+  reservations?: number;
 }
 
 export interface SwfPlan {
@@ -128,6 +130,7 @@ export function swfPlan(trace: SwfTrace, opts: SwfPlanOptions = {}): SwfPlan {
         withinClusterQueue: 'Never',
         strategy: opts.strategy ?? 'Backfill',
         estimates: opts.estimates ?? 'requested',
+        ...(opts.reservations === undefined ? {} : { reservations: opts.reservations }),
       },
     ],
     cohorts: [SWF_QUEUE],

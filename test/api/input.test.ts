@@ -240,6 +240,20 @@ void describe('wrong types, unknown and missing fields', () => {
       /"estimates" must be one of requested, learned/,
     ),
     bad(
+      'too many backfill reservations',
+      'POST',
+      '/cluster-queues',
+      cq({ queueingStrategy: 'Backfill', backfill: { reservations: 101 } }),
+      /"backfill\.reservations" must be <= 100/,
+    ),
+    bad(
+      'no backfill reservation',
+      'PATCH',
+      '/cluster-queues/q1',
+      { backfill: { reservations: 0 } },
+      /"backfill\.reservations" must be >= 1/,
+    ),
+    bad(
       'unknown stop policy',
       'PATCH',
       '/cluster-queues/q1',

@@ -205,6 +205,24 @@ describe('queue update and delete', () => {
     );
   });
 
+  it('Backfill with more than one reservation (--reservations), as show says it; above 100 is refused', async () => {
+    ok(await admin(['queue', 'update', 'small', '--strategy', 'Backfill', '--reservations', '5']));
+    assert.equal(
+      keyValues(ok(await admin(['queue', 'show', 'small']))).strategy,
+      'Backfill, requested estimates, 5 reservations',
+    );
+    fails(
+      await admin(['queue', 'update', 'small', '--reservations', '101']),
+      1,
+      /backfill\.reservations" must be <= 100/,
+    );
+    ok(await admin(['queue', 'update', 'small', '--reservations', '1']));
+    assert.equal(
+      keyValues(ok(await admin(['queue', 'show', 'small']))).strategy,
+      'Backfill, requested estimates, 1 reservation (EASY)',
+    );
+  });
+
   it('leaves a cohort with --no-cohort', async () => {
     const q = parseJson<QueueJson>(
       await admin([

@@ -74,6 +74,21 @@ void describe('buildClusterQueueSpec: defaults', () => {
     assert.equal('estimates' in buildClusterQueueSpec({ name: 'q' }), false);
   });
 
+  void test('backfill.reservations is a whole number from 1 to 100, kept by a patch', () => {
+    refuses(
+      { name: 'q', backfill: { reservations: 101 } },
+      /backfill\.reservations 101 must be a whole number from 1 to 100/,
+    );
+    refuses({ name: 'q', backfill: { reservations: 1.5 } }, /backfill\.reservations 1\.5 must be/);
+    const spec = buildClusterQueueSpec({
+      name: 'q',
+      queueingStrategy: 'Backfill',
+      backfill: { reservations: 100 },
+    });
+    assert.deepEqual(patchClusterQueueSpec(spec, { quota: { cpu: '2' } }).backfill, { reservations: 100 });
+    assert.equal('backfill' in buildClusterQueueSpec({ name: 'q' }), false);
+  });
+
   void test('the default preemption is not shared between specs', () => {
     const a = buildClusterQueueSpec({ name: 'a' });
     a.preemption.withinClusterQueue = 'LowerPriority';

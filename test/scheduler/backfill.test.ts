@@ -57,3 +57,37 @@ test('Backfill with learned estimates: a job held back by its timeout, though pr
     'waiting for job 2, reserved to start at 1970-01-01T00:00:20.001Z: predicted to end before then, this job could by its timeout still hold its quota after 1970-01-01T01:01:40.001Z (backfill); position 2',
   );
 });
+
+test('Backfill with 2 reservations: the second job reserved says when; a job that would delay it names it', () => {
+  const s = new Scheduler();
+  s.upsertQueue(queueModel({ name: 'a', nominal: { cpu: 4 }, strategy: 'Backfill', reservations: 2 }));
+  s.restoreAdmitted(admittedWorkload({ id: 1, queue: 'a', requests: { cpu: 3 }, timeout: 100 }));
+  // Reserved when 1 ends (100.001 s), until 200.001 s; then 3, which needs all 4 cpu.
+  s.enqueue(workload({ id: 2, queue: 'a', requests: { cpu: 3 }, timeout: 100 }));
+  s.enqueue(workload({ id: 3, queue: 'a', requests: { cpu: 4 }, timeout: 100 }));
+  // Fits the free cpu and what 2 leaves, but would still run when 3 is due to start.
+  s.enqueue(workload({ id: 4, queue: 'a', requests: { cpu: 1 }, timeout: 500 }));
+  assert.deepEqual(s.schedule(1000), []);
+  assert.match(
+    s.explain(2)?.reason ?? '',
+    /^reserved to start at 1970-01-01T00:01:40\.001Z: cpu 3 of queue a/,
+  );
+  assert.equal(
+    s.explain(3)?.reason,
+    'reserved to start at 1970-01-01T00:03:20.001Z: cpu 4 of queue a, when the jobs running are expected to end (backfill); position 2',
+  );
+  assert.equal(
+    s.explain(4)?.reason,
+    'waiting for job 3, reserved to start at 1970-01-01T00:03:20.001Z: this job would still hold its quota then (backfill); position 3',
+  );
+  // The dashboard reads the same as a blocker: whose reservation, when, and what of the queue.
+  const third = {
+    kind: 'reservation',
+    queue: 'a',
+    job: 3,
+    startAt: '1970-01-01T00:03:20.001Z',
+    requests: { cpu: '4' },
+  };
+  assert.deepEqual(s.explain(3)?.blockers.at(-1), third);
+  assert.deepEqual(s.explain(4)?.blockers, [{ kind: 'ahead', queue: 'a', jobsAhead: 2 }, third]);
+});

@@ -18,6 +18,8 @@ export interface QueueSpec {
   borrowBelow?: number | null;
   stop?: QueueModel['stopPolicy'];
   estimates?: QueueModel['estimates'];
+  /** Backfill: how many reservations a pass keeps (`backfill.reservations`). */
+  reservations?: number;
 }
 
 export function queueModel(s: QueueSpec): QueueModel {
@@ -38,6 +40,7 @@ export function queueModel(s: QueueSpec): QueueModel {
     },
     stopPolicy: s.stop ?? 'None',
     ...(s.estimates === undefined ? {} : { estimates: s.estimates }),
+    ...(s.reservations === undefined ? {} : { backfill: { reservations: s.reservations } }),
   };
 }
 

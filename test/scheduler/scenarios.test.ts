@@ -849,6 +849,44 @@ const scenarios: Scenario[] = [
     ],
     want: { admitted: { 3: {}, 5: {} }, order: [3, 5], pending: [2, 4] },
   },
+  // Conservative backfilling (backfill.reservations above 1): the same jobs, one reservation or two.
+  ...[1, 2].map((reservations): Scenario => ({
+    name: `Backfill with ${reservations} reservation(s): a job that fits what the first leaves ${reservations === 1 ? 'goes (EASY)' : 'waits, as it would delay the second; a shorter one goes'}`,
+    queues: [{ name: 'a', nominal: cpu(4), strategy: 'Backfill', reservations }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100 }],
+    pending: [
+      // Reserved at 100 s, until 200 s: it leaves 1 cpu then.
+      { id: 2, queue: 'a', requests: cpu(3), timeout: 100 },
+      // With two reservations, reserved at 200 s (at 100 s only 1 cpu is left): it leaves none.
+      { id: 3, queue: 'a', requests: cpu(4), timeout: 100 },
+      // Fits the cpu free now and the one 2 leaves, but would still run at 200 s.
+      { id: 4, queue: 'a', requests: cpu(1), timeout: 500 },
+      // Done by 151 s: it delays neither.
+      { id: 5, queue: 'a', requests: cpu(1), timeout: 150 },
+    ],
+    want:
+      reservations === 1
+        ? { admitted: { 4: {} }, pending: [2, 3, 5] }
+        : { admitted: { 5: {} }, pending: [2, 3, 4] },
+  })),
+  {
+    name: 'Backfill with 2 reservations: a job ahead of the second that starts now is not held back by it; the second is planned around it',
+    queues: [{ name: 'a', nominal: cpu(4), strategy: 'Backfill', reservations: 2 }],
+    admitted: [{ id: 1, queue: 'a', requests: cpu(3), timeout: 100 }],
+    pending: [
+      // Reserved at 100 s, until 200 s; it leaves 1 cpu.
+      { id: 2, queue: 'a', requests: cpu(3), timeout: 100 },
+      // Fits now and what 2 leaves: it starts, and holds its cpu until 1001 s.
+      { id: 3, queue: 'a', requests: cpu(1), timeout: 1000 },
+      // Planned with 3 running: reserved at 200 s on the 3 cpu 3 leaves, none left then.
+      { id: 4, queue: 'a', requests: cpu(3), timeout: 100 },
+    ],
+    want: { admitted: { 3: {} }, pending: [2, 4] },
+    then: [
+      // 2 starts once 1 ends; 4 is the first reservation then.
+      { actions: [{ release: [1] }], want: { admitted: { 2: {} }, pending: [4] } },
+    ],
+  },
   {
     name: 'Backfill in a cohort: what other members release counts toward the reservation',
     queues: [

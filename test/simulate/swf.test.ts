@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { easyStarts } from '../../bench/easy.js';
+import { conservativeStarts } from '../../bench/conservative.js';
+import { easyStarts, type EasyJob } from '../../bench/easy.js';
 import type { QueueingStrategy } from '../../src/domain/cluster-queue.js';
 import { parseSwf, replaySwf, swfCsv, swfSummary, type SwfJob } from '../../src/simulate/swf.js';
 
@@ -38,6 +39,42 @@ const TRACE = [
 const starts = (strategy: QueueingStrategy) =>
   Object.fromEntries(replaySwf(parseSwf(TRACE), { strategy }).runs.map((r) => [r.id, r.start]));
 
+/** A random trace on a machine of 1 to 8; with `firstKnown`, the first job has an estimate. */
+const randomTrace = (firstKnown: boolean) =>
+  fc
+    .tuple(
+      fc.integer({ min: 1, max: 8 }),
+      fc.array(
+        fc.record({
+          gap: fc.integer({ min: 0, max: 8 }),
+          run: fc.integer({ min: 1, max: 60 }),
+          procs: fc.integer({ min: 1, max: 8 }),
+          // Estimates mostly above the run time, some below it, some unknown (-1).
+          slack: fc.integer({ min: -20, max: 60 }),
+          known: fc.boolean(),
+        }),
+        { minLength: 1, maxLength: 60 },
+      ),
+    )
+    .map(([machine, js]) => {
+      let submit = 0;
+      const jobs: SwfJob[] = js.map((j, i) => ({
+        id: i + 1,
+        submit: (submit += j.gap),
+        run: j.run,
+        procs: Math.min(j.procs, machine),
+        requestedTime: j.known || (firstKnown && i === 0) ? Math.max(1, j.run + j.slack) : -1,
+        user: -1,
+      }));
+      return { machine, jobs };
+    });
+
+/** The jobs as the replay plans them: a job without a requested time with the trace's longest. */
+function planned(jobs: SwfJob[]): EasyJob[] {
+  const longest = Math.max(0, ...jobs.map((j) => j.requestedTime));
+  return jobs.map((j) => ({ ...j, estimate: j.requestedTime > 0 ? j.requestedTime : longest || Infinity }));
+}
+
 describe('simulate --swf', () => {
   it('parses the header and the jobs, requested procs else allocated', () => {
     const t = parseSwf(TRACE);
@@ -52,6 +89,28 @@ describe('simulate --swf', () => {
     // BestEffortFIFO lets the long one in, which delays the wide one to 310 s.
     assert.deepEqual(starts('BestEffortFIFO'), { 1: 0, 2: 310, 3: 10, 4: 100, 7: 100 });
     assert.deepEqual(starts('StrictFIFO'), { 1: 0, 2: 100, 3: 150, 4: 150, 7: 150 });
+  });
+
+  it('Backfill with more reservations (conservative): the third job is not delayed by a long one behind it', () => {
+    // 1 holds 3 of 4 until 100 s; 2 (3 procs) is reserved then, until 200 s; 3 wants all 4.
+    // Under EASY 4 (500 s) takes the free processor at 3 s and 3 waits for it until 503 s; with
+    // two reservations 3 is reserved at 200 s, so 4 waits and 5, done by 154 s, goes instead.
+    const trace = parseSwf(
+      [
+        '; MaxProcs: 4',
+        line(1, 0, 100, 3, 100),
+        line(2, 1, 100, 3, 100),
+        line(3, 2, 100, 4, 100),
+        line(4, 3, 500, 1, 500),
+        line(5, 4, 150, 1, 150),
+      ].join('\n'),
+    );
+    const at = (reservations: number) =>
+      Object.fromEntries(
+        replaySwf(trace, { strategy: 'Backfill', reservations }).runs.map((r) => [r.id, r.start]),
+      );
+    assert.deepEqual(at(1), { 1: 0, 2: 100, 3: 503, 4: 3, 5: 200 });
+    assert.deepEqual(at(2), { 1: 0, 2: 100, 3: 200, 4: 300, 5: 4 });
   });
 
   it('counts what it skips and sums up the run', () => {
@@ -105,42 +164,26 @@ describe('simulate --swf', () => {
   });
 
   it('Backfill starts every job when an independent EASY does, on random traces', () => {
-    const job = fc.record({
-      gap: fc.integer({ min: 0, max: 8 }),
-      run: fc.integer({ min: 1, max: 60 }),
-      procs: fc.integer({ min: 1, max: 8 }),
-      // Estimates mostly above the run time, some below it, some unknown (-1).
-      slack: fc.integer({ min: -20, max: 60 }),
-      known: fc.boolean(),
-    });
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 8 }),
-        fc.array(job, { minLength: 1, maxLength: 60 }),
-        (machine, js) => {
-          let submit = 0;
-          const jobs: SwfJob[] = js.map((j, i) => ({
-            id: i + 1,
-            submit: (submit += j.gap),
-            run: j.run,
-            procs: Math.min(j.procs, machine),
-            requestedTime: j.known ? Math.max(1, j.run + j.slack) : -1,
-            user: -1,
-          }));
-          const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill' }).runs.map(
-            (r) => r.start,
-          );
-          const longest = Math.max(0, ...jobs.map((j) => j.requestedTime));
-          const reference = easyStarts(
-            jobs.map((j) => ({
-              ...j,
-              estimate: j.requestedTime > 0 ? j.requestedTime : longest || Infinity,
-            })),
-            machine,
-          );
-          assert.deepEqual(berth, reference);
-        },
-      ),
+      fc.property(randomTrace(false), ({ machine, jobs }) => {
+        const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill' }).runs.map(
+          (r) => r.start,
+        );
+        assert.deepEqual(berth, easyStarts(planned(jobs), machine));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('Backfill with more reservations starts every job when an independent conservative backfilling does, on random traces', () => {
+    // The first job has an estimate: jobs without are planned with the longest, never unplanned.
+    fc.assert(
+      fc.property(randomTrace(true), fc.constantFrom(2, 3, 100), ({ machine, jobs }, reservations) => {
+        const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill', reservations }).runs.map(
+          (r) => r.start,
+        );
+        assert.deepEqual(berth, conservativeStarts(planned(jobs), machine, reservations));
+      }),
       { numRuns: 300 },
     );
   });

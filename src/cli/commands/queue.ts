@@ -17,7 +17,7 @@ import {
 import type { ClusterQueueView } from '../api-types.js';
 import { apiPath } from '../client.js';
 import { UsageError } from '../errors.js';
-import { integerOrNone, limitOrNone, limitValue, quantityList } from '../flags.js';
+import { integerOrNone, limitOrNone, limitValue, positiveInteger, quantityList } from '../flags.js';
 import { fields, quantities, table } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
 import { registerQueueControlCommands } from './queue-control.js';
@@ -30,6 +30,7 @@ interface QueueFlags extends CommonFlags {
   lendingLimit?: Record<string, string>;
   strategy?: QueueingStrategy;
   estimates?: RuntimeEstimates;
+  reservations?: number;
   withinQueuePreemption?: Preemption['withinClusterQueue'];
   reclaimWithinCohort?: Preemption['reclaimWithinCohort'];
   borrowWithinCohort?: BorrowWithinCohortPolicy;
@@ -63,6 +64,11 @@ function queueOptions(cmd: Command, quotaRequired: boolean): Command {
         '--estimates <estimates>',
         "Backfill: plan with the jobs' timeouts (requested) or also with the runtimes learned from jobs like them (learned)",
       ).choices(RUNTIME_ESTIMATES),
+    )
+    .option(
+      '--reservations <n>',
+      "Backfill: how many of the first jobs that cannot start now hold a reservation (1: EASY, the default; up to 100; Slurm's bf_max_job_test)",
+      positiveInteger,
     )
     .addOption(
       new Option('--within-queue-preemption <policy>', 'preemption within the queue').choices(
@@ -115,6 +121,7 @@ function queueBody(f: QueueFlags): Record<string, unknown> {
     ...(f.lendingLimit ? { lendingLimit: f.lendingLimit } : {}),
     ...(f.strategy ? { queueingStrategy: f.strategy } : {}),
     ...(f.estimates ? { estimates: f.estimates } : {}),
+    ...(f.reservations !== undefined ? { backfill: { reservations: f.reservations } } : {}),
     ...(Object.keys(preemption).length > 0 ? { preemption } : {}),
     ...(f.stopPolicy ? { stopPolicy: f.stopPolicy } : {}),
     ...(f.maxQueuedPerProject !== undefined
@@ -130,6 +137,12 @@ function borrowText(b: BorrowWithinCohort | undefined): string {
   return `, borrow within cohort ${b.policy}${max}`;
 }
 
+/** ", 5 reservations" (conservative up to 5 jobs), ", 1 reservation (EASY)", or nothing when not set. */
+function reservationsText(n: number | undefined): string {
+  if (n === undefined) return '';
+  return n === 1 ? ', 1 reservation (EASY)' : `, ${n} reservations`;
+}
+
 function describeQueue(q: ClusterQueueView): string {
   return fields([
     ['name', q.name],
@@ -140,7 +153,7 @@ function describeQueue(q: ClusterQueueView): string {
     [
       'strategy',
       q.queueingStrategy === 'Backfill'
-        ? `Backfill, ${q.estimates ?? 'requested'} estimates`
+        ? `Backfill, ${q.estimates ?? 'requested'} estimates${reservationsText(q.backfill?.reservations)}`
         : q.queueingStrategy,
     ],
     [

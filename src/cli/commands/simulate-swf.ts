@@ -13,6 +13,7 @@ export interface SwfFlags extends CommonFlags {
   procs?: number;
   strategy?: QueueingStrategy;
   estimates?: RuntimeEstimates;
+  reservations?: number;
   records?: string;
 }
 
@@ -45,6 +46,7 @@ export async function runSwf(file: string, f: SwfFlags): Promise<void> {
       ...(f.procs === undefined ? {} : { procs: f.procs }),
       ...(f.strategy === undefined ? {} : { strategy: f.strategy }),
       ...(f.estimates === undefined ? {} : { estimates: f.estimates }),
+      ...(f.reservations === undefined ? {} : { reservations: f.reservations }),
     });
   } catch (e) {
     if (e instanceof RangeError) throw new UsageError(`${file}: ${e.message}`);
@@ -60,12 +62,13 @@ export async function runSwf(file: string, f: SwfFlags): Promise<void> {
       procs: replay.procs,
       strategy,
       estimates,
+      reservations: f.reservations ?? 1,
       ...s,
       simulationSeconds: replay.elapsedMs / 1000,
     },
     () =>
       [
-        `replayed ${file}: ${s.jobs.toLocaleString('en-US')} jobs (${s.skipped} records skipped) on ${replay.procs} processors, ${strategy}${estimates === 'learned' ? ' with learned estimates' : ''}`,
+        `replayed ${file}: ${s.jobs.toLocaleString('en-US')} jobs (${s.skipped} records skipped) on ${replay.procs} processors, ${strategy}${estimates === 'learned' ? ' with learned estimates' : ''}${(f.reservations ?? 1) > 1 ? `, ${f.reservations} reservations` : ''}`,
         `wait: average ${secs(s.avgWait)}, max ${secs(s.maxWait)}`,
         `average bounded slowdown (τ = ${BSLD_TAU} s): ${s.avgBoundedSlowdown.toFixed(1)}`,
         `utilization: ${(s.utilization * 100).toFixed(1)} %`,

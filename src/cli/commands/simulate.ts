@@ -103,6 +103,11 @@ export function registerSimulateCommand(program: Command): void {
           "with --swf: what Backfill plans with, the requested times (default) or also the runtimes learned from each user's jobs",
         ).choices(RUNTIME_ESTIMATES),
       )
+      .option(
+        '--reservations <n>',
+        'with --swf: how many reservations a Backfill pass keeps (default 1, EASY; more: conservative backfilling)',
+        positiveInteger,
+      )
       .option('--records <file>', 'with --swf: write one CSV line per job (id,submit,start,end,procs)')
       .option(
         '--admission-latency <ms>',
@@ -126,7 +131,9 @@ nominal, and per workload class the average time to admission and to finish, and
       'berth simulate --swf bench/data/KTH-SP2.swf.gz --strategy Backfill --records runs.csv',
     ],
   ).action(async (file: string | undefined, f: SimulateFlags) => {
-    const swfOnly = (['procs', 'strategy', 'estimates', 'records'] as const).find((k) => f[k] !== undefined);
+    const swfOnly = (['procs', 'strategy', 'estimates', 'reservations', 'records'] as const).find(
+      (k) => f[k] !== undefined,
+    );
     if (f.swf !== undefined) {
       if (file !== undefined || f.fromServer)
         throw new UsageError('give --swf alone, not with a scenario or --from-server');

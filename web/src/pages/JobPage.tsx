@@ -5,6 +5,7 @@
 import { Facts } from '../components/Facts.js';
 import { CancelButton } from '../components/CancelButton.js';
 import { EstimatedStart } from '../components/EstimatedStart.js';
+import { Reservation, reservationOf } from '../components/Reservation.js';
 import { Section } from '../components/Section.js';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import { api, failureOf } from '../api.js';
@@ -257,6 +258,8 @@ function Spec({ job }: { job: Job }) {
   if (job.position !== null) rows.push(['Position', `${job.position} in queue ${job.clusterQueue}`]);
   if (job.state === 'queued' && job.estimate !== null)
     rows.push(['Estimated start', <EstimatedStart at={job.estimatedStartAt} how={job.estimate} />]);
+  const reservation = job.state === 'queued' ? reservationOf(job.blockers) : undefined;
+  if (reservation) rows.push(['Reservation', <Reservation job={job.id} of={reservation} />]);
   return <Facts title="Spec" className="spec" rows={rows} />;
 }
 
