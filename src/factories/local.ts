@@ -179,7 +179,8 @@ export class LocalFactory implements Factory {
     // A worker whose making began before close() (its checks passed, then it waited for its
     // directory or groups) must not start a host once the factory is closed: nothing would stop
     // that host, and the server's process would never exit.
-    if (this.closing) return Promise.reject(new Error('the local factory is closed (the server is stopping)'));
+    if (this.closing)
+      return Promise.reject(new Error('the local factory is closed (the server is stopping)'));
     return (this.hostReady ??= new Promise((resolve, reject) => {
       // BERTH_CA is this factory's to set: one the server was started with must not leak in.
       const { BERTH_CA: _inherited, ...env } = process.env;
