@@ -44,7 +44,7 @@ const WARM_UP = 10_000;
 const IDLE_SECONDS = 10;
 const MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 
-interface Server {
+export interface Server {
   child: ChildProcess;
   url: string;
   api: string;
@@ -56,14 +56,15 @@ interface Server {
 /**
  * `berth server` on SQLite in its own process, as test/helpers/server-process.ts starts it, but
  * waiting as long as the start takes (a restart with a million jobs queued may take longer than
- * that helper's 20 s) and timing it.
+ * that helper's 20 s) and timing it. `main`: the sources (under tsx) or the compiled dist/cli/main.js.
  */
-function startServer(dataDir: string, configFile: string): Promise<Server> {
+export function startServer(dataDir: string, configFile: string, main = MAIN): Promise<Server> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
     // BENCH_SERVER_NODE_FLAGS, e.g. "--trace-gc" or "--cpu-prof --cpu-prof-dir=DIR": to see inside.
-    [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', MAIN]
+    [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean)]
+      .concat(main.endsWith('.ts') ? ['--import', 'tsx', main] : [main])
       .concat(['server', '--data-dir', dataDir, '--listen', '127.0.0.1:0'])
       .concat(['--config', configFile, '--database', 'sqlite', '--rate-limit', '0']),
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -105,8 +106,9 @@ function startServer(dataDir: string, configFile: string): Promise<Server> {
 }
 
 /** Stops the server with `signal`; resolves with the seconds it took to exit. */
-async function stopServer(s: Server, signal: 'SIGTERM' | 'SIGKILL'): Promise<number> {
+export async function stopServer(s: Server, signal: 'SIGTERM' | 'SIGKILL'): Promise<number> {
   const t0 = performance.now();
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return 0; // it had stopped already
   const exited = new Promise((r) => s.child.once('exit', r));
   s.child.kill(signal);
   await exited;
@@ -125,7 +127,7 @@ function memoryOf(pid: number): Memory {
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
 }
 
-const quantile = (xs: number[], q: number): number => {
+export const quantile = (xs: number[], q: number): number => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 };

@@ -17,13 +17,17 @@
  * jobs submitted one by one), usage (GET /usage over the rollups of 1,000,000 allocations),
  * estimates (start-time estimates against the admissions they foretold, Kueue's baseline), million
  * (a million queued jobs in one server: memory, submissions, submit → running, restart, jobs page),
- * backfill (the KTH-SP2 trace under FCFS, BestEffortFIFO, Backfill and a reference EASY, simulated).
+ * backfill (the KTH-SP2 trace under FCFS, BestEffortFIFO, Backfill and a reference EASY, simulated),
+ * history (10 million ended jobs seeded into SQLite against 10,000: job lists, a job, usage, the
+ * dashboard's first load, a restart, bytes per job, and the retention sweep of a million under
+ * submissions; BERTH_BENCH_HISTORY_JOBS for a smaller run).
  */
 import { printWrkFigures, runApiBench } from './api.js';
 import { printArraysBench, runArraysBench } from './arrays.js';
 import { printBackfillBench, runBackfillBench } from './backfill.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
 import { printFloodBench, runFloodBench } from './flood.js';
+import { printHistoryBench, runHistoryBench } from './history.js';
 import { runE2eBench } from './e2e.js';
 import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
 import { printMillionBench, runMillionBench } from './million.js';
@@ -131,4 +135,10 @@ if (only.includes('backfill')) {
     '== backfill: the KTH-SP2 trace (Parallel Workloads Archive) replayed on the scheduler, against EASY',
   );
   printBackfillBench(runBackfillBench());
+}
+if (only.includes('history')) {
+  console.log(
+    '== history: 10 million ended jobs (SQLite) against 10,000, and the retention sweep under submissions',
+  );
+  printHistoryBench(await runHistoryBench());
 }

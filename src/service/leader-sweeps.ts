@@ -9,11 +9,12 @@ const LEADER_CHECK_MS = 60_000;
 
 /**
  * Runs `sweep` at start and then every `everyMs` while this replica leads; a replica that becomes
- * the leader sweeps within a minute. Returns the stop, which waits for a sweep under way.
+ * the leader sweeps within a minute. Returns the stop, which waits for a sweep under way; a long
+ * sweep looks at `stopped()` between its batches and ends early rather than hold the shutdown.
  */
 export function scheduleLeaderSweeps(
   ctx: ServiceContext,
-  sweep: () => Promise<unknown>,
+  sweep: (stopped: () => boolean) => Promise<unknown>,
   onError: (err: unknown) => void,
   everyMs: number,
 ): () => Promise<void> {
@@ -24,7 +25,7 @@ export function scheduleLeaderSweeps(
     if (stopped || running || (ctx.cluster && ctx.cluster.role() !== 'leader')) return;
     if (last !== undefined && Date.now() - last < everyMs) return;
     last = Date.now();
-    running = sweep()
+    running = sweep(() => stopped)
       .then(() => undefined, onError)
       .finally(() => (running = undefined));
   };

@@ -3,12 +3,14 @@
  * with everything of theirs (events, attempts, logs, artifacts), audit rows older than
  * `retention.audit`, and the usage ledger's allocations older than `retention.ledger` — never its
  * hourly and daily rollups, which every usage report reads, so reports stay exact. It works in
- * small batches, each its own short transaction, and lets other writers in between them, so that
- * submissions keep their latency while it runs. What stays of removed jobs is a few ranges of ids
- * (store/queries/retention.ts), so that asking for one says why it is gone.
+ * small batches, each its own short transaction sized to hold the store a few milliseconds
+ * (batch-size.ts), and lets other writers in between them, so that submissions keep their latency
+ * while it runs. What stays of removed jobs is a few ranges of ids (store/queries/retention.ts),
+ * so that asking for one says why it is gone.
  */
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { NotFoundError } from '../domain/errors.js';
+import { BatchSize } from './batch-size.js';
 import {
   deleteJobs,
   deleteOldAllocations,
@@ -29,10 +31,13 @@ export interface RetentionSettings {
   ledger: number | null;
 }
 
-/** Jobs looked at per batch (each batch one transaction). */
-const JOB_BATCH = 200;
-/** Audit and ledger rows removed per batch. */
-const ROW_BATCH = 1000;
+/**
+ * What one batch (one transaction) may hold the store for, and the bounds of its size: jobs
+ * looked at per batch, audit and ledger rows removed per batch (batch-size.ts).
+ */
+const BATCH_MS = 4;
+const jobBatches = () => new BatchSize({ first: 50, min: 10, max: 1000, targetMs: BATCH_MS });
+const rowBatches = () => new BatchSize({ first: 200, min: 50, max: 5000, targetMs: BATCH_MS });
 
 export interface SweepReport {
   jobs: number;
@@ -68,52 +73,70 @@ function rangesOf(page: SweptJob[], retentionSeconds: number): RemovedRange[] {
  * artifacts first (a row whose file is gone reads as empty; a file without its row could never be
  * found again), then their rows and the ranges that remember them, in one transaction.
  */
-async function sweepJobs(ctx: ServiceContext, retentionSeconds: number, now: number): Promise<number> {
+async function sweepJobs(
+  ctx: ServiceContext,
+  retentionSeconds: number,
+  now: number,
+  stopped: () => boolean,
+): Promise<number> {
   const cutoff = now - retentionSeconds * 1000;
   const rt = ctx.runtime;
+  const batches = jobBatches();
   let removed = 0;
-  for (let after = 0; ;) {
-    const page = await jobsAfter(ctx.store.db, after, cutoff, JOB_BATCH);
+  for (let after = 0; !stopped();) {
+    const size = batches.size;
+    const page = await jobsAfter(ctx.store.db, after, cutoff, size);
     const ids = page.filter((j) => j.expired).map((j) => j.id);
     if (ids.length > 0) {
-      await rt?.logs.discard(ids);
-      for (const id of ids) await rt?.artifacts.files.remove(id);
-      removed += await ctx.store.transaction(async (tx) => {
-        const n = await deleteJobs(tx, ids, cutoff);
-        for (const r of rangesOf(page, retentionSeconds)) await recordRemoved(tx, r, now);
-        return n;
-      });
+      // Files in parallel: one after another, their round trips took most of a batch's time.
+      await Promise.all([rt?.logs.discard(ids), ...ids.map((id) => rt?.artifacts.files.remove(id))]);
+      removed += await batches.run(() =>
+        ctx.store.transaction(async (tx) => {
+          const n = await deleteJobs(tx, ids, cutoff);
+          for (const r of rangesOf(page, retentionSeconds)) await recordRemoved(tx, r, now);
+          return n;
+        }),
+      );
     }
-    if (page.length < JOB_BATCH || page.some((j) => j.createdAt >= cutoff)) return removed;
+    if (page.length < size || page.some((j) => j.createdAt >= cutoff)) return removed;
     after = page.at(-1)!.id;
     await yieldTurn();
   }
+  return removed;
 }
 
 /** Runs `batch` until it removes less than a whole batch, yielding between batches; the total. */
-async function inBatches(batch: () => Promise<number>): Promise<number> {
+async function inBatches(batch: (limit: number) => Promise<number>, stopped: () => boolean): Promise<number> {
+  const batches = rowBatches();
   let total = 0;
-  for (;;) {
-    const n = await batch();
+  while (!stopped()) {
+    const limit = batches.size;
+    const n = await batches.run(batch);
     total += n;
-    if (n < ROW_BATCH) return total;
+    if (n < limit) return total;
     await yieldTurn();
   }
+  return total;
 }
 
-/** One sweep at `now` (the tests set the clock): what it removed of each kind. */
+/**
+ * One sweep at `now` (the tests set the clock): what it removed of each kind. It ends early,
+ * between two batches, once `stopped()` says the server is stopping.
+ */
 export async function sweepRetention(
   ctx: ServiceContext,
   settings: RetentionSettings,
   now = ctx.now(),
+  stopped: () => boolean = () => false,
 ): Promise<SweepReport> {
   const db = ctx.store.db;
   const before = (seconds: number) => now - seconds * 1000;
   const { jobs, audit, ledger } = settings;
   return {
-    jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now),
-    audit: audit === null ? 0 : await inBatches(() => deleteOldAudit(db, before(audit), ROW_BATCH)),
-    ledger: ledger === null ? 0 : await inBatches(() => deleteOldAllocations(db, before(ledger), ROW_BATCH)),
+    jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped),
+    audit: audit === null ? 0 : await inBatches((n) => deleteOldAudit(db, before(audit), n), stopped),
+    ledger:
+      ledger === null ? 0 : await inBatches((n) => deleteOldAllocations(db, before(ledger), n), stopped),
   };
 }
 
@@ -127,7 +150,12 @@ export function scheduleRetentionSweeps(
   onError: (err: unknown) => void,
 ): () => Promise<void> {
   if (settings.jobs === null && settings.audit === null && settings.ledger === null) return async () => {};
-  return scheduleLeaderSweeps(ctx, () => sweepRetention(ctx, settings), onError, RETENTION_EVERY_MS);
+  return scheduleLeaderSweeps(
+    ctx,
+    (stopped) => sweepRetention(ctx, settings, ctx.now(), stopped),
+    onError,
+    RETENTION_EVERY_MS,
+  );
 }
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);

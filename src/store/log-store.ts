@@ -150,7 +150,7 @@ export class FileLogStore implements LogStore {
   }
 
   async discard(jobIds: number[]): Promise<void> {
-    for (const id of jobIds) await rm(this.path(id), { force: true });
+    await Promise.all(jobIds.map((id) => rm(this.path(id), { force: true })));
   }
 
   size(jobId: number): number {

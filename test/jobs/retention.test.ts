@@ -3,7 +3,8 @@
  * jobs older than `retention.jobs` with their events, attempts, logs and artifacts, audit rows
  * older than `retention.audit` and the ledger's allocations older than `retention.ledger`; recent
  * and unfinished jobs stay; usage reports read the same before and after; a removed job answers
- * 404 saying when it ended and why it is gone; `forever` keeps everything.
+ * 404 saying when it ended and why it is gone; `forever` keeps everything; a sweep told the
+ * server is stopping ends between batches.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -85,6 +86,10 @@ describe('the retention sweep', () => {
     const ctx = s.server.context;
     const forever = await sweepRetention(ctx, { jobs: null, audit: null, ledger: null }, cutoff + 100 * HOUR);
     assert.deepEqual(forever, { jobs: 0, audit: 0, ledger: 0 }, 'forever keeps everything');
+    assert.equal((await getJob(s.api, s.adminToken, printed.id)).id, printed.id);
+    // A server stopping ends a sweep between two batches: one stopped before its first removes nothing.
+    const stopped = await sweepRetention(ctx, s.server.config.retention, cutoff + HOUR, () => true);
+    assert.deepEqual(stopped, { jobs: 0, audit: 0, ledger: 0 });
     assert.equal((await getJob(s.api, s.adminToken, printed.id)).id, printed.id);
 
     const swept = await sweepRetention(ctx, s.server.config.retention, cutoff + HOUR);

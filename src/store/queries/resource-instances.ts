@@ -4,10 +4,10 @@ import type {
   InstanceView,
   Metadata,
 } from '../../domain/resource-instance.js';
-import { LIVE_STATES } from '../../domain/worker.js';
 import type { ResourceInstanceRow } from '../schema.js';
 import type { Db } from '../store.js';
 import { iso } from './time.js';
+import { LIVE_STATE } from './workers.js';
 
 const toInstanceRecord = (r: ResourceInstanceRow): InstanceRecord => ({
   id: Number(r.id),
@@ -63,11 +63,7 @@ export async function listInstances(db: Db, state?: InstanceState): Promise<Inst
 
 /** Instances whose destruction is not confirmed: reconciled with their well on start. */
 export async function loadLiveInstances(db: Db): Promise<InstanceRecord[]> {
-  const rows = await db
-    .selectFrom('resource_instances')
-    .selectAll()
-    .where('state', 'in', LIVE_STATES)
-    .execute();
+  const rows = await db.selectFrom('resource_instances').selectAll().where(LIVE_STATE).execute();
   return rows.map(toInstanceRecord);
 }
 
