@@ -19,7 +19,10 @@ function find(dir) {
   });
 }
 
-const filters = process.argv.slice(2);
+// --checks: also the type check, ESLint and Prettier (`npm run checks`), as one more run beside the
+// tests (`npm test` asks for it): they are CPU work where the tests mostly wait.
+const checks = process.argv.includes('--checks');
+const filters = process.argv.slice(2).filter((a) => a !== '--checks');
 const files = find('test')
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();
@@ -107,21 +110,39 @@ function plan() {
     const note = skipped
       ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients, outside systems and both stores ran in the ${stores[0]} pass)`
       : '';
+    const tests = (label, list) =>
+      list.length > 0 && runs.push({ label: `tests on ${label}`, store, argv: testArgv(list) });
     if (pass === 0 && parallel) {
-      runs.push({ label: `${store}${note}`, store, files: these.filter((f) => !usesSlurm(f)) });
-      runs.push({ label: `${store}, the files that use Slurm`, store, files: these.filter(usesSlurm) });
-    } else runs.push({ label: `${store}${note}`, store, files: these });
+      tests(
+        `${store}${note}`,
+        these.filter((f) => !usesSlurm(f)),
+      );
+      tests(`${store}, the files that use Slurm`, these.filter(usesSlurm));
+    } else tests(`${store}${note}`, these);
   }
-  return runs.filter((r) => r.files.length > 0);
+  // First when one after another: a type error is the first thing to read.
+  if (checks)
+    runs.splice(parallel ? 1 : 0, 0, {
+      label: 'the type check and lint',
+      argv: ['npm', 'run', '-s', 'checks'],
+    });
+  return runs;
 }
 
-function run({ label, store, files: these }, live) {
-  const heading = `\n== tests on ${label}\n`;
+const testArgv = (list) => [process.execPath, '--import', 'tsx', '--test', '--test-reporter=spec', ...list];
+
+function run({ label, store, argv }, live) {
+  const heading = `\n== ${label}\n`;
   if (live) console.log(heading);
   const t0 = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...these], {
+  const child = spawn(argv[0], argv.slice(1), {
     stdio: ['ignore', live ? 'inherit' : 'pipe', live ? 'inherit' : 'pipe'],
-    env: { ...process.env, BERTH_TEST: '1', BERTH_TEST_STORE: store, BERTH_TEST_RUN: RUN },
+    env: {
+      ...process.env,
+      BERTH_TEST: '1',
+      ...(store ? { BERTH_TEST_STORE: store } : {}),
+      BERTH_TEST_RUN: RUN,
+    },
   });
   const chunks = [];
   child.stdout?.on('data', (d) => chunks.push(d));
@@ -152,5 +173,5 @@ for (const r of results) {
   if (r.status !== 0) status = r.status;
 }
 for (const r of results)
-  console.log(`== tests on ${r.label}: ${r.status === 0 ? 'passed' : 'FAILED'} in ${r.seconds} s`);
+  console.log(`== ${r.label}: ${r.status === 0 ? 'passed' : 'FAILED'} in ${r.seconds} s`);
 process.exit(status);
