@@ -43,10 +43,19 @@ export class PgBus {
       void client.end().catch(() => {});
     });
     client.on('end', () => {
-      if (this.client === client) this.client = undefined;
+      // Only the live client's end starts a reconnection: a client that never connected has its
+      // failure handled by whoever started it (one chain of retries, not one more per failure).
+      if (this.client !== client) return;
+      this.client = undefined;
       if (!this.closed) this.scheduleReconnect();
     });
     await client.connect();
+    // Closed while it connected (a reconnection under way when the server stopped): a client left
+    // listening would keep the process alive for ever, reconnecting to a store nobody reads.
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
     for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     this.client = client;
     this.attempts = 0;
@@ -55,9 +64,11 @@ export class PgBus {
   private scheduleReconnect(): void {
     const delay = Math.min(RECONNECT_MAX_MS, 100 * 2 ** this.attempts++);
     const timer = setTimeout(() => {
+      if (this.closed) return;
       this.connecting = undefined;
       this.start().then(
         () => {
+          if (this.closed) return;
           for (const h of this.reconnectHandlers) h();
         },
         (err: unknown) => {

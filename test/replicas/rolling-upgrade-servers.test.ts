@@ -28,7 +28,9 @@ const REFUSAL = `berth: ${ONE_LINE}`;
 // A replica cut off finds out when its next connection is refused, which its lease's and its bus's
 // retries may put off for a while on a loaded machine (30 s was once not enough).
 const exited = (p: ServerProcess) =>
-  waitFor(`server ${p.url} to exit`, () => p.child.exitCode ?? undefined, 90_000);
+  waitFor(`server ${p.url} to exit`, () => p.child.exitCode ?? undefined, 90_000).catch((e: Error) => {
+    throw new Error(`${e.message}; it printed:\n${p.output()}`);
+  });
 
 describe(
   'a rolling upgrade of server replicas',
