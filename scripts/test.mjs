@@ -92,8 +92,8 @@ const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : [
 /**
  * The stores' passes run side by side (BERTH_TEST_PARALLEL=0: one after the other), and in the
  * first the files that use the Slurm cluster run apart from the rest: most of a run is waiting —
- * for processes, servers, jobs, slurmctld — so these three on two cores take little more than the
- * longest. The first prints as it goes; the others' output is kept and printed whole once it has
+ * for processes, servers, jobs, slurmctld — so these runs on two cores take little more than the
+ * longest. The later passes run in two halves. The first prints as it goes; the others' output is kept and printed whole once it has
  * ended, so the log reads as if they had run in turn. What they share is kept apart: each test
  * makes its own data directory, database and uid range, and the Slurm cluster is held by one test
  * file at a time (test/helpers/slurm.ts).
@@ -118,6 +118,16 @@ function plan() {
         these.filter((f) => !usesSlurm(f)),
       );
       tests(`${store}, the files that use Slurm`, these.filter(usesSlurm));
+    } else if (parallel) {
+      // In two halves, every other file: once the first pass is split, a later one is the longest.
+      tests(
+        `${store}${note}, first half`,
+        these.filter((_, i) => i % 2 === 0),
+      );
+      tests(
+        `${store}, second half`,
+        these.filter((_, i) => i % 2 === 1),
+      );
     } else tests(`${store}${note}`, these);
   }
   // First when one after another: a type error is the first thing to read.
