@@ -182,6 +182,17 @@ for (const r of results) {
   if (r.output) process.stdout.write(r.output);
   if (r.status !== 0) status = r.status;
 }
+// A failed run's own list of failures again, last, beside the summary: printed whole in the middle
+// of the log, a run's failures are otherwise far above the end of a long CI log, where one looks.
+for (const r of results) {
+  const at = r.status === 0 ? -1 : r.output.lastIndexOf('\u2716 failing tests:');
+  if (at < 0) continue;
+  const lines = r.output.slice(at).split('\n');
+  console.log(`\n== the failures of ${r.label}, again\n`);
+  console.log(
+    lines.slice(0, 150).join('\n') + (lines.length > 150 ? `\n… ${lines.length - 150} more lines above` : ''),
+  );
+}
 for (const r of results)
   console.log(`== ${r.label}: ${r.status === 0 ? 'passed' : 'FAILED'} in ${r.seconds} s`);
 process.exit(status);

@@ -219,7 +219,7 @@ describe(
           assert.equal(a.outcome.get(name), 'reached', `${name}: ${a.log}`);
         assert.ok(
           a.left.some((pid) => alive(pid)),
-          "as the server's user, a process that left the job survives it",
+          `as the server's user, a process that left the job survives it: ${a.log}`,
         );
         const targets = await ok<{ name: string; isolation: string | null }[]>(w.s, w.bob, 'GET', '/targets');
         assert.match(
