@@ -142,7 +142,8 @@ export class Controller implements ControllerPort, FactoryListener {
   // ---- changes committed by the services
 
   async jobSubmitted(record: JobRecord): Promise<void> {
-    // It may be told twice (directly, and by a replica's control message): the first one counts.
+    // A leader hears of its own replica's submissions twice (the notice, then its control message
+    // back from the bus): the first one counts.
     if (this.core.jobs.get(record.id)) return;
     this.o.metrics?.jobSubmitted();
     await this.lifecycle.enqueueWhenReady(this.core.jobs.track(record));

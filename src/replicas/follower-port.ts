@@ -1,7 +1,7 @@
 /**
  * The controller port of a replica that does not lead. It has no scheduler and runs no job: the
- * changes the services commit reach the leader as control messages (in their own transaction,
- * see outbox.ts, or right after it for definitions); the live figures are the leader's last
+ * changes the services commit reach the leader as control messages, sent in their own
+ * transaction (service/notices.ts, outbox.ts), and here change only the queue models; the live figures are the leader's last
  * published copy; the queue models come from the store. What only the leader's in-memory model
  * knows — a pending job's position and blockers, a queue's admission order, the agent protocol —
  * is not here: the API hands those requests to the leader (api/forward.ts), and answers from the
@@ -20,12 +20,10 @@ import { toQueueModel } from '../controller/queue-models.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import { UnavailableError } from '../domain/errors.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
-import type { ProjectAccess } from '../domain/project.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
 import type { Db } from '../store/store.js';
 import type { FiguresReader } from './live-figures.js';
-import type { ControlMessage } from './messages.js';
 
 export class FollowerPort implements ControllerPort {
   private readonly models = new Map<string, QueueModel>();
@@ -33,8 +31,6 @@ export class FollowerPort implements ControllerPort {
   constructor(
     private readonly db: Db,
     private readonly figures: FiguresReader,
-    /** Sends a control message to the leader (after the change has committed). */
-    private readonly tell: (m: ControlMessage) => void,
     /** Where the leader is, for error messages. */
     private readonly leader: () => string | undefined,
     /** Whether this replica leads but has not finished rebuilding its scheduler. */
@@ -55,28 +51,17 @@ export class FollowerPort implements ControllerPort {
     else this.models.delete(name);
   }
 
-  /** The leader hears of it from the submission's own transaction (outbox.ts). */
+  // The leader hears of these from the change's own transaction (outbox.ts).
   async jobSubmitted(): Promise<void> {}
-
-  /** Recorded by the service with a control message in the same transaction; the leader stops it. */
   async cancel(): Promise<void> {}
+  setProjectWeight(): void {}
+  async projectsChanged(): Promise<void> {}
+  projectDeleted(): void {}
 
+  /** A submission here is checked against the queues as they now are. */
   queueChanged(name: string, queue: ClusterQueue | undefined): void {
     if (queue) this.models.set(name, toQueueModel(queue));
     else this.models.delete(name);
-    this.tell({ kind: 'queue', name });
-  }
-
-  setProjectWeight(project: string): void {
-    this.tell({ kind: 'weight', project });
-  }
-
-  async projectsChanged(projects: ProjectAccess[]): Promise<void> {
-    for (const { name } of projects) this.tell({ kind: 'project', project: name });
-  }
-
-  projectDeleted(project: string, archivedAs: string): void {
-    this.tell({ kind: 'project-deleted', project, archivedAs });
   }
 
   /** No live overlay here: the job shows its recorded reason. */

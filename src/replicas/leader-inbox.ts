@@ -70,9 +70,13 @@ export async function applyControl(
       ]);
       return;
     }
-    case 'project-deleted':
-      controller.projectDeleted(m.project, m.archivedAs, await unfinishedJobIds(db, m.archivedAs));
+    case 'project-deleted': {
+      const ids = await unfinishedJobIds(db, m.archivedAs);
+      controller.projectDeleted(m.project, m.archivedAs, ids);
+      // Its jobs cancelled in the order they were submitted; an older replica sent a cancel each.
+      if (m.by !== undefined) await cancelTasks(controller, [...ids].reverse(), m.by);
       return;
+    }
   }
 }
 

@@ -28,7 +28,6 @@ import { applyControl, applySubmitted, catchUp } from './leader-inbox.js';
 import { FiguresPublisher, FiguresReader } from './live-figures.js';
 import { CONTROL } from './messages.js';
 import { Outbox } from './outbox.js';
-import { notify } from '../store/pg-bus.js';
 
 /** The `settings` row of the replicas' shared secret (ClusterView.secret). */
 const REPLICA_SECRET = 'replica-secret';
@@ -103,7 +102,6 @@ export class ReplicaNode {
     this.follower = new FollowerPort(
       db,
       this.figures,
-      (m) => void notify(db, CONTROL, [m]).catch(report('telling the leader')),
       () => this.elector.leaderUrl,
       () => this.elector.leading && !this.current?.started,
     );
@@ -126,7 +124,7 @@ export class ReplicaNode {
           .reloadQueue(n.name)
           .catch((e: unknown) => this.o.log.error(e, `reading queue ${n.name}`));
     });
-    ctx.control = (tx, m) => this.outbox.add(tx, m);
+    ctx.notices!.outbox = this.outbox;
     ctx.groupCommit = new GroupCommit(ctx.store, {
       beforeCommit: (tx) => this.outbox.flush(tx),
       turns: this.turns,

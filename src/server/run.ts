@@ -23,6 +23,8 @@ import type { Factory } from '../factories/factory.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ReplicaNode } from '../replicas/replica-node.js';
 import { ChangeFeed } from '../service/change-feed.js';
+import { Notices } from '../service/notices.js';
+import { controllerHears, feedHears } from '../service/notice-subscribers.js';
 import type { JobRuntime, ServiceContext } from '../service/context.js';
 import { loadProjectWeights } from '../service/projects.js';
 import { TokenCache } from '../service/token-cache.js';
@@ -167,6 +169,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const store = await openStore(config, dataDir, print);
   const metrics = new Metrics();
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
+  // What the services commit is heard by the live streams, then (once it runs) the controller.
+  const notices = new Notices();
+  notices.subscribe(feedHears(changes));
   const ctx: ServiceContext = {
     store,
     now: Date.now,
@@ -175,6 +180,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     groupCommit: new GroupCommit(store),
     metrics,
     changes,
+    notices,
   };
   let app: FastifyInstance | undefined;
   let controller: Controller | undefined;
@@ -228,14 +234,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     };
     ctx.runtime = runtime;
     ctx.queueStatus = (name) => runtime.controller.queueFigures(name) ?? NO_FIGURES;
-    ctx.listener = {
-      queueChanged: (name, queue) => {
-        runtime.controller.queueChanged(name, queue);
-        changes.publish({ kind: 'queue', name });
-      },
-      projectChanged: (name) => changes.publish({ kind: 'project', name }),
-      projectWeightChanged: (name, weight) => runtime.controller.setProjectWeight(name, weight),
-    };
+    notices.subscribe(controllerHears(() => runtime.controller));
     metrics.observe({
       queues: () => runtime.controller.queueFiguresAll(),
       factories: () => runtime.controller.factoryFigures(),
@@ -260,7 +259,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     if (store.dialect === 'sqlite') {
       controller = buildController(deps, { groupCommit: ctx.groupCommit! });
       runtime.controller = controller;
-      await loadProjectWeights(ctx);
+      await loadProjectWeights(ctx, controller);
     } else {
       replica = new ReplicaNode({
         ctx,

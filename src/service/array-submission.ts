@@ -12,6 +12,7 @@ import { insertArrayTasks } from '../store/queries/job-arrays.js';
 import type { NewJob } from '../store/queries/jobs.js';
 import type { Db } from '../store/store.js';
 import type { ServiceContext } from './context.js';
+import type { Announce } from './notices.js';
 
 export interface ArrayRows {
   /** The tasks' common row; its spec holds the array (`spec.array`). */
@@ -19,8 +20,8 @@ export interface ArrayRows {
   audit: Omit<AuditRecord, 'subject' | 'at'>;
   /** What the `submitted` event adds to its message (the timeout given by the target), or ''. */
   note: string;
-  /** One unit on the submissions' write path. */
-  write: <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
+  /** One unit on the submissions' write path, announcing what it gave once committed. */
+  write: <T>(fn: (db: Db, announce: Announce) => Promise<T>) => Promise<T>;
 }
 
 /** How many tasks the array has. */
@@ -29,7 +30,7 @@ export const taskCount = (job: NewJob): number => parseArraySpec(job.spec.array!
 /** Writes the tasks; their records, or undefined when the array's idempotency key was used before. */
 export function writeArray(ctx: ServiceContext, s: ArrayRows): Promise<JobRecord[] | undefined> {
   const { indices } = parseArraySpec(s.job.spec.array!);
-  return s.write(async (db) => {
+  return s.write(async (db, announce) => {
     const now = ctx.now();
     const records = await insertArrayTasks(db, s.job, indices, now);
     if (!records) return undefined;
@@ -50,7 +51,7 @@ export function writeArray(ctx: ServiceContext, s: ArrayRows): Promise<JobRecord
     await insertAudit(db, [
       { ...s.audit, subject: String(head.id), at: now, detail: { ...s.audit.detail, tasks: indices.length } },
     ]);
-    ctx.control?.(db, { kind: 'array-submitted', id: head.id });
+    announce({ kind: 'array-submitted', records });
     return records;
   });
 }

@@ -21,6 +21,7 @@ import { projectsUsingQueue } from '../store/queries/projects.js';
 import { requireAdmin, requireUser } from './access.js';
 import { audit } from './audit.js';
 import type { ServiceContext } from './context.js';
+import { commitUnit } from './notices.js';
 
 export type { ClusterQueueView };
 
@@ -55,7 +56,7 @@ export async function createClusterQueueUnchecked(
   by?: Principal,
 ): Promise<ClusterQueueView> {
   const spec = buildClusterQueueSpec(input);
-  const queue = await ctx.store.transaction(async (db) => {
+  const queue = await commitUnit(ctx, async (db, announce) => {
     if (await findClusterQueue(db, spec.name))
       throw new ConflictError(`cluster queue "${spec.name}" already exists`);
     const now = ctx.now();
@@ -72,9 +73,10 @@ export async function createClusterQueueUnchecked(
       now,
     );
     await audit(db, by, { action: 'queue.create', subject: spec.name, detail: { ...spec } }, now);
-    return (await findClusterQueue(db, spec.name))!;
+    const queue = (await findClusterQueue(db, spec.name))!;
+    announce({ kind: 'queue', name: queue.name, queue });
+    return queue;
   });
-  ctx.listener?.queueChanged?.(queue.name, queue);
   return queueView(ctx, queue);
 }
 
@@ -98,7 +100,7 @@ export async function updateQueue(
   patch: ClusterQueuePatch,
 ): Promise<ClusterQueueView> {
   requireAdmin(p, 'change cluster queues');
-  const queue = await ctx.store.transaction(async (db) => {
+  const queue = await commitUnit(ctx, async (db, announce) => {
     const current = await findClusterQueue(db, name);
     if (!current) throw notFound(name);
     const spec = patchClusterQueueSpec(current, patch);
@@ -117,15 +119,16 @@ export async function updateQueue(
     );
     // A hold or a drain is a patch of stopPolicy: the detail says which.
     await audit(db, p, { action: 'queue.update', subject: name, detail: { ...patch } }, now);
-    return (await findClusterQueue(db, name))!;
+    const queue = (await findClusterQueue(db, name))!;
+    announce({ kind: 'queue', name, queue });
+    return queue;
   });
-  ctx.listener?.queueChanged?.(name, queue);
   return queueView(ctx, queue);
 }
 
 export async function deleteQueue(ctx: ServiceContext, p: Principal, name: string): Promise<void> {
   requireAdmin(p, 'delete cluster queues');
-  await ctx.store.transaction(async (db) => {
+  await commitUnit(ctx, async (db, announce) => {
     if (!(await findClusterQueue(db, name))) throw notFound(name);
     const users = await projectsUsingQueue(db, name);
     if (users.length > 0) {
@@ -154,6 +157,6 @@ export async function deleteQueue(ctx: ServiceContext, p: Principal, name: strin
       now,
     );
     await audit(db, p, { action: 'queue.delete', subject: name }, now);
+    announce({ kind: 'queue', name, queue: undefined });
   });
-  ctx.listener?.queueChanged?.(name, undefined);
 }

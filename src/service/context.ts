@@ -1,4 +1,3 @@
-import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { Amounts } from '../domain/quantity.js';
 import type { ControllerPort } from '../controller/port.js';
 import type { LogStore } from '../store/log-store.js';
@@ -9,8 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { TokenCache } from './token-cache.js';
-import type { ControlMessage } from './control.js';
-import type { Db } from '../store/store.js';
+import type { Notices } from './notices.js';
 import type { ArtifactFiles } from '../store/artifact-files.js';
 import type { QueueHistoryView } from '../domain/queue-history.js';
 
@@ -74,21 +72,12 @@ export interface ClusterView {
   secret: string;
 }
 
-/** Who wants to hear about committed changes (the controller, the live stream). */
-export interface ChangeListener {
-  queueChanged?(name: string, queue: ClusterQueue | undefined): void;
-  projectChanged?(name: string): void;
-  /** A project's fair-share weight is now `weight` (also 1 when it was created or deleted). */
-  projectWeightChanged?(name: string, weight: number): void;
-}
-
 /** What every service function needs: the store, a clock (injected so tests can steer time),
  * and optional live state from the scheduler. */
 export interface ServiceContext {
   store: Store;
   now: () => number;
   queueStatus?: (name: string) => QueueStatus;
-  listener?: ChangeListener;
   runtime?: JobRuntime;
   tokenCache?: TokenCache;
   /** Projects and roles for the submissions' checks (project-cache.ts). */
@@ -99,14 +88,10 @@ export interface ServiceContext {
   metrics?: Metrics;
   /** Where committed changes are announced (the live stream listens). */
   changes?: ChangeFeed;
-  /**
-   * Sends a control message to the leading replica from inside the group-commit unit `tx` that
-   * makes the change (replicas on PostgreSQL only).
-   */
-  control?: (tx: Db, m: ControlMessage) => void;
+  /** Who hears of the changes services commit (notices.ts): the controller, the live streams, the leader. */
+  notices?: Notices;
   /** Which replica leads (replicas on PostgreSQL); absent: this server is the only one. */
   cluster?: ClusterView;
-  /** The cluster queues' figures over time (queue-history.ts), sampled while the server runs. */
   /** The queues' figures over time (queue-history.ts), sampled by the server. */
   queueHistory?: { view(name: string, minutes: number): QueueHistoryView };
 }

@@ -1,7 +1,8 @@
 /**
- * Control messages: committed changes the leading replica's controller must act on, sent by the
- * services inside the transaction that makes the change (on PostgreSQL, through the bus; on
- * SQLite there is one server and nothing to send). See replicas/outbox.ts.
+ * Control messages: committed changes the leading replica's controller must act on, sent inside the
+ * transaction that makes the change (on PostgreSQL, through the bus; on SQLite there is one server
+ * and nothing to send): what the outbox sends of a service's notices (notices.ts,
+ * replicas/outbox.ts).
  */
 export type ControlMessage =
   /** A job was submitted. */
@@ -18,5 +19,8 @@ export type ControlMessage =
   | { kind: 'weight'; project: string }
   /** A project moved to another queue, or its privileges changed: the leader reads it again. */
   | { kind: 'project'; project: string }
-  /** A project was deleted: its unfinished jobs are filed under `archivedAs`. */
-  | { kind: 'project-deleted'; project: string; archivedAs: string };
+  /**
+   * A project was deleted: its unfinished jobs are filed under `archivedAs`, and cancelled by `by`
+   * (a replica of an earlier berth sends no `by`, and a `cancel` message for each job instead).
+   */
+  | { kind: 'project-deleted'; project: string; archivedAs: string; by?: string };

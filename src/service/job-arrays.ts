@@ -15,7 +15,6 @@ import { jobView } from './job-views.js';
 import { visibleJob, write } from './jobs.js';
 import { actorName } from './access.js';
 import { audit } from './audit.js';
-import { runtimeOf } from './context.js';
 import type { ControllerCommands, ControllerReadModel } from '../controller/port.js';
 import { appendEvent } from '../store/queries/events.js';
 
@@ -63,7 +62,7 @@ export async function cancelArray(
 ): Promise<ArraySummary & { job: Job }> {
   const head = await visibleArray(ctx, p, id, 'member');
   const by = actorName(p);
-  await write(ctx, async (db) => {
+  await write(ctx, async (db, announce) => {
     const now = ctx.now();
     await requestArrayCancel(db, id);
     const event = { subjectKind: 'job', subject: String(id), project: head.project, jobId: id };
@@ -78,9 +77,8 @@ export async function cancelArray(
       { action: 'job.cancel', subject: String(id), project: head.project, detail: { array: true } },
       now,
     );
-    ctx.control?.(db, { kind: 'array-cancel', id, by });
+    announce({ kind: 'array-cancel', id, by, taskIds: await unfinishedArrayTaskIds(db, id) });
   });
-  await cancelTasks(runtimeOf(ctx).controller, await unfinishedArrayTaskIds(ctx.store.db, id), by);
   return getArray(ctx, p, id);
 }
 

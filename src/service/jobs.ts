@@ -33,6 +33,7 @@ import { listPrivileges } from '../store/queries/projects.js';
 import type { Db } from '../store/store.js';
 import type { QueueModel } from '../controller/port.js';
 import { SubmissionWriter } from './submission-writer.js';
+import { commitUnit, type Announce } from './notices.js';
 import { taskCount, writeArray } from './array-submission.js';
 import { accept } from './submission.js';
 import { countTasks, withArraySummaries } from './array-summaries.js';
@@ -282,7 +283,7 @@ export async function submitJob(
           write: async () => {
             const record = await submissionsOf(ctx).submit({
               job,
-              inserted: async (db, record) => {
+              inserted: async (db, record, announce) => {
                 const message = `submitted by ${createdBy} to cluster queue ${project.clusterQueue}${note}`;
                 const event = { subjectKind: 'job', subject: String(record.id), project: project.name };
                 await appendEvent(
@@ -290,7 +291,7 @@ export async function submitJob(
                   { ...event, jobId: record.id, type: 'submitted', message },
                   record.createdAt,
                 );
-                ctx.control?.(db, { kind: 'submitted', id: record.id });
+                announce({ kind: 'submitted', record });
               },
               // Written with the batch's jobs, in bulk.
               audit: auditEntry,
@@ -434,30 +435,31 @@ export async function listJobs(
 }
 
 /**
- * Records the request to cancel (with its event, and a message to the leader in the same unit),
- * then has the controller stop the job — here, or on the leading replica.
+ * Records the request to cancel, with its event, and announces it (notices.ts): the controller
+ * stops the job — here, or on the leading replica.
  */
 export async function cancelJob(ctx: ServiceContext, p: Principal, id: number): Promise<Job> {
   const job = await visibleJob(ctx, p, id, 'member');
   if (isTerminal(job.state)) throw new ConflictError(`job ${id} has already finished (${job.state})`);
   const by = actorName(p);
   const reason = `cancelled by ${by}`;
-  await write(ctx, async (db) => {
+  await write(ctx, async (db, announce) => {
     await updateJob(db, id, { cancelRequested: true });
     const event = { subjectKind: 'job', subject: String(id), project: job.project, jobId: id };
     const now = ctx.now();
     await appendEvent(db, { ...event, type: 'cancel-requested', message: reason }, now);
     await audit(db, p, { action: 'job.cancel', subject: String(id), project: job.project }, now);
-    ctx.control?.(db, { kind: 'cancel', id, by });
+    announce({ kind: 'cancel', id, project: job.project, state: job.state, by });
   });
-  ctx.changes?.publish({ kind: 'job', id, project: job.project, state: job.state, reason });
-  await runtimeOf(ctx).controller.cancel(id, by);
   return jobView(ctx, p, (await findJob(ctx.store.db, id))!);
 }
 
-/** One unit on the group commit the submissions share (a plain transaction without one). */
-export function write<T>(ctx: ServiceContext, fn: (db: Db) => Promise<T>): Promise<T> {
-  return ctx.groupCommit ? ctx.groupCommit.run(fn) : ctx.store.transaction(fn);
+/**
+ * One unit on the group commit the submissions share (a plain transaction without one); what it
+ * announces is heard once it has committed (notices.ts).
+ */
+export function write<T>(ctx: ServiceContext, fn: (db: Db, announce: Announce) => Promise<T>): Promise<T> {
+  return commitUnit(ctx, fn, { grouped: true });
 }
 
 /** The submissions of one server share a writer (submission-writer.ts). */

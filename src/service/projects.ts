@@ -38,6 +38,8 @@ import type { Db } from '../store/store.js';
 import { actorName, requireAdmin, requireProject, requireUser } from './access.js';
 import { audit } from './audit.js';
 import type { ServiceContext } from './context.js';
+import type { ControllerCommands } from '../controller/port.js';
+import { commitUnit, type Notice } from './notices.js';
 
 export interface ProjectInput {
   name: string;
@@ -131,7 +133,7 @@ export async function createProjectUnchecked(
     weight: checkWeight(input.weight ?? 1),
     maxQueued: checkMaxQueued(input.maxQueued ?? null),
   };
-  const result = await ctx.store.transaction(async (db) => {
+  return commitUnit(ctx, async (db, announce) => {
     if (await findProject(db, fields.name))
       throw new ConflictError(`project "${fields.name}" already exists`);
     await requireQueueExists(db, fields.clusterQueue);
@@ -153,18 +155,20 @@ export async function createProjectUnchecked(
       { action: 'project.create', subject: fields.name, project: fields.name, detail: { ...fields } },
       now,
     );
+    announce({ kind: 'project', project: fields.name });
+    // Also when 1: a project made again under an old name must not inherit the old weight.
+    announce({ kind: 'weight', project: fields.name, weight: fields.weight });
     return detail(db, (await findProject(db, fields.name))!);
   });
-  ctx.listener?.projectChanged?.(result.name);
-  // Also when 1: a project made again under an old name must not inherit the old weight.
-  ctx.listener?.projectWeightChanged?.(result.name, result.weight);
-  return result;
 }
 
-/** Tells the listener every project's weight other than the default (on start). */
-export async function loadProjectWeights(ctx: ServiceContext): Promise<void> {
+/** Tells the controller every project's weight other than the default (on start). */
+export async function loadProjectWeights(
+  ctx: ServiceContext,
+  controller: Pick<ControllerCommands, 'setProjectWeight'>,
+): Promise<void> {
   for (const project of await listProjects(ctx.store.db)) {
-    if (project.weight !== 1) ctx.listener?.projectWeightChanged?.(project.name, project.weight);
+    if (project.weight !== 1) controller.setProjectWeight(project.name, project.weight);
   }
 }
 
@@ -200,7 +204,7 @@ export async function patchProject(
   name: string,
   patch: ProjectPatch,
 ): Promise<ProjectDetail> {
-  const { result, weightChanged, moved } = await ctx.store.transaction(async (db) => {
+  return commitUnit(ctx, async (db, announce) => {
     const { project, role } = await requireProject(db, p, name, 'owner', 'changing a project');
     if (patch.clusterQueue !== undefined && patch.clusterQueue !== project.clusterQueue) {
       if (role !== 'admin')
@@ -229,16 +233,12 @@ export async function patchProject(
     if (moved) await moveQueuedJobs(db, name, next.clusterQueue);
     await appendEvent(db, event(name, 'updated', `project ${name} updated`, patch), now);
     await audit(db, p, { action: 'project.update', subject: name, project: name, detail: { ...patch } }, now);
-    return {
-      result: await detail(db, (await findProject(db, name))!),
-      weightChanged: weight !== project.weight,
-      moved,
-    };
+    const result = await detail(db, (await findProject(db, name))!);
+    announce({ kind: 'project', project: name });
+    if (weight !== project.weight) announce({ kind: 'weight', project: name, weight });
+    if (moved) announce(accessOf(result));
+    return result;
   });
-  ctx.listener?.projectChanged?.(name);
-  if (weightChanged) ctx.listener?.projectWeightChanged?.(name, result.weight);
-  if (moved) await tellController(ctx, result);
-  return result;
 }
 
 /** The name a deleted project's jobs are filed under: never a valid project name (`~`). */
@@ -261,7 +261,7 @@ export async function removeProject(
   const reason = `cancelled by ${by}`;
   const now = ctx.now();
   const archivedAs = archiveName(name, now);
-  const unfinished = await ctx.store.transaction(async (db) => {
+  await commitUnit(ctx, async (db, announce) => {
     await requireProject(db, p, name, 'owner', 'deleting a project');
     const ids = await unfinishedJobIds(db, name);
     if (ids.length > 0 && !opts.cancelJobs) {
@@ -272,7 +272,8 @@ export async function removeProject(
       );
     }
     await archiveProjectJobs(db, name, archivedAs);
-    ctx.control?.(db, { kind: 'project-deleted', project: name, archivedAs });
+    announce({ kind: 'project-deleted', project: name, archivedAs, jobIds: ids, by });
+    announce({ kind: 'weight', project: name, weight: 1 });
     for (const id of ids) {
       await updateJob(db, id, { cancelRequested: true });
       await appendEvent(
@@ -287,7 +288,6 @@ export async function removeProject(
         },
         now,
       );
-      ctx.control?.(db, { kind: 'cancel', id, by });
     }
     await deleteProject(db, name);
     // The deletion itself stays under the name: what happened to NAME is found there.
@@ -303,14 +303,7 @@ export async function removeProject(
       },
       now,
     );
-    return ids;
   });
-  ctx.listener?.projectChanged?.(name);
-  ctx.listener?.projectWeightChanged?.(name, 1);
-  const controller = ctx.runtime?.controller;
-  if (!controller) return;
-  controller.projectDeleted(name, archivedAs, unfinished);
-  for (const id of unfinished) await controller.cancel(id, by).catch(() => {}); // ended meanwhile
 }
 
 async function requireUserNamed(db: Db, name: string) {
@@ -327,7 +320,7 @@ export async function setMember(
   role: Role,
 ): Promise<ProjectDetail> {
   if (!ROLES.includes(role)) throw new BadRequestError(`role must be one of ${ROLES.join(', ')}`);
-  const result = await ctx.store.transaction(async (db) => {
+  return commitUnit(ctx, async (db, announce) => {
     const { project: proj } = await requireProject(db, p, project, 'owner', 'managing members');
     const user = await requireUserNamed(db, userName);
     await upsertMember(db, project, user.id, role);
@@ -338,10 +331,9 @@ export async function setMember(
       now,
     );
     await audit(db, p, { action: 'member.set', subject: userName, project, detail: { role } }, now);
+    announce({ kind: 'project', project }); // who may see its jobs changed
     return detail(db, proj);
   });
-  ctx.listener?.projectChanged?.(project); // who may see its jobs changed
-  return result;
 }
 
 export async function removeMember(
@@ -350,7 +342,7 @@ export async function removeMember(
   project: string,
   userName: string,
 ): Promise<ProjectDetail> {
-  const result = await ctx.store.transaction(async (db) => {
+  return commitUnit(ctx, async (db, announce) => {
     const { project: proj } = await requireProject(db, p, project, 'owner', 'managing members');
     const user = await requireUserNamed(db, userName);
     if (!(await deleteMember(db, project, user.id))) {
@@ -363,10 +355,9 @@ export async function removeMember(
       now,
     );
     await audit(db, p, { action: 'member.remove', subject: userName, project }, now);
+    announce({ kind: 'project', project }); // who may see its jobs changed
     return detail(db, proj);
   });
-  ctx.listener?.projectChanged?.(project); // who may see its jobs changed
-  return result;
 }
 
 export async function grantPrivilege(
@@ -377,33 +368,31 @@ export async function grantPrivilege(
 ): Promise<ProjectDetail> {
   requireAdmin(p, 'grant privileges');
   checkName(PRIVILEGE, PRIVILEGE_HELP, 'privilege', privilege);
-  return tellController(
-    ctx,
-    await ctx.store.transaction(async (db) => {
-      const { project: proj } = await requireProject(db, p, project, 'owner', 'granting privileges');
-      if (await insertPrivilege(db, project, privilege)) {
-        const now = ctx.now();
-        await appendEvent(
-          db,
-          event(project, 'privilege-granted', `privilege ${privilege} granted to ${project}`),
-          now,
-        );
-        await audit(db, p, { action: 'privilege.grant', subject: privilege, project }, now);
-      }
-      return detail(db, proj);
-    }),
-  );
+  return commitUnit(ctx, async (db, announce) => {
+    const { project: proj } = await requireProject(db, p, project, 'owner', 'granting privileges');
+    if (await insertPrivilege(db, project, privilege)) {
+      const now = ctx.now();
+      await appendEvent(
+        db,
+        event(project, 'privilege-granted', `privilege ${privilege} granted to ${project}`),
+        now,
+      );
+      await audit(db, p, { action: 'privilege.grant', subject: privilege, project }, now);
+    }
+    const result = await detail(db, proj);
+    announce(accessOf(result));
+    return result;
+  });
 }
 
 /**
- * Tells the controller where a project's queued jobs now queue and what they may use: they follow
+ * Where a project's queued jobs now queue and what they may use, for the controller: they follow
  * a move, and wait while a privilege they need is revoked (controller/project-gates.ts).
  */
-async function tellController(ctx: ServiceContext, project: ProjectDetail): Promise<ProjectDetail> {
-  const { name, clusterQueue, privileges } = project;
-  await ctx.runtime?.controller.projectsChanged([{ name, clusterQueue, privileges }]);
-  return project;
-}
+const accessOf = ({ name, clusterQueue, privileges }: ProjectDetail): Notice => ({
+  kind: 'access',
+  access: { name, clusterQueue, privileges },
+});
 
 export async function revokePrivilege(
   ctx: ServiceContext,
@@ -412,21 +401,20 @@ export async function revokePrivilege(
   privilege: string,
 ): Promise<ProjectDetail> {
   requireAdmin(p, 'revoke privileges');
-  return tellController(
-    ctx,
-    await ctx.store.transaction(async (db) => {
-      const { project: proj } = await requireProject(db, p, project, 'owner', 'revoking privileges');
-      if (!(await deletePrivilege(db, project, privilege))) {
-        throw new NotFoundError(`project "${project}" does not hold privilege "${privilege}"`);
-      }
-      const now = ctx.now();
-      await appendEvent(
-        db,
-        event(project, 'privilege-revoked', `privilege ${privilege} revoked from ${project}`),
-        now,
-      );
-      await audit(db, p, { action: 'privilege.revoke', subject: privilege, project }, now);
-      return detail(db, proj);
-    }),
-  );
+  return commitUnit(ctx, async (db, announce) => {
+    const { project: proj } = await requireProject(db, p, project, 'owner', 'revoking privileges');
+    if (!(await deletePrivilege(db, project, privilege))) {
+      throw new NotFoundError(`project "${project}" does not hold privilege "${privilege}"`);
+    }
+    const now = ctx.now();
+    await appendEvent(
+      db,
+      event(project, 'privilege-revoked', `privilege ${privilege} revoked from ${project}`),
+      now,
+    );
+    await audit(db, p, { action: 'privilege.revoke', subject: privilege, project }, now);
+    const result = await detail(db, proj);
+    announce(accessOf(result));
+    return result;
+  });
 }

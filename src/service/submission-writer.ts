@@ -10,11 +10,12 @@ import type { JobRecord } from '../domain/job.js';
 import { insertAudit, type AuditRecord } from '../store/queries/audit.js';
 import { insertJobs, type NewJob } from '../store/queries/jobs.js';
 import type { Db } from '../store/store.js';
+import type { Announce } from './notices.js';
 
 export interface Submission {
   job: NewJob;
-  /** Records what goes with the job (its event, the leader's message) in the same unit. */
-  inserted: (db: Db, record: JobRecord) => Promise<void>;
+  /** Records what goes with the job (its event) in the same unit, and announces it. */
+  inserted: (db: Db, record: JobRecord, announce: Announce) => Promise<void>;
   /** Its audit row, but for what the insert decides: the job's id (the subject) and the time. */
   audit?: Omit<AuditRecord, 'subject' | 'at'>;
 }
@@ -24,8 +25,8 @@ interface Pending extends Submission {
   reject: (reason: unknown) => void;
 }
 
-/** Runs `fn` as one unit on the group commit (or its own transaction). */
-export type WriteUnit = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
+/** Runs `fn` as one unit on the group commit (or its own transaction), then announces what it gave. */
+export type WriteUnit = <T>(fn: (db: Db, announce: Announce) => Promise<T>) => Promise<T>;
 
 export class SubmissionWriter {
   private pending: Pending[] = [];
@@ -56,9 +57,9 @@ export class SubmissionWriter {
       // Takes the submissions when the unit first runs, not when it was queued, so that all that
       // came while the previous transaction was written go together; a batch the group commit
       // runs again (a conflict) writes the same ones.
-      const records = await this.write((db) => {
+      const records = await this.write((db, announce) => {
         batch ??= this.take();
-        return this.insert(db, batch);
+        return this.insert(db, batch, announce);
       });
       batch!.forEach((p, i) => p.resolve(records[i]));
     } catch (e) {
@@ -67,7 +68,10 @@ export class SubmissionWriter {
       // One job's failure must not fail the others: each alone now, so only its own fails.
       else
         for (const p of batch)
-          this.write((db) => this.insert(db, [p])).then(([record]) => p.resolve(record), p.reject);
+          this.write((db, announce) => this.insert(db, [p], announce)).then(
+            ([record]) => p.resolve(record),
+            p.reject,
+          );
     }
   }
 
@@ -78,7 +82,7 @@ export class SubmissionWriter {
     return batch;
   }
 
-  private async insert(db: Db, batch: Pending[]): Promise<(JobRecord | undefined)[]> {
+  private async insert(db: Db, batch: Pending[], announce: Announce): Promise<(JobRecord | undefined)[]> {
     const records = await insertJobs(
       db,
       batch.map((p) => p.job),
@@ -88,7 +92,7 @@ export class SubmissionWriter {
     for (const [i, record] of records.entries()) {
       if (!record) continue; // a repeated idempotency key: no change, nothing to audit
       const p = batch[i]!;
-      await p.inserted(db, record);
+      await p.inserted(db, record, announce);
       if (p.audit) audit.push({ ...p.audit, subject: String(record.id), at: record.createdAt });
     }
     // The batch's audit rows in one insert, in the transaction of its jobs.

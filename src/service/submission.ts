@@ -1,8 +1,8 @@
 /**
  * The one path a submission takes once it is checked (jobs.ts): its place under the project's
- * `maxQueued` held, its rows written with their `submitted` event, audit row and the leader's
- * control message in one unit, the controller told of each job, the change published, and the
- * answer made. A single job and a job array differ only in how their rows are written: a job goes
+ * `maxQueued` held, its rows written with their `submitted` event and audit row in one unit that
+ * announces them (notices.ts: the controller, the live streams, the leader), and the answer
+ * made. A single job and a job array differ only in how their rows are written: a job goes
  * with the other jobs submitted meanwhile (submission-writer.ts), an array's tasks in bulk
  * (array-submission.ts). A repeated idempotency key answers with the job that has it.
  */
@@ -38,8 +38,8 @@ export async function accept(ctx: ServiceContext, s: Accepted): Promise<{ job: J
   const release = await reserveQueued(ctx, rt, s.project, s.queue, s.count);
   let records: JobRecord[] | undefined;
   try {
+    // Committed and announced (notices.ts): the controller tracks the jobs before their places go.
     records = await s.write();
-    if (records) for (const record of records) await rt.controller.jobSubmitted(record);
   } finally {
     release();
   }
@@ -53,13 +53,5 @@ export async function accept(ctx: ServiceContext, s: Accepted): Promise<{ job: J
       );
     return { job: await jobView(ctx, s.submitter, existing), created: false };
   }
-  const head = records[0]!;
-  ctx.changes?.publish({
-    kind: 'job',
-    id: head.id,
-    project: head.project,
-    state: 'queued',
-    reason: head.reason,
-  });
-  return { job: await jobView(ctx, s.submitter, head, true), created: true };
+  return { job: await jobView(ctx, s.submitter, records[0]!, true), created: true };
 }

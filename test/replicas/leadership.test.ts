@@ -145,6 +145,40 @@ describe('replicas', { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQ
     assert.equal((await waitDone(follower.api, follower.token, waiting.id)).state, 'succeeded');
   });
 
+  it('a project deleted with its jobs cancelled, through the follower or the leader: the leader stops them', async () => {
+    const [leader, follower] = await pair('delete');
+    for (const r of [leader, follower])
+      assert.equal(
+        (
+          await call(r.api, r.token, 'POST', '/projects', {
+            name: `gone-${r === leader ? 1 : 2}`,
+            clusterQueue: 'default',
+          })
+        ).status,
+        201,
+      );
+    // Made on the leader, deleted through the follower; and the other way round.
+    for (const [made, via] of [
+      [leader, follower],
+      [follower, leader],
+    ] as const) {
+      const project = `gone-${made === leader ? 1 : 2}`;
+      const job = await submit(made.api, made.token, project, { command: ['sleep', '300'] });
+      await waitFor(
+        `job ${job.id} to run`,
+        async () => (await getJob(leader.api, leader.token, job.id)).state === 'running',
+      );
+      const r = await call(via.api, via.token, 'DELETE', `/projects/${project}?cancelJobs=true`);
+      assert.equal(r.status, 204, r.text);
+      const done = await waitDone(leader.api, leader.token, job.id);
+      assert.equal(
+        done.state,
+        'cancelled',
+        `${project}, deleted through the ${via === follower ? 'follower' : 'leader'}: ${done.reason}`,
+      );
+    }
+  });
+
   it(`a leader frozen past its lease is replaced; thawed, it steps down without writing`, async () => {
     const [leader, follower] = await pair('freeze');
     const term = (await health(leader)).term;
