@@ -47,8 +47,8 @@ const CONFIG = [
   '  hpc: { factory: hpc }',
   '  held: { factory: held }',
   '  onn2: { factory: onn2 }',
-  '  pilot: { factory: pilots, reuse: true, idleTimeout: 4s }',
-  '  pilotdefault: { factory: pilots, reuse: true, idleTimeout: 4s, defaultTimeout: 30s }',
+  '  pilot: { factory: pilots, reuse: true, idleTimeout: 12s }',
+  '  pilotdefault: { factory: pilots, reuse: true, idleTimeout: 12s, defaultTimeout: 30s }',
   '  minute: { factory: minute }',
   '  heldpilot: { factory: held, reuse: true, idleTimeout: 1s }',
 ].join('\n');
@@ -321,7 +321,8 @@ describe('the slurm factory, end to end', { skip: slurmSkip() }, () => {
     const unbounded = await runOnPilot([]);
     assert.equal(unbounded.reused, false);
     assert.notEqual(unbounded.slurmId, long.slurmId);
-    // Idle past its idleTimeout (4 s), the last pilot is destroyed.
+    // Idle past its idleTimeout (12 s: long enough for the next `berth submit --wait` to start on a
+    // busy machine), the last pilot is destroyed.
     await goneFromSlurm(unbounded.slurmId);
     const w = await waitFor('the idle pilot to be destroyed', async () => {
       const list = (await call<{ id: number; state: string }[]>(api, adminToken, 'GET', '/workers')).body;

@@ -42,7 +42,7 @@ export async function getJob(api: string, token: string, id: number): Promise<Jo
 }
 
 /** Waits until the job is terminal and its cleanup is confirmed. */
-export async function waitDone(api: string, token: string, id: number, timeoutMs = 30_000): Promise<JobView> {
+export async function waitDone(api: string, token: string, id: number, timeoutMs = 90_000): Promise<JobView> {
   let last: JobView | undefined;
   try {
     return await waitFor(
