@@ -24,6 +24,7 @@ import { jobArrays } from './0016_job_arrays.js';
 import { usageLedger } from './0017_usage_ledger.js';
 import { logBytes } from './0018_log_bytes.js';
 import { retention } from './0019_retention.js';
+import { schemaRepair } from './0020_schema_repair.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -45,6 +46,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0017_usage_ledger', usageLedger],
   ['0018_log_bytes', logBytes],
   ['0019_retention', retention],
+  ['0020_schema_repair', schemaRepair],
 ];
 
 /** The migrations a berth knows: MIGRATIONS, or fewer where a test plays an older berth. */
