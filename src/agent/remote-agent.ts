@@ -53,7 +53,7 @@ export interface Registration {
   workerId: number;
   jobId: number;
   token: string;
-  /** A pilot's credential for its next jobs (service/agent-registration.ts). */
+  /** A pilot's credential for its next jobs (service/cluster/agent-registration.ts). */
   workerCredential?: string;
 }
 

@@ -5,10 +5,10 @@
  * Nothing runs while no stream is open.
  */
 import type { Principal } from '../domain/user.js';
-import type { ChangeNotice } from '../service/change-feed.js';
+import type { ChangeNotice } from '../service/live/change-feed.js';
 import type { ServiceContext } from '../service/context.js';
-import { LiveFigures } from '../service/figures.js';
-import { visibleProjectNames } from '../service/projects.js';
+import { LiveFigures } from '../service/live/figures.js';
+import { visibleProjectNames } from '../service/tenancy/projects.js';
 import type { SseConnection } from './sse.js';
 import { StreamOutbox, type JobNotice } from './stream-outbox.js';
 

@@ -168,7 +168,7 @@ const LogsSchema = strict({
   maxBytesPerJob: Type.Optional(Bytes),
 });
 
-/** How long one kind of history is kept (service/retention.ts): `90d`, `1y`, seconds, or `forever`. */
+/** How long one kind of history is kept (service/upkeep/retention.ts): `90d`, `1y`, seconds, or `forever`. */
 const RetentionPeriod = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })]);
 
 /** How long ended jobs, the audit log and the usage ledger's allocations are kept. */
@@ -184,7 +184,7 @@ const RetentionSchema = strict({
 /** The most samples the queue history keeps per cluster queue, whatever `queueHistory` asks for. */
 export const MAX_HISTORY_SAMPLES = 100_000;
 
-/** The cluster queues' figures over time (service/queue-history.ts): how often sampled, how long kept. */
+/** The cluster queues' figures over time (service/live/queue-history.ts): how often sampled, how long kept. */
 const QueueHistorySchema = strict({
   /** Seconds between samples (default 10; fractions allowed, for tests). */
   sampleSeconds: Type.Optional(Type.Number({ minimum: 0.05, maximum: 3600 })),

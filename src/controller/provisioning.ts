@@ -182,7 +182,7 @@ export class Provisioning {
     const now = o.now();
     const attempt = job.attempts;
     // An in-process agent calls the controller directly: no token to make, none to leak. An
-    // agent that registers gets the job's token when it does (service/agent-registration.ts).
+    // agent that registers gets the job's token when it does (service/cluster/agent-registration.ts).
     const token = factory.inProcess || factory.registers ? null : newToken('job');
     const registration = factory.registers ? newToken('agent') : undefined;
     if (token || registration) job.mayHoldToken = true;

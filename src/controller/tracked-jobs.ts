@@ -103,7 +103,7 @@ export function jobAmounts(spec: JobSpec): Amounts {
 
 /**
  * What a job's spec makes of it in the model, made once per spec object and shared, frozen, by the
- * jobs that have that spec: an array's tasks share one (service/array-submission.ts), and so do
+ * jobs that have that spec: an array's tasks share one (service/jobs/array-submission.ts), and so do
  * the jobs read back on start with the same spec text (store/queries/jobs.ts, activeJobPages).
  * With a million jobs queued, objects and arrays of their own cost each job ~0.3 KiB (issue #18).
  */

@@ -1,6 +1,6 @@
 /**
  * A cluster queue's figures over time (`GET /cluster-queues/{name}/history`): what the server's
- * sampler (service/queue-history.ts) recorded every few seconds, oldest first.
+ * sampler (service/live/queue-history.ts) recorded every few seconds, oldest first.
  */
 
 /** One sample. Amounts are in base units: cpu in cores, memory in bytes, anything else as counted. */

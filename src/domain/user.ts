@@ -14,7 +14,7 @@ export type Principal = (
   | { kind: 'job'; jobId: number }
   /**
    * A token from the `token` well, on behalf of one running job: reads its one project, and with
-   * `access: submit` also submits and cancels jobs there (service/access.ts decides).
+   * `access: submit` also submits and cancels jobs there (service/tenancy/access.ts decides).
    */
   | { kind: 'project'; project: string; jobId: number; access: ProjectTokenAccess }
 ) & {

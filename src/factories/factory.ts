@@ -21,7 +21,7 @@ export interface WorkerRequest {
    * for one whose agent registers (`registers`).
    */
   token: string | null;
-  /** For a factory whose agent registers: its one-time credential (service/agent-registration.ts). */
+  /** For a factory whose agent registers: its one-time credential (service/cluster/agent-registration.ts). */
   registration?: string;
   /**
    * What each member requests (cpu in millicores, memory in bytes), for a factory that enforces

@@ -4,7 +4,7 @@
  * one notification), and what the others publish comes in and is published here. A notice is
  * small (which job or queue changed, not its new state), and readers fetch what they show.
  */
-import type { ChangeFeed, ChangeNotice } from '../service/change-feed.js';
+import type { ChangeFeed, ChangeNotice } from '../service/live/change-feed.js';
 import type { PgBus } from '../store/pg-bus.js';
 import { notify } from '../store/pg-bus.js';
 import type { Db } from '../store/store.js';

@@ -1,7 +1,7 @@
 /**
  * The controller port of a replica that does not lead. It has no scheduler and runs no job: the
  * changes the services commit reach the leader as control messages, sent in their own
- * transaction (service/notices.ts, outbox.ts), and here change only the queue models; the live figures are the leader's last
+ * transaction (service/live/notices.ts, outbox.ts), and here change only the queue models; the live figures are the leader's last
  * published copy; the queue models come from the store. What only the leader's in-memory model
  * knows — a pending job's position and blockers, a queue's admission order, the agent protocol —
  * is not here: the API hands those requests to the leader (api/forward.ts), and answers from the

@@ -4,7 +4,7 @@
  * leader already acted on (its own submissions reach it directly too) changes nothing.
  */
 import { queuedArrayTaskIds, unfinishedArrayTaskIds } from '../store/queries/job-arrays.js';
-import { cancelTasks } from '../service/job-arrays.js';
+import { cancelTasks } from '../service/jobs/job-arrays.js';
 import type { ControllerCommands, ControllerReadModel } from '../controller/port.js';
 import { isTerminal } from '../domain/job.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';

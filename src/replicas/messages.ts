@@ -3,9 +3,9 @@
  * messages reach the leader, which applies them to its controller; every replica also re-reads
  * the store when the bus reconnects, so a message lost meanwhile only delays a change.
  */
-import type { ChangeNotice } from '../service/change-feed.js';
+import type { ChangeNotice } from '../service/live/change-feed.js';
 
-export type { ControlMessage } from '../service/control.js';
+export type { ControlMessage } from '../service/live/control.js';
 
 /** To the leader: a committed change its controller must act on. */
 export const CONTROL = 'berth_control';

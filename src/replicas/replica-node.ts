@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import type { ServiceContext } from '../service/context.js';
-import type { ControlMessage } from '../service/control.js';
+import type { ControlMessage } from '../service/live/control.js';
 import { GroupCommit, WriteTurns } from '../store/group-commit.js';
 import { PgBus } from '../store/pg-bus.js';
 import { isStoreUnavailable, isTransientConflict } from '../store/errors.js';

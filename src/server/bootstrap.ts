@@ -7,9 +7,9 @@ import { writeFileSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { ServiceContext } from '../service/context.js';
-import { createClusterQueueUnchecked } from '../service/cluster-queues.js';
-import { createProjectUnchecked } from '../service/projects.js';
-import { createUserUnchecked } from '../service/users.js';
+import { createClusterQueueUnchecked } from '../service/cluster/cluster-queues.js';
+import { createProjectUnchecked } from '../service/tenancy/projects.js';
+import { createUserUnchecked } from '../service/tenancy/users.js';
 import { countUsers } from '../store/queries/users.js';
 
 export const ADMIN_TOKEN_FILE = 'admin.token';

@@ -11,7 +11,7 @@ import type { FactoryDevices } from '../factories/devices.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { Scheduler } from '../scheduler/index.js';
 import type { ServiceContext } from '../service/context.js';
-import { ProjectTokenMinter } from '../service/project-tokens.js';
+import { ProjectTokenMinter } from '../service/tenancy/project-tokens.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { LogStore } from '../store/log-store.js';
 import type { Db } from '../store/store.js';

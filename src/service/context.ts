@@ -2,13 +2,13 @@ import type { Amounts } from '../domain/quantity.js';
 import type { ControllerPort } from '../controller/port.js';
 import type { LogStore } from '../store/log-store.js';
 import type { TargetConfig } from '../config/schema.js';
-import type { ProjectCache } from './project-cache.js';
+import type { ProjectCache } from './tenancy/project-cache.js';
 import type { GroupCommit } from '../store/group-commit.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
-import type { ChangeFeed } from './change-feed.js';
-import type { TokenCache } from './token-cache.js';
-import type { Notices } from './notices.js';
+import type { ChangeFeed } from './live/change-feed.js';
+import type { TokenCache } from './tenancy/token-cache.js';
+import type { Notices } from './live/notices.js';
 import type { ArtifactFiles } from '../store/artifact-files.js';
 import type { QueueHistoryView } from '../domain/queue-history.js';
 
@@ -80,7 +80,7 @@ export interface ServiceContext {
   queueStatus?: (name: string) => QueueStatus;
   runtime?: JobRuntime;
   tokenCache?: TokenCache;
-  /** Projects and roles for the submissions' checks (project-cache.ts). */
+  /** Projects and roles for the submissions' checks (service/tenancy/project-cache.ts). */
   projectCache?: ProjectCache;
   /** Shares transactions between concurrent writers (job submissions). */
   groupCommit?: GroupCommit;
@@ -88,11 +88,11 @@ export interface ServiceContext {
   metrics?: Metrics;
   /** Where committed changes are announced (the live stream listens). */
   changes?: ChangeFeed;
-  /** Who hears of the changes services commit (notices.ts): the controller, the live streams, the leader. */
+  /** Who hears of the changes services commit (service/live/notices.ts): the controller, the live streams, the leader. */
   notices?: Notices;
   /** Which replica leads (replicas on PostgreSQL); absent: this server is the only one. */
   cluster?: ClusterView;
-  /** The queues' figures over time (queue-history.ts), sampled by the server. */
+  /** The queues' figures over time (service/live/queue-history.ts), sampled by the server. */
   queueHistory?: { view(name: string, minutes: number): QueueHistoryView };
 }
 

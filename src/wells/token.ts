@@ -1,7 +1,7 @@
 /**
  * The `token` well: a berth API token limited to the job's project and valid only while the job
  * runs. By default it may only read that project (`access: read`); `access: submit` also lets it
- * submit and cancel jobs there. What each access allows is decided in service/access.ts. The
+ * submit and cancel jobs there. What each access allows is decided in service/tenancy/access.ts. The
  * well does not know the store; the server injects a TokenMinter that does.
  */
 import { DEFAULT_PROJECT_TOKEN_ACCESS, type ProjectTokenAccess } from '../domain/project-token-access.js';

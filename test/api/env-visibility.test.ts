@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Principal } from '../../src/domain/user.js';
-import { envFor, MASKED_ENV_VALUE } from '../../src/service/env-visibility.js';
+import { envFor, MASKED_ENV_VALUE } from '../../src/service/tenancy/env-visibility.js';
 import { localFactoryConfig } from '../helpers/server.js';
 import { assertStatus, createQueue, makeWorld, useServer, type World } from './fixtures.js';
 

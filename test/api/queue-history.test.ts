@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { QueueHistoryView } from '../../src/domain/queue-history.js';
 import type { QueueStatus, ServiceContext } from '../../src/service/context.js';
-import { QueueHistory } from '../../src/service/queue-history.js';
+import { QueueHistory } from '../../src/service/live/queue-history.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';

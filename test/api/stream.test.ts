@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { StreamOutbox, type JobNotice } from '../../src/api/stream-outbox.js';
-import { ChangeFeed, type ChangeNotice } from '../../src/service/change-feed.js';
+import { ChangeFeed, type ChangeNotice } from '../../src/service/live/change-feed.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, useTestServer } from '../helpers/server.js';
 import { Stream } from '../helpers/sse.js';

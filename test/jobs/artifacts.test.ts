@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_MAX_ARTIFACT_FILES, type ArtifactView } from '../../src/domain/artifact.js';
-import { sweepArtifacts } from '../../src/service/artifacts.js';
+import { sweepArtifacts } from '../../src/service/jobs/artifacts.js';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';

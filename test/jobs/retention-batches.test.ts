@@ -1,11 +1,11 @@
 /**
- * The retention sweep's batches are sized by time (service/batch-size.ts): a batch that holds the
+ * The retention sweep's batches are sized by time (service/upkeep/batch-size.ts): a batch that holds the
  * store longer than its target makes the next one smaller, a quick one makes it larger, by at most
  * half or double at a time and within the bounds.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BatchSize } from '../../src/service/batch-size.js';
+import { BatchSize } from '../../src/service/upkeep/batch-size.js';
 
 /** A batch that takes `msPerRow` per row on a clock the test moves. */
 function fakeClock() {

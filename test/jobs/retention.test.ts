@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sweepRetention } from '../../src/service/retention.js';
+import { sweepRetention } from '../../src/service/upkeep/retention.js';
 import { FileLogStore } from '../../src/store/log-store.js';
 import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';

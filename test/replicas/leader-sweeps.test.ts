@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { ClusterView, ServiceContext } from '../../src/service/context.js';
-import { scheduleLeaderSweeps } from '../../src/service/leader-sweeps.js';
+import { scheduleLeaderSweeps } from '../../src/service/upkeep/leader-sweeps.js';
 
 const HOUR = 3_600_000;
 

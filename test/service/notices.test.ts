@@ -1,5 +1,5 @@
 /**
- * The one way a committed change is heard (service/notices.ts), on a real SQLite store and its
+ * The one way a committed change is heard (service/live/notices.ts), on a real SQLite store and its
  * group commit: once its unit commits, by every subscriber, in order; never for a unit rolled
  * back; once for a batch run again; and in the transaction by the outbox, whose control message
  * is what the leader reads.
@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ClusterQueue } from '../../src/domain/cluster-queue.js';
 import type { JobRecord } from '../../src/domain/job.js';
-import { commitUnit, controlMessage, Notices, type Notice } from '../../src/service/notices.js';
-import type { ControlMessage } from '../../src/service/control.js';
+import { commitUnit, controlMessage, Notices, type Notice } from '../../src/service/live/notices.js';
+import type { ControlMessage } from '../../src/service/live/control.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
 import { initSetting, readSetting } from '../../src/store/queries/settings.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';

@@ -112,7 +112,7 @@ const refusedCall = (access: string) => new RegExp(`^a project token with access
 const jobCount = async (project: string) =>
   (await api<JobView[]>(ctx.admin, 'GET', `/projects/${project}/jobs?limit=1000`)).body.length;
 
-/** The calls a read token may make, as in service/access.ts: the rest of the API is refused. */
+/** The calls a read token may make, as in service/tenancy/access.ts: the rest of the API is refused. */
 const READ_CALLS = [
   'GET /whoami',
   'GET /projects/{name}',

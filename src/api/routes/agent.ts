@@ -8,8 +8,8 @@ import {
   pilotOfJob,
   registerAgent,
   WORKER_CREDENTIAL_HEADER,
-} from '../../service/agent-registration.js';
-import { getJob } from '../../service/jobs.js';
+} from '../../service/cluster/agent-registration.js';
+import { getJob } from '../../service/jobs/jobs.js';
 import {
   AgentHeartbeatQuery,
   FinishBody,

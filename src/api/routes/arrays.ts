@@ -1,6 +1,6 @@
 /** Job arrays (`array` in a submission): one read, a task by index, and cancelling all tasks. */
 import type { ServiceContext } from '../../service/context.js';
-import { arrayTask, cancelArray, getArray } from '../../service/job-arrays.js';
+import { arrayTask, cancelArray, getArray } from '../../service/jobs/job-arrays.js';
 import { ArrayParams, ArrayTaskParams } from '../job-schemas.js';
 import type { Router } from './types.js';
 

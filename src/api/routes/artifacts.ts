@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { basename } from 'node:path/posix';
 import type { ServiceContext } from '../../service/context.js';
-import { jobArtifacts, openArtifact, uploadArtifact } from '../../service/artifacts.js';
+import { jobArtifacts, openArtifact, uploadArtifact } from '../../service/jobs/artifacts.js';
 import { JobParams } from '../job-schemas.js';
 import { ArtifactListQuery, ArtifactParams, ArtifactQuery, UploadQuery } from '../artifact-schemas.js';
 import { jobId } from './agent.js';

@@ -1,4 +1,4 @@
-import { readAudit } from '../../service/audit.js';
+import { readAudit } from '../../service/tenancy/audit.js';
 import type { ServiceContext } from '../../service/context.js';
 import { AuditQuery } from '../audit-schemas.js';
 import type { Router } from './types.js';

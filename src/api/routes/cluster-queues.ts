@@ -4,10 +4,10 @@ import {
   getQueue,
   listQueues,
   updateQueue,
-} from '../../service/cluster-queues.js';
+} from '../../service/cluster/cluster-queues.js';
 import type { ServiceContext } from '../../service/context.js';
-import { pendingJobs } from '../../service/pending.js';
-import { queueHistoryOf } from '../../service/queue-history.js';
+import { pendingJobs } from '../../service/jobs/pending.js';
+import { queueHistoryOf } from '../../service/live/queue-history.js';
 import { Type } from '@sinclair/typebox';
 import { CreateQueueBody, NameParams, PatchQueueBody, PendingQuery } from '../schemas.js';
 import type { Router } from './types.js';

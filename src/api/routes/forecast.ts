@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../../service/context.js';
-import { forecastInput } from '../../service/forecast-input.js';
+import { forecastInput } from '../../service/live/forecast-input.js';
 import type { Router } from './types.js';
 
 export async function forecastRoutes(api: Router, ctx: ServiceContext): Promise<void> {

@@ -1,6 +1,6 @@
 /** Factories, targets, workers, resource types and instances. */
 import type { ServiceContext } from '../../service/context.js';
-import * as infra from '../../service/infrastructure.js';
+import * as infra from '../../service/cluster/infrastructure.js';
 import { WorkerQuery } from '../job-schemas.js';
 import type { Router } from './types.js';
 

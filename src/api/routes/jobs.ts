@@ -1,10 +1,10 @@
 import { BadRequestError } from '../../domain/errors.js';
 import { JOB_STATES, type JobState } from '../../domain/job.js';
 import type { ServiceContext } from '../../service/context.js';
-import type { CredentialWatch } from '../../service/credential-watch.js';
+import type { CredentialWatch } from '../../service/tenancy/credential-watch.js';
 import { bearerToken } from '../bearer.js';
-import { cancelJob, getJob, jobEvents, listJobs, submitJob } from '../../service/jobs.js';
-import { jobAttempts, jobLogs } from '../../service/job-attempts.js';
+import { cancelJob, getJob, jobEvents, listJobs, submitJob } from '../../service/jobs/jobs.js';
+import { jobAttempts, jobLogs } from '../../service/jobs/job-attempts.js';
 import { JobListQuery, JobParams, LogsQuery, ProjectJobsParams, SubmitBody } from '../job-schemas.js';
 import type { Router } from './types.js';
 

@@ -1,7 +1,7 @@
 import type { WhoAmI } from '../../domain/user.js';
 import type { Health } from '../../domain/health.js';
 import type { ServiceContext } from '../../service/context.js';
-import { requireUser } from '../../service/access.js';
+import { requireUser } from '../../service/tenancy/access.js';
 import type { Router } from './types.js';
 
 export async function metaRoutes(api: Router, ctx: ServiceContext, version: string): Promise<void> {

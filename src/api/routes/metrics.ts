@@ -1,6 +1,6 @@
 /** Prometheus metrics of this server, in the text exposition format (admins only). */
 import { NotFoundError } from '../../domain/errors.js';
-import { requireAdmin } from '../../service/access.js';
+import { requireAdmin } from '../../service/tenancy/access.js';
 import type { ServiceContext } from '../../service/context.js';
 import type { Router } from './types.js';
 

@@ -4,7 +4,7 @@ import {
   getPriorityClass,
   listClasses,
   removePriorityClass,
-} from '../../service/priority-classes.js';
+} from '../../service/jobs/priority-classes.js';
 import { CreatePriorityClassBody, NameParams } from '../schemas.js';
 import type { Router } from './types.js';
 

@@ -10,7 +10,7 @@ import {
   removeProject,
   revokePrivilege,
   setMember,
-} from '../../service/projects.js';
+} from '../../service/tenancy/projects.js';
 import {
   CreateProjectBody,
   MemberBody,

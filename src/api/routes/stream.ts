@@ -5,11 +5,11 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Type } from '@sinclair/typebox';
-import { requireUser } from '../../service/access.js';
+import { requireUser } from '../../service/tenancy/access.js';
 import type { ServiceContext } from '../../service/context.js';
-import type { CredentialWatch } from '../../service/credential-watch.js';
+import type { CredentialWatch } from '../../service/tenancy/credential-watch.js';
 import { bearerToken } from '../bearer.js';
-import { jobLogs } from '../../service/job-attempts.js';
+import { jobLogs } from '../../service/jobs/job-attempts.js';
 import { SseConnection } from '../sse.js';
 import { StreamHub } from '../stream-hub.js';
 import type { Router } from './types.js';

@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../../service/context.js';
-import { readUsage } from '../../service/usage.js';
+import { readUsage } from '../../service/upkeep/usage.js';
 import { UsageQuery, UsageReportSchema } from '../usage-schemas.js';
 import type { Router } from './types.js';
 

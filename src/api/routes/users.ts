@@ -7,7 +7,7 @@ import {
   listTokens,
   removeUser,
   revokeToken,
-} from '../../service/users.js';
+} from '../../service/tenancy/users.js';
 import { NameParams } from '../schemas.js';
 import { CreateTokenBody, CreateUserBody, TokenParams, UserTokenParams } from '../token-schemas.js';
 import type { Router } from './types.js';

@@ -3,7 +3,7 @@ import type { BerthMigration } from './helpers.js';
 import { bigint, serialKey, serialType } from './helpers.js';
 
 /**
- * The audit log: who changed what through the API, when and from where (service/audit.ts). Each
+ * The audit log: who changed what through the API, when and from where (service/tenancy/audit.ts). Each
  * row is written in the transaction of the change it describes. Every index costs each submission
  * (a row each) about 1 µs, so there are two, for the filters that pick few rows (actor, project);
  * a page newest first, also one since a time, is read backwards along the primary key.

@@ -2,7 +2,7 @@ import type { BerthMigration } from './helpers.js';
 import { bigint } from './helpers.js';
 
 /**
- * Retention (service/retention.ts): ended jobs older than `retention.jobs` are removed, and what
+ * Retention (service/upkeep/retention.ts): ended jobs older than `retention.jobs` are removed, and what
  * stays of them is a range of ids in `removed_jobs` (never a row per job), so that asking for one
  * answers why it is gone. No index on when jobs ended: the sweep walks ids from the oldest job
  * left, which reads the jobs it removes and the few created before the cut-off that stay.

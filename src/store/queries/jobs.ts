@@ -291,7 +291,7 @@ export async function loadActiveJobs(db: Db): Promise<JobRecord[]> {
  * and every record at once (3.5 GiB, and most of a minute collecting garbage: issue #18); a page's
  * rows are garbage before the next is read. What rows repeat is shared rather than copied per
  * job, as the model keeps it for as long as the job waits: one spec object per spec text (an
- * array's tasks have one; service/array-submission.ts shares it the same way), and one copy of
+ * array's tasks have one; service/jobs/array-submission.ts shares it the same way), and one copy of
  * each string seen again (project, queue, target, state, reason, name, submitter).
  */
 export async function* activeJobPages(db: Db, pageSize = 1000): AsyncGenerator<JobRecord[]> {

@@ -1,5 +1,5 @@
 /**
- * What the retention sweep (service/retention.ts) reads and removes, a batch at a time, and the
+ * What the retention sweep (service/upkeep/retention.ts) reads and removes, a batch at a time, and the
  * ranges of removed job ids it leaves behind (migration 0019) so that a removed job can say why it
  * is gone.
  */

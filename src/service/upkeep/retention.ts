@@ -1,0 +1,187 @@
+/**
+ * Retention (`retention` of berth.yaml): the leader removes ended jobs older than `retention.jobs`
+ * with everything of theirs (events, attempts, logs, artifacts), audit rows older than
+ * `retention.audit`, and the usage ledger's allocations older than `retention.ledger` — never its
+ * hourly and daily rollups, which every usage report reads, so reports stay exact. It works in
+ * small batches, each its own short transaction sized to hold the store a few milliseconds
+ * (batch-size.ts), and lets other writers in between them, so that submissions keep their latency
+ * while it runs. What stays of removed jobs is a few ranges of ids (store/queries/retention.ts),
+ * so that asking for one says why it is gone.
+ */
+import { setImmediate as yieldTurn } from 'node:timers/promises';
+import { NotFoundError } from '../../domain/errors.js';
+import { BatchSize } from './batch-size.js';
+import {
+  deleteJobs,
+  deleteOldAllocations,
+  deleteOldAudit,
+  jobsAfter,
+  recordRemoved,
+  removedRangeOf,
+  type RemovedRange,
+  type SweptJob,
+} from '../../store/queries/retention.js';
+import type { ServiceContext } from '../context.js';
+import { scheduleLeaderSweeps } from './leader-sweeps.js';
+
+/** `retention` of berth.yaml, in seconds; null: kept forever. */
+export interface RetentionSettings {
+  jobs: number | null;
+  audit: number | null;
+  ledger: number | null;
+}
+
+/**
+ * What one batch (one transaction) may hold the store for, and the bounds of its size: jobs
+ * looked at per batch, audit and ledger rows removed per batch (batch-size.ts).
+ */
+const BATCH_MS = 4;
+const jobBatches = () => new BatchSize({ first: 50, min: 10, max: 1000, targetMs: BATCH_MS });
+const rowBatches = () => new BatchSize({ first: 200, min: 50, max: 5000, targetMs: BATCH_MS });
+
+export interface SweepReport {
+  jobs: number;
+  audit: number;
+  ledger: number;
+}
+
+/** The removable jobs of a page as ranges: consecutive ones, split where a job stays. */
+function rangesOf(page: SweptJob[], retentionSeconds: number): RemovedRange[] {
+  const out: RemovedRange[] = [];
+  let open: RemovedRange | undefined;
+  for (const j of page) {
+    if (!j.expired) {
+      open = undefined;
+      continue;
+    }
+    const end = j.finishedAt!;
+    if (open) {
+      open.lastId = j.id;
+      open.endedFrom = Math.min(open.endedFrom, end);
+      open.endedTo = Math.max(open.endedTo, end);
+    } else {
+      open = { firstId: j.id, lastId: j.id, endedFrom: end, endedTo: end, retentionSeconds };
+      out.push(open);
+    }
+  }
+  return out;
+}
+
+/**
+ * Removes ended jobs older than `retentionSeconds` before `now`: walks the jobs in id order, a
+ * page at a time, up to the first created after the cut-off. Each page: its jobs' log files and
+ * artifacts first (a row whose file is gone reads as empty; a file without its row could never be
+ * found again), then their rows and the ranges that remember them, in one transaction.
+ */
+async function sweepJobs(
+  ctx: ServiceContext,
+  retentionSeconds: number,
+  now: number,
+  stopped: () => boolean,
+): Promise<number> {
+  const cutoff = now - retentionSeconds * 1000;
+  const rt = ctx.runtime;
+  const batches = jobBatches();
+  let removed = 0;
+  for (let after = 0; !stopped();) {
+    const size = batches.size;
+    const page = await jobsAfter(ctx.store.db, after, cutoff, size);
+    const ids = page.filter((j) => j.expired).map((j) => j.id);
+    if (ids.length > 0) {
+      // Files in parallel: one after another, their round trips took most of a batch's time.
+      await Promise.all([rt?.logs.discard(ids), ...ids.map((id) => rt?.artifacts.files.remove(id))]);
+      removed += await batches.run(() =>
+        ctx.store.transaction(async (tx) => {
+          const n = await deleteJobs(tx, ids, cutoff);
+          for (const r of rangesOf(page, retentionSeconds)) await recordRemoved(tx, r, now);
+          return n;
+        }),
+      );
+    }
+    if (page.length < size || page.some((j) => j.createdAt >= cutoff)) return removed;
+    after = page.at(-1)!.id;
+    await yieldTurn();
+  }
+  return removed;
+}
+
+/** Runs `batch` until it removes less than a whole batch, yielding between batches; the total. */
+async function inBatches(batch: (limit: number) => Promise<number>, stopped: () => boolean): Promise<number> {
+  const batches = rowBatches();
+  let total = 0;
+  while (!stopped()) {
+    const limit = batches.size;
+    const n = await batches.run(batch);
+    total += n;
+    if (n < limit) return total;
+    await yieldTurn();
+  }
+  return total;
+}
+
+/**
+ * One sweep at `now` (the tests set the clock): what it removed of each kind. It ends early,
+ * between two batches, once `stopped()` says the server is stopping.
+ */
+export async function sweepRetention(
+  ctx: ServiceContext,
+  settings: RetentionSettings,
+  now = ctx.now(),
+  stopped: () => boolean = () => false,
+): Promise<SweepReport> {
+  const db = ctx.store.db;
+  const before = (seconds: number) => now - seconds * 1000;
+  const { jobs, audit, ledger } = settings;
+  return {
+    jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped),
+    audit: audit === null ? 0 : await inBatches((n) => deleteOldAudit(db, before(audit), n), stopped),
+    ledger:
+      ledger === null ? 0 : await inBatches((n) => deleteOldAllocations(db, before(ledger), n), stopped),
+  };
+}
+
+/** How often the leader sweeps. */
+export const RETENTION_EVERY_MS = 3_600_000;
+
+/** Sweeps at start and then hourly, on the leader only; nothing at all when everything is kept forever. */
+export function scheduleRetentionSweeps(
+  ctx: ServiceContext,
+  settings: RetentionSettings,
+  onError: (err: unknown) => void,
+): () => Promise<void> {
+  if (settings.jobs === null && settings.audit === null && settings.ledger === null) return async () => {};
+  return scheduleLeaderSweeps(
+    ctx,
+    (stopped) => sweepRetention(ctx, settings, ctx.now(), stopped),
+    onError,
+    RETENTION_EVERY_MS,
+  );
+}
+
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** `90 days`, `36 hours`, `1 year`: how long a removed job was kept. */
+export function describeRetention(seconds: number): string {
+  const units: [string, number][] = [
+    ['year', 365 * 86_400],
+    ['day', 86_400],
+    ['hour', 3_600],
+    ['minute', 60],
+  ];
+  const [unit, size] = units.find(([, s]) => seconds % s === 0) ?? ['second', 1];
+  const n = seconds / size;
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** Why job `id` is not found: removed by the retention (when it was), else a plain not found. */
+export async function missingJob(ctx: ServiceContext, id: number): Promise<NotFoundError> {
+  const r = await removedRangeOf(ctx.store.db, id);
+  if (!r) return new NotFoundError(`job ${id} not found`);
+  const ended =
+    day(r.endedFrom) === day(r.endedTo)
+      ? `ended on ${day(r.endedTo)}`
+      : `ended between ${day(r.endedFrom)} and ${day(r.endedTo)}`;
+  return new NotFoundError(
+    `job ${id} ${ended} and was removed after ${describeRetention(r.retentionSeconds)}`,
+  );
+}
