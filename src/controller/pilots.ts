@@ -24,19 +24,8 @@ import { holdingKey, type Holding, type Holdings } from './holdings.js';
 import type { Pool } from './pool.js';
 import { markRunning, startSpec } from './run-start.js';
 import { StopSignals } from './stop-signals.js';
+import type { PilotNext } from './port.js';
 import type { TrackedJob } from './tracked-jobs.js';
-
-/** What a pilot's agent is told when it asks for its next job. */
-export type PilotNext =
-  | {
-      jobId: number;
-      /** The job's token; absent for a job adopted after a restart (a new one is made). */
-      token?: string;
-      /** What to run, the job already running; absent when the agent must start it itself. */
-      start?: StartResponse;
-    }
-  | { wait: true }
-  | { stop: string };
 
 interface IdlePilot {
   holding: Holding;

@@ -8,7 +8,6 @@
  */
 import type { ForecastInput } from '../scheduler/forecast.js';
 export type { ForecastInput, ForecastPending } from '../scheduler/forecast.js';
-import type { StartEstimate } from './start-estimates.js';
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { Blocker } from '../domain/blocker.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
@@ -17,7 +16,26 @@ import type { ProjectAccess } from '../domain/project.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import type { QueueFigures, QueueModel } from '../scheduler/types.js';
-import type { PilotNext } from './pilots.js';
+
+/** What a pilot's agent is told when it asks for its next job. */
+export type PilotNext =
+  | {
+      jobId: number;
+      /** The job's token; absent for a job adopted after a restart (a new one is made). */
+      token?: string;
+      /** What to run, the job already running; absent when the agent must start it itself. */
+      start?: StartResponse;
+    }
+  | { wait: true }
+  | { stop: string };
+
+/** When a pending job is expected to start (start-estimates.ts). */
+export interface StartEstimate {
+  /** Expected admission (ms), or null when the forecast does not reach it. */
+  startAt: number | null;
+  /** How it was made, or why there is none. */
+  how: string;
+}
 
 export type { QueueFigures, QueueModel };
 

@@ -8,15 +8,9 @@
 import { describeBases, expectedEnd, type RuntimeBasis } from '../domain/runtime-history.js';
 import { addProjected, forecast, snapshot, type ForecastInput } from '../scheduler/forecast.js';
 import type { ControllerCore } from './core.js';
+import type { StartEstimate } from './port.js';
 import type { QueueModels } from './queue-models.js';
 import { runtimeSubject, workloadOf, type TrackedJob } from './tracked-jobs.js';
-
-export interface StartEstimate {
-  /** Expected admission (ms), or null when the forecast does not reach it. */
-  startAt: number | null;
-  /** How it was made, or why there is none. */
-  how: string;
-}
 
 /** A forecast is reused this long: estimates are minutes-scale, and a page asks for many at once. */
 const REFRESH_MS = 2000;

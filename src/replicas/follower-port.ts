@@ -15,7 +15,7 @@ import type {
   QueueFigures,
   QueueModel,
 } from '../controller/port.js';
-import type { PilotNext } from '../controller/pilots.js';
+import type { PilotNext } from '../controller/port.js';
 import { toQueueModel } from '../controller/queue-models.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import { UnavailableError } from '../domain/errors.js';

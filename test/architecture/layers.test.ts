@@ -46,6 +46,17 @@ describe('the layout table of docs/ARCHITECTURE.md', () => {
     assert.equal(findCycle(graph)?.join(' → '), undefined);
   });
 
+  it("keeps the controller's port a leaf of the controller: what others see of it names none of its parts", () => {
+    const graph = fileGraph(ROOT);
+    const port = 'src/controller/port.ts';
+    assert.ok(graph.has(port), `${port} was read`);
+    assert.deepEqual(
+      [...graph.get(port)!].filter((f) => f.startsWith('src/controller/')),
+      [],
+      'port.ts imports from the controller',
+    );
+  });
+
   it('is kept by every import of the code', () => {
     const imports = readImports(ROOT);
     assert.ok(imports.length > 100, `only ${imports.length} imports between parts were read`);

@@ -9,7 +9,7 @@
  * many registrations, each handing out a token of its own.
  * Only the credential's hash is kept, on the worker's record.
  */
-import type { PilotNext } from '../../controller/pilots.js';
+import type { PilotNext } from '../../controller/port.js';
 import { UnauthorizedError } from '../../domain/errors.js';
 import { isTerminal } from '../../domain/job.js';
 import { hashToken, newToken } from '../../domain/tokens.js';
