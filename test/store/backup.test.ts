@@ -18,9 +18,10 @@ import { submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig } from '../helpers/server.js';
 import { TEST_STORE } from '../helpers/store.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { waitFor } from '../helpers/wait.js';
 
-/** Jobs submitted while the backup runs, at most. */
-const FLOWING = 400;
+/** Jobs submitted around the backup: before it, while it runs, and after. */
+const FLOWING = 1000;
 
 describe(
   'berth store backup and restore',
@@ -63,27 +64,42 @@ describe(
       }
       assert.equal(finishedLogs.get(acknowledged[0]!), 'a\0b\n');
 
-      // Submissions go on, one after another, before, during and after the backup.
-      let flowing = true;
+      // 1,000 jobs flow (and more, until the backup is done), four submitters at a time, before,
+      // during and after the backup; it begins once 300 are acknowledged, with the logs of those
+      // that have ended by then read.
       let submitted = 0;
       const during: number[] = [];
       let backupBegan = false;
-      const flow = (async () => {
-        while (flowing && submitted < FLOWING) {
-          const j = await submit(api, admin, 'default', { script: `echo flow ${submitted}` });
-          submitted++;
-          (backupBegan ? during : acknowledged).push(j.id);
-        }
-      })();
-      while (acknowledged.length < 60) await new Promise((r) => setImmediate(r));
+      let backupDone = false;
+      const flow = Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (submitted < FLOWING || !backupDone) {
+            submitted++;
+            const j = await submit(api, admin, 'default', { script: `echo flow ${submitted}` });
+            (backupBegan ? during : acknowledged).push(j.id);
+          }
+        }),
+      );
+      await waitFor('300 jobs acknowledged', () => acknowledged.length >= 300);
+      const ended = await call<{ id: number }[]>(
+        api,
+        admin,
+        'GET',
+        '/projects/default/jobs?state=succeeded&limit=1000',
+      );
+      for (const { id } of ended.body)
+        if (!finishedLogs.has(id))
+          finishedLogs.set(id, (await call(api, admin, 'GET', `/jobs/${id}/logs`)).text);
       backupBegan = true;
       const r = await berth(sb, ['store', 'backup', backup, '--data-dir', dataDir]);
-      flowing = false;
+      backupDone = true;
       await flow;
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /^ {2}database: [\d,]+ jobs$/m);
       assert.match(r.stdout, /^ {2}job logs: [\d,]+ files, [\d,]+ bytes$/m);
       assert.ok(during.length > 0, 'jobs were submitted while the backup ran');
+      assert.ok(acknowledged.length + during.length >= FLOWING + 3);
+      assert.ok(finishedLogs.size > 3, `${finishedLogs.size} jobs had ended before the backup`);
       const manifest = JSON.parse(readFileSync(join(backup, 'backup.json'), 'utf8')) as { jobs: number };
       assert.ok(manifest.jobs >= acknowledged.length, `${manifest.jobs} jobs in the backup`);
       await s.close();
