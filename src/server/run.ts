@@ -25,7 +25,7 @@ import { ReplicaNode } from '../replicas/replica-node.js';
 import { ChangeFeed } from '../service/live/change-feed.js';
 import { Notices } from '../service/live/notices.js';
 import { controllerHears, feedHears } from '../service/live/notice-subscribers.js';
-import type { JobRuntime, ServiceContext } from '../service/context.js';
+import type { JobRuntime, ServiceContext, With } from '../service/context.js';
 import { loadProjectWeights } from '../service/tenancy/projects.js';
 import { TokenCache } from '../service/tenancy/token-cache.js';
 import { GroupCommit } from '../store/group-commit.js';
@@ -232,7 +232,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         retentionSeconds: config.artifacts.retentionSeconds,
       },
     };
-    ctx.runtime = runtime;
+    const live: With<'runtime'> = Object.assign(ctx, { runtime });
     ctx.queueStatus = (name) => runtime.controller.queueFigures(name) ?? NO_FIGURES;
     notices.subscribe(controllerHears(() => runtime.controller));
     metrics.observe({
@@ -294,7 +294,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     history = new QueueHistory(ctx, config.queueHistory, (err) => log.error({ err }, 'queue history'));
     ctx.queueHistory = history;
     history.start();
-    const stopArtifactSweeps = scheduleArtifactSweeps(ctx, (err) =>
+    const stopArtifactSweeps = scheduleArtifactSweeps(live, (err) =>
       log.error({ err }, 'artifacts: the retention sweep'),
     );
     const stopRetentionSweeps = scheduleRetentionSweeps(ctx, config.retention, (err) =>

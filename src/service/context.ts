@@ -72,8 +72,13 @@ export interface ClusterView {
   secret: string;
 }
 
-/** What every service function needs: the store, a clock (injected so tests can steer time),
- * and optional live state from the scheduler. */
+/**
+ * What a service is given: the store and a clock (injected so tests can steer time), which every
+ * service has, and the parts of a running server, which come up one by one as it starts (the
+ * runtime once the controller is built) and which a test gives only where it needs them. A service
+ * that cannot do without a part says so in its type (`With<'runtime'>`); one that reads a part
+ * with `?.` does without it (a job's view without its live position, say).
+ */
 export interface ServiceContext {
   store: Store;
   now: () => number;
@@ -96,8 +101,15 @@ export interface ServiceContext {
   queueHistory?: { view(name: string, minutes: number): QueueHistoryView };
 }
 
-/** The live parts of a running server; asking before the controller has started is a bug. */
-export function runtimeOf(ctx: ServiceContext): JobRuntime {
+/**
+ * A context that holds the parts `K`: what a service declares it needs (`ctx: With<'runtime'>`),
+ * so that the compiler, not a check at run time, says it gets them. The API narrows its context
+ * once, where a route that needs the parts is served (`running`).
+ */
+export type With<K extends keyof ServiceContext> = ServiceContext & Required<Pick<ServiceContext, K>>;
+
+/** The context of a server whose controller runs: the API serves only once it does. */
+export function running(ctx: ServiceContext): With<'runtime'> {
   if (!ctx.runtime) throw new Error('the server has not started its controller');
-  return ctx.runtime;
+  return ctx as With<'runtime'>;
 }

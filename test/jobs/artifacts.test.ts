@@ -17,6 +17,7 @@ import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { running as serving } from '../../src/service/context.js';
 
 let s: TestServer;
 let scratch: string;
@@ -367,7 +368,7 @@ describe('the retention sweep', () => {
     const runningDir = leftover(running.id);
     writeFileSync(join(root, '999999'), '');
 
-    const ctx = s.server.context;
+    const ctx = serving(s.server.context);
     assert.equal(await sweepArtifacts(ctx, Date.now()), 0, 'all within the retention (1h)');
     assert.equal((await list(job.id)).body.length, 1);
     assert.equal(existsSync(cutDir), true);

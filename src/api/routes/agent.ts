@@ -1,7 +1,7 @@
 /** The agent protocol (see agent/protocol.ts): reachable only with a job token. */
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/user.js';
-import type { ServiceContext } from '../../service/context.js';
+import { running, type ServiceContext } from '../../service/context.js';
 import {
   nextJob,
   pilotJob,
@@ -39,7 +39,7 @@ function bearer(header: string | undefined): string {
 
 export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<void> {
   const tags = ['agent'];
-  const controller = () => ctx.runtime!.controller;
+  const controller = () => running(ctx).runtime.controller;
   api.get(
     '/job/self',
     {
@@ -136,7 +136,12 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
       },
     },
     async (req) =>
-      nextJob(ctx, req.body.workerId, bearer(req.headers.authorization), (req.query.wait ?? 0) * 1000),
+      nextJob(
+        running(ctx),
+        req.body.workerId,
+        bearer(req.headers.authorization),
+        (req.query.wait ?? 0) * 1000,
+      ),
   );
   api.post(
     '/job/self/finish',
@@ -160,7 +165,7 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
           : await pilotOfJob(ctx, job, header(req.headers[WORKER_CREDENTIAL_HEADER]));
       const kept = await controller().agentFinish(job, req.body, rank);
       if (kept === null || pilot === undefined || kept !== pilot) return reply.status(204).send();
-      return pilotJob(ctx, kept, next! * 1000);
+      return pilotJob(running(ctx), kept, next! * 1000);
     },
   );
 }

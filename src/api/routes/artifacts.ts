@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { basename } from 'node:path/posix';
-import type { ServiceContext } from '../../service/context.js';
+import { running, type ServiceContext } from '../../service/context.js';
 import { jobArtifacts, openArtifact, uploadArtifact } from '../../service/jobs/artifacts.js';
 import { JobParams } from '../job-schemas.js';
 import { ArtifactListQuery, ArtifactParams, ArtifactQuery, UploadQuery } from '../artifact-schemas.js';
@@ -43,7 +43,7 @@ export async function artifactRoutes(api: Router, ctx: ServiceContext): Promise<
         const body = req.body instanceof Readable ? req.body : Readable.from([]);
         const declared = req.headers['content-length'];
         const length = declared === undefined ? undefined : Number(declared);
-        const artifact = await uploadArtifact(ctx, id, req.query.name, body, length);
+        const artifact = await uploadArtifact(running(ctx), id, req.query.name, body, length);
         return reply.status(201).send(artifact);
       },
     );
@@ -79,7 +79,7 @@ export async function artifactRoutes(api: Router, ctx: ServiceContext): Promise<
     },
     async (req, reply) => {
       const { artifact, body } = await openArtifact(
-        ctx,
+        running(ctx),
         req.principal,
         req.params.id,
         req.params['*'],

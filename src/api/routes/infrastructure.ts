@@ -1,5 +1,5 @@
 /** Factories, targets, workers, resource types and instances. */
-import type { ServiceContext } from '../../service/context.js';
+import { running, type ServiceContext } from '../../service/context.js';
 import * as infra from '../../service/cluster/infrastructure.js';
 import { WorkerQuery } from '../job-schemas.js';
 import type { Router } from './types.js';
@@ -9,17 +9,17 @@ export async function infrastructureRoutes(api: Router, ctx: ServiceContext): Pr
   api.get(
     '/factories',
     { schema: { tags, summary: 'Factories with capacity, workers in use and jobs waiting' } },
-    async (req) => infra.factories(ctx, req.principal),
+    async (req) => infra.factories(running(ctx), req.principal),
   );
   api.get(
     '/targets',
     { schema: { tags, summary: 'Targets, their factory and required privilege' } },
-    async (req) => infra.targets(ctx, req.principal),
+    async (req) => infra.targets(running(ctx), req.principal),
   );
   api.get(
     '/resource-types',
     { schema: { tags, summary: 'Resource types with capacity, instances in use and jobs waiting' } },
-    async (req) => infra.resourceTypes(ctx, req.principal),
+    async (req) => infra.resourceTypes(running(ctx), req.principal),
   );
   api.get(
     '/resource-instances',

@@ -1,6 +1,6 @@
 import { BadRequestError } from '../../domain/errors.js';
 import { JOB_STATES, type JobState } from '../../domain/job.js';
-import type { ServiceContext } from '../../service/context.js';
+import { running, type ServiceContext } from '../../service/context.js';
 import type { CredentialWatch } from '../../service/tenancy/credential-watch.js';
 import { bearerToken } from '../bearer.js';
 import { cancelJob, getJob, jobEvents, listJobs, submitJob } from '../../service/jobs/jobs.js';
@@ -35,7 +35,7 @@ export async function jobRoutes(
       },
     },
     async (req, reply) => {
-      const { job, created } = await submitJob(ctx, req.principal, req.params.name, req.body);
+      const { job, created } = await submitJob(running(ctx), req.principal, req.params.name, req.body);
       return reply.status(created ? 201 : 200).send(job);
     },
   );
@@ -109,7 +109,7 @@ export async function jobRoutes(
     },
     async (req, reply) => {
       const follow = req.query.follow ?? false;
-      const stream = await jobLogs(ctx, req.principal, req.params.id, follow, req.query.attempt);
+      const stream = await jobLogs(running(ctx), req.principal, req.params.id, follow, req.query.attempt);
       // Node holds the headers back until the first output, which a quiet job may not print for
       // hours: send them at once, so a client can tell a quiet job from a dead server. Fastify
       // sets them on the response just before it pipes the stream into it.

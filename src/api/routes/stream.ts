@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Type } from '@sinclair/typebox';
 import { requireUser } from '../../service/tenancy/access.js';
-import type { ServiceContext } from '../../service/context.js';
+import { running, type ServiceContext } from '../../service/context.js';
 import type { CredentialWatch } from '../../service/tenancy/credential-watch.js';
 import { bearerToken } from '../bearer.js';
 import { jobLogs } from '../../service/jobs/job-attempts.js';
@@ -42,7 +42,7 @@ export async function streamRoutes(
       const user = requireUser(req.principal);
       const jobId = req.query.job;
       // Checked before the stream opens, so a job the caller may not see is a plain 404.
-      const log = jobId === undefined ? undefined : await jobLogs(ctx, req.principal, jobId, true);
+      const log = jobId === undefined ? undefined : await jobLogs(running(ctx), req.principal, jobId, true);
       reply.hijack();
       const conn = new SseConnection(reply.raw);
       conn.send('hello', JSON.stringify({ user: { name: user.name, admin: user.admin } }));

@@ -17,7 +17,7 @@ import { findJob, findJobState } from '../../store/queries/jobs.js';
 import { insertJobToken } from '../../store/queries/tokens.js';
 import { hasCredential, spendRegistration, workerWithCredential } from '../../store/queries/workers.js';
 import type { Db } from '../../store/store.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext, With } from '../context.js';
 
 export interface Registration {
   workerId: number;
@@ -74,7 +74,7 @@ export async function registerAgent(
  * controller for up to `waitMs`; a job handed over comes with its own token.
  */
 export async function nextJob(
-  ctx: ServiceContext,
+  ctx: With<'runtime'>,
   workerId: number,
   credential: string,
   waitMs: number,
@@ -88,8 +88,8 @@ export async function nextJob(
  * The next job of pilot `workerId`, long-polled up to `waitMs`: asked with its worker credential
  * (`nextJob`), or by its agent as it reports its last job's end, with that job's token.
  */
-export async function pilotJob(ctx: ServiceContext, workerId: number, waitMs: number): Promise<NextJob> {
-  const next = await ctx.runtime!.controller.pilotNext(workerId, waitMs);
+export async function pilotJob(ctx: With<'runtime'>, workerId: number, waitMs: number): Promise<NextJob> {
+  const next = await ctx.runtime.controller.pilotNext(workerId, waitMs);
   if (!('jobId' in next)) return next;
   if (next.token)
     return { jobId: next.jobId, token: next.token, ...(next.start ? { start: next.start } : {}) };

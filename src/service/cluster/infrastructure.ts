@@ -6,17 +6,17 @@ import type { WorkerState, WorkerView } from '../../domain/worker.js';
 import { listInstances } from '../../store/queries/resource-instances.js';
 import { listWorkers } from '../../store/queries/workers.js';
 import { requireAdmin, requireUser } from '../tenancy/access.js';
-import { runtimeOf, type ServiceContext } from '../context.js';
+import { type ServiceContext, type With } from '../context.js';
 import { resourceTypeViews } from '../live/figures.js';
 
-export function factories(ctx: ServiceContext, p: Principal): PoolFigures[] {
+export function factories(ctx: With<'runtime'>, p: Principal): PoolFigures[] {
   requireUser(p);
-  return runtimeOf(ctx).controller.factoryFigures();
+  return ctx.runtime.controller.factoryFigures();
 }
 
-export function targets(ctx: ServiceContext, p: Principal): TargetView[] {
+export function targets(ctx: With<'runtime'>, p: Principal): TargetView[] {
   requireUser(p);
-  const rt = runtimeOf(ctx);
+  const rt = ctx.runtime;
   const figures = new Map(rt.controller.factoryFigures().map((f) => [f.name, f]));
   return Object.entries(rt.targets).map(([name, t]) => {
     const f = figures.get(t.factory);
@@ -36,9 +36,9 @@ export function targets(ctx: ServiceContext, p: Principal): TargetView[] {
   });
 }
 
-export function resourceTypes(ctx: ServiceContext, p: Principal): ResourceTypeView[] {
+export function resourceTypes(ctx: With<'runtime'>, p: Principal): ResourceTypeView[] {
   requireUser(p);
-  return resourceTypeViews(runtimeOf(ctx));
+  return resourceTypeViews(ctx.runtime);
 }
 
 export async function workers(ctx: ServiceContext, p: Principal, state?: WorkerState): Promise<WorkerView[]> {

@@ -25,7 +25,7 @@ import {
   listArtifacts,
   recordArtifact,
 } from '../../store/queries/artifacts.js';
-import { runtimeOf, type ServiceContext } from '../context.js';
+import { type ServiceContext, type With } from '../context.js';
 import { visibleJob } from './jobs.js';
 import { scheduleLeaderSweeps } from '../upkeep/leader-sweeps.js';
 
@@ -38,14 +38,14 @@ const CLASHES = new Set(['ENOTDIR', 'EISDIR', 'EEXIST', 'ENOTEMPTY']);
  * when there is one: a file that cannot fit is refused before any of it is read.
  */
 export async function uploadArtifact(
-  ctx: ServiceContext,
+  ctx: With<'runtime'>,
   jobId: number,
   name: string,
   body: Readable,
   length: number | undefined,
 ): Promise<ArtifactView> {
   checkArtifactName(name);
-  const rt = runtimeOf(ctx);
+  const rt = ctx.runtime;
   const attempt = rt.controller.artifactAttempt(jobId);
   // One upload of a job at a time, so that two cannot both fit in the room left for one.
   return oneAtATime(ctx, jobId, async () => {
@@ -111,7 +111,7 @@ export async function jobArtifacts(
 
 /** An artifact to download: run `attempt`'s, else the latest run's that kept one of that name. */
 export async function openArtifact(
-  ctx: ServiceContext,
+  ctx: With<'runtime'>,
   p: Principal,
   jobId: number,
   name: string,
@@ -125,7 +125,7 @@ export async function openArtifact(
     throw new NotFoundError(
       `job ${jobId} has no artifact ${JSON.stringify(name)}${run} (berth artifacts ${jobId} lists them)`,
     );
-  const file = await runtimeOf(ctx).artifacts.files.open(jobId, artifact.attempt, name);
+  const file = await ctx.runtime.artifacts.files.open(jobId, artifact.attempt, name);
   if (!file)
     throw new NotFoundError(
       `artifact ${JSON.stringify(name)} of job ${jobId} is recorded, but its file is gone from the artifacts directory (is artifacts.dir shared by every replica?)`,
@@ -142,8 +142,8 @@ const SWEEP_BATCH = 500;
  * again). Then directories no row names (an upload cut off by a crash) of jobs as old. Returns
  * how many jobs' artifacts were removed.
  */
-export async function sweepArtifacts(ctx: ServiceContext, now = ctx.now()): Promise<number> {
-  const { files, retentionSeconds } = runtimeOf(ctx).artifacts;
+export async function sweepArtifacts(ctx: With<'runtime'>, now = ctx.now()): Promise<number> {
+  const { files, retentionSeconds } = ctx.runtime.artifacts;
   const db = ctx.store.db;
   const cutoff = now - retentionSeconds * 1000;
   let removed = 0;
@@ -169,7 +169,7 @@ export const SWEEP_EVERY_MS = 3_600_000;
  * directory is shared, one sweeper is enough. Returns the stop, which waits for a sweep under way.
  */
 export function scheduleArtifactSweeps(
-  ctx: ServiceContext,
+  ctx: With<'runtime'>,
   onError: (err: unknown) => void,
   everyMs = SWEEP_EVERY_MS,
 ): () => Promise<void> {

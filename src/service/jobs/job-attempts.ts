@@ -10,7 +10,7 @@ import type { Principal } from '../../domain/user.js';
 import type { LogRange } from '../../store/log-store.js';
 import { listAttempts, type AttemptRecord } from '../../store/queries/attempts.js';
 import { isoOrNull } from '../../store/queries/time.js';
-import { runtimeOf, type ServiceContext } from '../context.js';
+import { type ServiceContext, type With } from '../context.js';
 import { visibleJob } from './jobs.js';
 
 export async function jobAttempts(ctx: ServiceContext, p: Principal, id: number): Promise<JobAttempt[]> {
@@ -65,14 +65,14 @@ export async function attemptLogRange(
 
 /** A job's output: all of it, one attempt's (`attempt`), or followed live until the job ends. */
 export async function jobLogs(
-  ctx: ServiceContext,
+  ctx: With<'runtime'>,
   p: Principal,
   id: number,
   follow: boolean,
   attempt?: number,
 ): Promise<Readable> {
   const job = await visibleJob(ctx, p, id);
-  const rt = runtimeOf(ctx);
+  const rt = ctx.runtime;
   if (attempt !== undefined) {
     if (follow) throw new BadRequestError('attempt: give either attempt or follow, not both');
     return rt.logs.read(id, await attemptLogRange(ctx, job, attempt));

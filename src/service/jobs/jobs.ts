@@ -39,7 +39,7 @@ import { accept } from './submission.js';
 import { countTasks, withArraySummaries } from './array-summaries.js';
 import { actorName, requireProject } from '../tenancy/access.js';
 import { audit, auditActor } from '../tenancy/audit.js';
-import { runtimeOf, type JobRuntime, type ServiceContext } from '../context.js';
+import { type JobRuntime, type ServiceContext, type With } from '../context.js';
 import { jobView, jobViews } from './job-views.js';
 import { resolvePriority } from './priority-classes.js';
 import { missingJob } from '../upkeep/retention.js';
@@ -219,13 +219,13 @@ async function checkRunnable(
 }
 
 export async function submitJob(
-  ctx: ServiceContext,
+  ctx: With<'runtime'>,
   p: Principal,
   projectName: string,
   input: SubmitInput,
 ): Promise<{ job: Job; created: boolean }> {
   const createdBy = actorName(p);
-  const rt = runtimeOf(ctx);
+  const rt = ctx.runtime;
   const target = input.target ?? rt.defaultTarget;
   const spec = withDefaultTimeout(buildSpec(input), rt.targets[target]?.defaultTimeoutSeconds);
   // The checks read before the write, on a connection of their own: the write transaction, which

@@ -12,7 +12,7 @@ import type { Project } from '../../domain/project.js';
 import type { Principal } from '../../domain/user.js';
 import type { QueueModel } from '../../controller/port.js';
 import { findJobByKey } from '../../store/queries/jobs.js';
-import { runtimeOf, type ServiceContext } from '../context.js';
+import type { With } from '../context.js';
 import { jobView } from './job-views.js';
 import { reserveQueued } from './queued-limit.js';
 
@@ -32,8 +32,8 @@ export interface Accepted {
   write: () => Promise<JobRecord[] | undefined>;
 }
 
-export async function accept(ctx: ServiceContext, s: Accepted): Promise<{ job: Job; created: boolean }> {
-  const rt = runtimeOf(ctx);
+export async function accept(ctx: With<'runtime'>, s: Accepted): Promise<{ job: Job; created: boolean }> {
+  const rt = ctx.runtime;
   // Its places under the project's maxQueued, held until the jobs count among the queued themselves.
   const release = await reserveQueued(ctx, rt, s.project, s.queue, s.count);
   let records: JobRecord[] | undefined;
