@@ -108,12 +108,17 @@ async function sweepJobs(
     if (page.length < size || page.some((j) => j.createdAt >= cutoff)) return removed;
     after = page.at(-1)!.id;
     await yieldTurn();
+    await ctx.store.settle?.();
   }
   return removed;
 }
 
 /** Runs `batch` until it removes less than a whole batch, yielding between batches; the total. */
-async function inBatches(batch: (limit: number) => Promise<number>, stopped: () => boolean): Promise<number> {
+async function inBatches(
+  batch: (limit: number) => Promise<number>,
+  stopped: () => boolean,
+  settle: (() => Promise<void>) | undefined,
+): Promise<number> {
   const batches = rowBatches();
   let total = 0;
   while (!stopped()) {
@@ -122,6 +127,7 @@ async function inBatches(batch: (limit: number) => Promise<number>, stopped: () 
     total += n;
     if (n < limit) return total;
     await yieldTurn();
+    await settle?.();
   }
   return total;
 }
@@ -137,13 +143,16 @@ export async function sweepRetention(
   stopped: () => boolean = () => false,
 ): Promise<SweepReport> {
   const db = ctx.store.db;
+  const settle = ctx.store.settle?.bind(ctx.store);
   const before = (seconds: number) => now - seconds * 1000;
   const { jobs, audit, ledger } = settings;
   return {
     jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped),
-    audit: audit === null ? 0 : await inBatches((n) => deleteOldAudit(db, before(audit), n), stopped),
+    audit: audit === null ? 0 : await inBatches((n) => deleteOldAudit(db, before(audit), n), stopped, settle),
     ledger:
-      ledger === null ? 0 : await inBatches((n) => deleteOldAllocations(db, before(ledger), n), stopped),
+      ledger === null
+        ? 0
+        : await inBatches((n) => deleteOldAllocations(db, before(ledger), n), stopped, settle),
   };
 }
 

@@ -53,6 +53,7 @@ export async function openSqliteStore(
     dialect: 'sqlite',
     db,
     transaction: <T>(fn: (tx: Db) => Promise<T>) => db.transaction().execute(fn),
+    settle: () => checkpoints.settle(),
     close: async () => {
       await checkpoints.stop();
       await db.destroy();
