@@ -2,6 +2,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { migrate } from './migrations/index.js';
+import { Checkpoints, type CheckpointOptions } from './sqlite-checkpoints.js';
 import type { Database } from './schema.js';
 import type { Db, Store } from './store.js';
 
@@ -29,14 +30,15 @@ function withStatementCache(db: BetterSqlite3.Database, size = 1024): SqliteData
   };
 }
 
-export async function openSqliteStore(file: string): Promise<Store> {
+export async function openSqliteStore(
+  file: string,
+  o: { checkpoints?: CheckpointOptions } = {},
+): Promise<Store> {
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
   // NORMAL in WAL mode is durable across process crashes (kill -9); only an OS crash can lose
   // the last transactions. That is the trade every embedded job queue makes for throughput.
   sqlite.pragma('synchronous = NORMAL');
-  // Checkpoints are where WAL mode syncs to disk; fewer, larger ones cost far less in total.
-  sqlite.pragma('wal_autocheckpoint = 10000');
   // The default page cache (2 MiB) is smaller than the pages a busy pipeline touches (job rows,
   // their indexes, the events' tail): misses made every statement several times slower. An upper
   // bound, allocated as used.
@@ -45,10 +47,16 @@ export async function openSqliteStore(file: string): Promise<Store> {
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrate(db as unknown as Kysely<unknown>, 'sqlite');
+  // Not in the commits of this connection: in a thread of its own (sqlite-checkpoints.ts).
+  const checkpoints = new Checkpoints(sqlite, file, o.checkpoints);
   return {
     dialect: 'sqlite',
     db,
     transaction: <T>(fn: (tx: Db) => Promise<T>) => db.transaction().execute(fn),
-    close: () => db.destroy(),
+    settle: () => checkpoints.settle(),
+    close: async () => {
+      await checkpoints.stop();
+      await db.destroy();
+    },
   };
 }

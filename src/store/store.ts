@@ -33,5 +33,11 @@ export interface Store {
    * where a statement is a function call). Such a write reports no row count.
    */
   writeBehind?(tx: Db): Promise<void>;
+  /**
+   * For a long run of background writes (the retention sweep), between two of its transactions:
+   * waits, a bounded time, while the store's own upkeep has fallen behind them (SQLite: a WAL that
+   * the checkpoints have not caught up with, sqlite-checkpoints.ts); at once otherwise.
+   */
+  settle?(): Promise<void>;
   close(): Promise<void>;
 }

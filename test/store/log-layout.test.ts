@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { startServer } from '../../src/server/run.js';
+import { LOGS_MOVED_MARK, startServer } from '../../src/server/run.js';
 import { FileLogStore, listLogFiles, shardLogs } from '../../src/store/log-store.js';
 import { submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig } from '../helpers/server.js';
@@ -63,9 +63,10 @@ describe('job logs in directories', { skip: TEST_STORE !== 'sqlite' && 'runs in 
     const job = await submit(api, admin, 'default', { script: 'echo from before' });
     await waitDone(api, admin, job.id);
     await s.close();
-    // As an older berth left it: the file straight in DATA/logs.
+    // As an older berth left it: the file straight in DATA/logs, and no mark of a move.
     const logs = join(dataDir, 'logs');
     renameSync(join(logs, '0', `${job.id}.log`), join(logs, `${job.id}.log`));
+    rmSync(join(logs, LOGS_MOVED_MARK));
 
     const lines: string[] = [];
     s = await start((line) => lines.push(line));

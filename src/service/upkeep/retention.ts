@@ -23,6 +23,7 @@ import {
 } from '../../store/queries/retention.js';
 import type { ServiceContext } from '../context.js';
 import { scheduleLeaderSweeps } from './leader-sweeps.js';
+import { forEachInParallel } from '../../store/parallel.js';
 
 /** `retention` of berth.yaml, in seconds; null: kept forever. */
 export interface RetentionSettings {
@@ -37,6 +38,8 @@ export interface RetentionSettings {
  */
 const BATCH_MS = 4;
 const jobBatches = () => new BatchSize({ first: 50, min: 10, max: 1000, targetMs: BATCH_MS });
+/** Artifact directories removed at once. */
+const FILES_IN_FLIGHT = 8;
 const rowBatches = () => new BatchSize({ first: 200, min: 50, max: 5000, targetMs: BATCH_MS });
 
 export interface SweepReport {
@@ -88,8 +91,12 @@ async function sweepJobs(
     const page = await jobsAfter(ctx.store.db, after, cutoff, size);
     const ids = page.filter((j) => j.expired).map((j) => j.id);
     if (ids.length > 0) {
-      // Files in parallel: one after another, their round trips took most of a batch's time.
-      await Promise.all([rt?.logs.discard(ids), ...ids.map((id) => rt?.artifacts.files.remove(id))]);
+      // Files in parallel: one after another, their round trips took most of a batch's time; but
+      // a few at a time (store/parallel.ts): a thousand started at once held the event loop.
+      await Promise.all([
+        rt?.logs.discard(ids),
+        rt && forEachInParallel(ids, FILES_IN_FLIGHT, (id) => rt.artifacts.files.remove(id)),
+      ]);
       removed += await batches.run(() =>
         ctx.store.transaction(async (tx) => {
           const n = await deleteJobs(tx, ids, cutoff);
@@ -101,12 +108,17 @@ async function sweepJobs(
     if (page.length < size || page.some((j) => j.createdAt >= cutoff)) return removed;
     after = page.at(-1)!.id;
     await yieldTurn();
+    await ctx.store.settle?.();
   }
   return removed;
 }
 
 /** Runs `batch` until it removes less than a whole batch, yielding between batches; the total. */
-async function inBatches(batch: (limit: number) => Promise<number>, stopped: () => boolean): Promise<number> {
+async function inBatches(
+  batch: (limit: number) => Promise<number>,
+  stopped: () => boolean,
+  settle: (() => Promise<void>) | undefined,
+): Promise<number> {
   const batches = rowBatches();
   let total = 0;
   while (!stopped()) {
@@ -115,6 +127,7 @@ async function inBatches(batch: (limit: number) => Promise<number>, stopped: () 
     total += n;
     if (n < limit) return total;
     await yieldTurn();
+    await settle?.();
   }
   return total;
 }
@@ -130,13 +143,16 @@ export async function sweepRetention(
   stopped: () => boolean = () => false,
 ): Promise<SweepReport> {
   const db = ctx.store.db;
+  const settle = ctx.store.settle?.bind(ctx.store);
   const before = (seconds: number) => now - seconds * 1000;
   const { jobs, audit, ledger } = settings;
   return {
     jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped),
-    audit: audit === null ? 0 : await inBatches((n) => deleteOldAudit(db, before(audit), n), stopped),
+    audit: audit === null ? 0 : await inBatches((n) => deleteOldAudit(db, before(audit), n), stopped, settle),
     ledger:
-      ledger === null ? 0 : await inBatches((n) => deleteOldAllocations(db, before(ledger), n), stopped),
+      ledger === null
+        ? 0
+        : await inBatches((n) => deleteOldAllocations(db, before(ledger), n), stopped, settle),
   };
 }
 
