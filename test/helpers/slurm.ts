@@ -4,7 +4,7 @@
  * cluster), and the reason to skip where it cannot run.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { waitFor } from './wait.js';
@@ -42,8 +42,13 @@ const started = new Map<string, Promise<{ env: Record<string, string> }>>();
 /**
  * One test file on the cluster at a time: the two stores' passes run side by side
  * (scripts/test.mjs), and two files' jobs on three nodes would wait for each other's, past their
- * deadlines. A lock directory, made atomically, names the process that holds it; it is removed
- * when that process exits, and taken over when that process is gone (one killed mid-test).
+ * deadlines. The lock is a directory that names the process holding it, and comes into being with
+ * that name: it is made under a name of its own, with the pid inside, then renamed into place
+ * (atomic; refused while a lock is there). It is removed when its holder exits, and taken over
+ * when its holder is gone (one killed mid-test). A reader never writes into it: an earlier
+ * version read the pid with a flag that made the file, and a reader that came as the holder
+ * removed it left an empty lock nobody held or could take — every other Slurm file of the run
+ * waited for it until its deadline.
  */
 const LOCK = join(tmpdir(), 'berth-test-slurm.lock');
 const LOCK_WAIT_MS = 30 * 60_000;
@@ -58,18 +63,44 @@ function alive(pid: number): boolean {
   }
 }
 
-function tryLock(): boolean {
+/** The pid the lock names, or undefined when there is no lock (or it is being removed). */
+function holder(dir: string): number | undefined {
   try {
-    mkdirSync(LOCK);
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
-    const holder = Number(readFileSync(join(LOCK, 'pid'), { encoding: 'utf8', flag: 'a+' }) || NaN);
-    // A holder that has not yet written its pid is alive (it writes it next); a dead one's lock is free.
-    if (Number.isNaN(holder) || alive(holder)) return false;
-    rmSync(LOCK, { recursive: true, force: true });
-    return tryLock();
+    return undefined;
   }
-  writeFileSync(join(LOCK, 'pid'), String(process.pid));
-  process.on('exit', () => rmSync(LOCK, { recursive: true, force: true }));
+}
+
+function tryLock(): boolean {
+  const mine = `${LOCK}.${process.pid}`;
+  rmSync(mine, { recursive: true, force: true });
+  mkdirSync(mine);
+  writeFileSync(join(mine, 'pid'), String(process.pid));
+  try {
+    renameSync(mine, LOCK);
+  } catch {
+    rmSync(mine, { recursive: true, force: true });
+    const pid = holder(LOCK);
+    // A lock that names a dead process is free: moved aside under a name of this process's own
+    // (so that two takers cannot both remove it), then removed.
+    if (pid !== undefined && !alive(pid)) {
+      const stale = `${LOCK}.stale-${process.pid}`;
+      try {
+        renameSync(LOCK, stale);
+        // Another taker may have put a live lock there since the pid was read: put it back.
+        if (holder(stale) !== pid) renameSync(stale, LOCK);
+        else rmSync(stale, { recursive: true, force: true });
+      } catch {
+        // taken by another meanwhile
+      }
+    }
+    return false;
+  }
+  process.on('exit', () => {
+    if (holder(LOCK) === process.pid) rmSync(LOCK, { recursive: true, force: true });
+  });
   return true;
 }
 
