@@ -4,7 +4,7 @@
  * leader already acted on (its own submissions reach it directly too) changes nothing.
  */
 import { queuedArrayTaskIds, unfinishedArrayTaskIds } from '../store/queries/job-arrays.js';
-import { cancelTasks } from '../service/jobs/job-arrays.js';
+import { cancelEach, cancelTasks } from '../service/jobs/job-arrays.js';
 import type { ControllerCommands, ControllerReadModel } from '../controller/port.js';
 import { isTerminal } from '../domain/job.js';
 import { findClusterQueue, listClusterQueues } from '../store/queries/cluster-queues.js';
@@ -74,7 +74,7 @@ export async function applyControl(
       const ids = await unfinishedJobIds(db, m.archivedAs);
       controller.projectDeleted(m.project, m.archivedAs, ids);
       // Its jobs cancelled in the order they were submitted; an older replica sent a cancel each.
-      if (m.by !== undefined) await cancelTasks(controller, [...ids].reverse(), m.by);
+      if (m.by !== undefined) await cancelEach(controller, ids, m.by);
       return;
     }
   }

@@ -82,18 +82,21 @@ export async function cancelArray(
   return getArray(ctx, p, id);
 }
 
+type Canceller = ControllerCommands & Pick<ControllerReadModel, 'isActive'>;
+
 /**
  * Has the controller stop each task, the last first: those waiting for their turn under the
  * array's throttle go before those in play, whose end would let a waiting one go.
  */
-export async function cancelTasks(
-  controller: ControllerCommands & Pick<ControllerReadModel, 'isActive'>,
-  ids: number[],
-  by: string,
-): Promise<void> {
-  for (const taskId of [...ids].reverse()) {
-    if (!controller.isActive(taskId)) continue;
-    await controller.cancel(taskId, by).catch(() => {
+export function cancelTasks(controller: Canceller, ids: number[], by: string): Promise<void> {
+  return cancelEach(controller, [...ids].reverse(), by);
+}
+
+/** Has the controller stop each job still active, in the order given; one ended meanwhile is passed over. */
+export async function cancelEach(controller: Canceller, ids: number[], by: string): Promise<void> {
+  for (const id of ids) {
+    if (!controller.isActive(id)) continue;
+    await controller.cancel(id, by).catch(() => {
       // It ended meanwhile: nothing to cancel.
     });
   }

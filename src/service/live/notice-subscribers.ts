@@ -5,7 +5,7 @@
  */
 import type { ControllerCommands, ControllerReadModel } from '../../controller/port.js';
 import type { ChangeFeed } from './change-feed.js';
-import { cancelTasks } from '../jobs/job-arrays.js';
+import { cancelEach, cancelTasks } from '../jobs/job-arrays.js';
 import type { Notice, NoticeSubscriber } from './notices.js';
 
 type Port = ControllerCommands & Pick<ControllerReadModel, 'isActive'>;
@@ -34,7 +34,7 @@ export function controllerHears(port: () => Port): NoticeSubscriber {
         return;
       case 'project-deleted':
         c.projectDeleted(n.project, n.archivedAs, n.jobIds);
-        return cancelTasks(c, [...n.jobIds].reverse(), n.by);
+        return cancelEach(c, n.jobIds, n.by);
     }
   };
 }
