@@ -122,6 +122,11 @@ function bodyNotJson(
 
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    // A request refused before its body was read to the end (an upload over its limit) ends its
+    // connection once answered, as a proxy does: the rest of the body is never read, and a
+    // keep-alive connection left half-read is a socket nobody reads again — a client gone
+    // unnoticed, and a server shutdown that waits for that request for good.
+    if (!request.raw.complete) void reply.header('connection', 'close');
     if (err instanceof BerthError) {
       // RFC 7235: a 401 names the scheme that would work.
       if (err.status === 401) void reply.header('www-authenticate', 'Bearer realm="berth"');
@@ -144,6 +149,12 @@ export function installErrorHandlers(app: FastifyInstance): void {
       }
       const message = first ? describeValidationError(context, first) : 'the request is invalid';
       return reply.status(400).send({ error: { code: 'bad_request', message } });
+    }
+    // The client went away mid-body (Node's "aborted", code ECONNRESET): nobody reads the answer,
+    // and it is not the store's ECONNRESET.
+    if (request.raw.errored !== null && !request.raw.complete) {
+      request.log.info('the client went away before the request was sent whole');
+      return reply.status(400).send({ error: { code: 'bad_request', message: 'the request was cut short' } });
     }
     if (isStoreUnavailable(err)) {
       request.log.warn({ err }, 'the store is unavailable');

@@ -68,7 +68,19 @@ export interface ServerOptions {
    * nothing this replica sends reaches it any more. `berth server` stops, saying `line`.
    */
   onNewerStore?: (line: string) => void;
+  /**
+   * How long a stopping server lets the requests in flight finish before it ends their
+   * connections (default REQUESTS_GRACE_MS).
+   */
+  requestsGraceMs?: number;
 }
+
+/**
+ * A stopping server answers no new request (503) and waits this long for those in flight; then it
+ * ends their connections, so that a client that stalls mid-request — or left without a word —
+ * cannot keep a server from stopping, nor from closing its store.
+ */
+export const REQUESTS_GRACE_MS = 10_000;
 
 export interface RunningServer {
   url: string;
@@ -371,7 +383,15 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
           if (replica) await replica.stop();
           else await controller?.stop();
           runningLogs.close();
-          await running.close();
+          const cut = setTimeout(
+            () => running.server.closeAllConnections(),
+            opts.requestsGraceMs ?? REQUESTS_GRACE_MS,
+          );
+          try {
+            await running.close();
+          } finally {
+            clearTimeout(cut);
+          }
           await store.close();
         })()),
     };

@@ -48,6 +48,8 @@ export interface StartOptions {
    * fire requests in bursts from one token, and a 429 there would be noise, not a finding.
    */
   rateLimited?: boolean;
+  /** How long the server lets requests in flight finish when it stops (the server's default else). */
+  requestsGraceMs?: number;
 }
 
 /** A server with no config (/dev/null) unless `opts` gives one. */
@@ -73,6 +75,7 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
       database: database?.url,
       print: () => {},
       ...(opts.rateLimited ? {} : { requestsPerSecond: 0 }),
+      ...(opts.requestsGraceMs === undefined ? {} : { requestsGraceMs: opts.requestsGraceMs }),
     });
   } catch (e) {
     remove();

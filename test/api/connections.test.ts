@@ -1,0 +1,70 @@
+/**
+ * Connections a request leaves unfinished, over a raw socket: a request refused before its body
+ * is read is answered and its connection ended (else the rest of the body is never read and the
+ * socket is left to nobody); a stopping server ends, after its grace, the connection of a request
+ * still in flight, and stops — a client that stalls cannot keep it from closing its store.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { describe, it } from 'node:test';
+import { startTestServer, useTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** A raw HTTP/1.1 connection to `url`: what it has received, and whether the server ended it. */
+async function rawConnection(url: string) {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  let received = '';
+  let ended = false;
+  socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+  socket.on('end', () => (ended = true));
+  socket.on('error', () => {});
+  return { socket, received: () => received, ended: () => ended };
+}
+
+/** The head of a POST whose body is `length` bytes, without its body. */
+const postHead = (path: string, token: string, length: number, extra = '') =>
+  `POST ${path} HTTP/1.1\r\nHost: berth\r\nAuthorization: Bearer ${token}\r\n` +
+  `Content-Type: application/json\r\nContent-Length: ${length}\r\n${extra}\r\n`;
+
+describe('a request refused before its body is read', () => {
+  const server = useTestServer();
+
+  it('is answered with Connection: close, and the server ends the connection', async () => {
+    const c = await rawConnection(server().url);
+    try {
+      // A bad token is refused as the request's head arrives: 100,000 bytes declared, 9 sent.
+      c.socket.write(postHead('/api/v1/projects', 'not-a-token', 100_000) + '{"name":');
+      await waitFor('the answer', () => /\r\n\r\n/.test(c.received()), 30_000);
+      assert.match(c.received(), /^HTTP\/1\.1 401 /);
+      assert.match(c.received(), /\r\nconnection: close\r\n/i);
+      await waitFor('the server to end the connection', c.ended, 30_000);
+    } finally {
+      c.socket.destroy();
+    }
+  });
+});
+
+describe('a stopping server', () => {
+  it('ends the connection of a request still in flight after its grace, and stops', async () => {
+    const s = await startTestServer({ requestsGraceMs: 200 });
+    const c = await rawConnection(s.url);
+    try {
+      // Expect: 100-continue — the server's "100 Continue" says it has the request's head: the
+      // request is in flight (its body awaited), not an idle connection a stop ends at once.
+      c.socket.write(postHead('/api/v1/projects', s.adminToken, 1_000, 'Expect: 100-continue\r\n'));
+      await waitFor('100 Continue', () => /^HTTP\/1\.1 100 /.test(c.received()), 30_000);
+      const closed = s.close().then(() => true);
+      const stopped = await Promise.race([
+        closed,
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 30_000)),
+      ]);
+      assert.equal(stopped, true, 'the server had not stopped 30 s after it was asked to');
+      await waitFor('the connection to be ended', () => c.ended() || c.socket.destroyed, 30_000);
+    } finally {
+      c.socket.destroy();
+    }
+  });
+});
