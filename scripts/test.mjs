@@ -1,15 +1,18 @@
 #!/usr/bin/env node
-// Runs the test suite with Node's own test runner (TypeScript through tsx), once per store: on
-// SQLite and on PostgreSQL (127.0.0.1:5432, or $BERTH_TEST_PG_URL), side by side, as Kysely's
-// tests loop over dialects. BERTH_TEST_STORE=sqlite or =postgres runs one.
+// Runs the test suite with Node's own test runner, once per store: on SQLite and on PostgreSQL
+// (127.0.0.1:5432, or $BERTH_TEST_PG_URL), side by side, as Kysely's tests loop over dialects.
+// BERTH_TEST_STORE=sqlite or =postgres runs one. The TypeScript is compiled once for the run
+// (scripts/build-tests.mjs); BERTH_TEST_BUILD=0 runs the sources through tsx instead.
 // Usage: node scripts/test.mjs [path-substring ...]   e.g. `node scripts/test.mjs scheduler`
 import { spawn, spawnSync } from 'node:child_process';
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { join, resolve, sep } from 'node:path';
 import pg from 'pg';
 import { buildIsFresh } from './build-fresh.mjs';
+import { buildTests } from './build-tests.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -90,13 +93,14 @@ const once = (f) => ONCE.some((dir) => f.split(sep).join('/').startsWith(dir));
 const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : ['sqlite', 'postgres'];
 
 /**
- * The stores' passes run side by side (BERTH_TEST_PARALLEL=0: one after the other), and in the
- * first the files that use the Slurm cluster run apart from the rest: most of a run is waiting —
- * for processes, servers, jobs, slurmctld — so these runs on two cores take little more than the
- * longest. The later passes run in two halves. The first prints as it goes; the others' output is kept and printed whole once it has
- * ended, so the log reads as if they had run in turn. What they share is kept apart: each test
- * makes its own data directory, database and uid range, and the Slurm cluster is held by one test
- * file at a time (test/helpers/slurm.ts).
+ * The stores' passes run side by side (BERTH_TEST_PARALLEL=0: one after the other), each in two
+ * halves (every other file), and in the first the files that use the Slurm cluster run apart from
+ * the rest. On CI's two cores the runs keep both busy: what one run waits for (processes, servers,
+ * jobs, slurmctld) another computes, and with halves no single run is left alone at the end while
+ * the other core idles. The first prints as it goes; the others' output is kept and printed whole
+ * once it has ended, so the log reads as if they had run in turn. What they share is kept apart:
+ * each test makes its own data directory, database and uid range, and the Slurm cluster is held by
+ * one test file at a time (test/helpers/slurm.ts).
  */
 const parallel = process.env.BERTH_TEST_PARALLEL !== '0';
 const usesSlurm = (f) => /helpers\/slurm\.js'/.test(readFileSync(f, 'utf8'));
@@ -113,9 +117,14 @@ function plan() {
     const tests = (label, list) =>
       list.length > 0 && runs.push({ label: `tests on ${label}`, store, argv: testArgv(list) });
     if (pass === 0 && parallel) {
+      const rest = these.filter((f) => !usesSlurm(f));
       tests(
-        `${store}${note}`,
-        these.filter((f) => !usesSlurm(f)),
+        `${store}${note}, first half`,
+        rest.filter((_, i) => i % 2 === 0),
+      );
+      tests(
+        `${store}, second half`,
+        rest.filter((_, i) => i % 2 === 1),
       );
       tests(`${store}, the files that use Slurm`, these.filter(usesSlurm));
     } else if (parallel) {
@@ -139,7 +148,65 @@ function plan() {
   return runs;
 }
 
-const testArgv = (list) => [process.execPath, '--import', 'tsx', '--test', '--test-reporter=spec', ...list];
+/**
+ * This run's own build of the sources (scripts/build-tests.mjs), removed when it ends: two runs in
+ * one checkout (a developer's and an editor's) never run each other's half-written files.
+ */
+const BUILD = process.env.BERTH_TEST_BUILD === '0' ? undefined : resolve('build', `test-run-${RUN}`);
+if (BUILD) {
+  const t0 = Date.now();
+  const count = await buildTests(process.cwd(), BUILD);
+  console.log(
+    `== compiled ${count} TypeScript files for this run in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
+}
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    if (BUILD) rmSync(BUILD, { recursive: true, force: true });
+    process.exit(130);
+  });
+const built = (f) => join(BUILD, f.replace(/\.ts$/, '.js'));
+
+/**
+ * Files run several to a process, in groups of up to GROUP files of one folder (BERTH_TEST_GROUP;
+ * 1: a process each). Node's runner starts a process per file and, on two cores, runs one at a time
+ * (its concurrency is the cores less one), so a group changes no test's order or company — only
+ * that the modules a file imports (the whole server, for most) are loaded once per group, not once
+ * per file: about a CPU-second a file, and CI's runs share two cores. Each file's tests and hooks
+ * stay its own: the group imports it inside a suite named for it, which holds its top-level tests
+ * and its before/after hooks. A file that uses the Slurm cluster runs alone, since it holds the
+ * cluster until its process exits (test/helpers/slurm.ts).
+ */
+const GROUP = Math.max(1, Number(process.env.BERTH_TEST_GROUP ?? 8));
+let groupCount = 0;
+
+function entries(list) {
+  const groups = [];
+  for (const f of list) {
+    const last = groups.at(-1);
+    const folder = (x) => x.slice(0, x.lastIndexOf(sep));
+    if (usesSlurm(f) || !last || last.length >= GROUP || usesSlurm(last[0]) || folder(last[0]) !== folder(f))
+      groups.push([f]);
+    else last.push(f);
+  }
+  return groups.map((group) => {
+    if (group.length === 1) return built(group[0]);
+    const entry = join(BUILD, 'groups', `${String(++groupCount).padStart(3, '0')}.test.js`);
+    const suites = group.map(
+      (f) =>
+        `describe(${JSON.stringify(f.split(sep).join('/'))}, async () => {\n` +
+        `  await import(${JSON.stringify(pathToFileURL(built(f)).href)});\n});\n`,
+    );
+    mkdirSync(join(BUILD, 'groups'), { recursive: true });
+    writeFileSync(entry, `import { describe } from 'node:test';\n${suites.join('')}`);
+    return entry;
+  });
+}
+
+const testArgv = (list) =>
+  BUILD
+    ? [process.execPath, '--enable-source-maps', '--test', '--test-reporter=spec', ...entries(list)]
+    : [process.execPath, '--import', 'tsx', '--test', '--test-reporter=spec', ...list];
 
 function run({ label, store, argv }, live) {
   const heading = `\n== ${label}\n`;
@@ -176,6 +243,7 @@ if (parallel) results.push(...(await Promise.all(runs.map((r, i) => run(r, i ===
 else for (const r of runs) results.push(await run(r, true));
 // Once every run has ended: the first pass uses PostgreSQL too (the store and well suites).
 await dropTestDatabases().catch(() => {});
+if (BUILD) rmSync(BUILD, { recursive: true, force: true });
 let status = 0;
 for (const r of results) {
   if (r.heading) console.log(r.heading);

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from './package-root.js';
 
-/** The package version, read once from package.json (two levels up from src/ and dist/). */
+/** The package version, read once from package.json. */
 export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }
 ).version;

@@ -3,16 +3,18 @@
  * routes, the API's JSON 404 kept, and a placeholder page when nothing is built.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildApi, type Api } from '../../src/api/app.js';
-import { packageRoot, WEB_ROOT } from '../../src/api/routes/web.js';
+import { WEB_ROOT } from '../../src/api/routes/web.js';
+import { packageRoot } from '../../src/package-root.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { startTestServer } from '../helpers/server.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { ROOT } from '../helpers/root.js';
 
 const INDEX = '<!doctype html><html><body><div id="root">the berth app</div></body></html>';
 const HTML = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
@@ -132,7 +134,10 @@ describe('without a build', () => {
 describe('the real server', () => {
   it("serves the package's dist/web (or the placeholder) at / and JSON 404s under /api", async () => {
     assert.equal(WEB_ROOT, join(packageRoot(), 'dist', 'web'));
-    assert.equal(packageRoot(), join(import.meta.dirname, '..', '..'));
+    // The repository's root from each place its modules run: sources, the build, the tests' build.
+    assert.ok(existsSync(join(ROOT, 'src', 'api', 'routes', 'web.ts')), ROOT);
+    for (const from of ['src/api/routes', 'dist/api/routes', 'build/src/api/routes'])
+      assert.equal(packageRoot(join(ROOT, from)), ROOT, from);
     const s = await startTestServer();
     try {
       const page = await fetch(s.url + '/', { headers: HTML });

@@ -15,8 +15,8 @@ import {
   violations,
   type Import,
 } from './layers.js';
+import { ROOT } from '../helpers/root.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const layers = parseLayers(readFileSync(join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8'));
 
 describe('the layout table of docs/ARCHITECTURE.md', () => {

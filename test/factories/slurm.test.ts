@@ -23,8 +23,9 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { waitFor } from '../helpers/wait.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { ROOT } from '../helpers/root.js';
 
-const CLUSTER_SH = join(import.meta.dirname, '..', '..', 'scripts', 'slurm', 'cluster.sh');
+const CLUSTER_SH = join(ROOT, 'scripts', 'slurm', 'cluster.sh');
 const run = promisify(execFile);
 
 const slurmFactory = (extra = '') =>

@@ -8,8 +8,8 @@
  */
 import { join } from 'node:path';
 import { buildIsFresh } from '../../scripts/build-fresh.mjs';
+import { ROOT } from './root.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const SOURCE = join(ROOT, 'src', 'cli', 'main.ts');
 const BUILT = join(ROOT, 'dist', 'cli', 'main.js');
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { ROOT } from './root.js';
 
 export const CHROMIUM = process.env.BERTH_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -37,7 +38,6 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
-const ROOT = join(import.meta.dirname, '..', '..');
 export const WEB_INDEX = join(ROOT, 'dist', 'web', 'index.html');
 
 function newestMtime(dir: string): number {

@@ -8,8 +8,9 @@ import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { waitFor } from './wait.js';
+import { ROOT } from './root.js';
 
-const CLUSTER_SH = join(import.meta.dirname, '..', '..', 'scripts', 'slurm', 'cluster.sh');
+const CLUSTER_SH = join(ROOT, 'scripts', 'slurm', 'cluster.sh');
 /** A first start installs slurm-wlm with apt-get (about 5 s, longer on a cold mirror). */
 const START_TIMEOUT_MS = 10 * 60_000;
 

@@ -1,12 +1,14 @@
 /** Scenario configs: parsing (each kind of mistake named by its key) and expansion. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/domain/errors.js';
 import { expandScenario, parseScenario } from '../../src/simulate/scenario.js';
+import { ROOT } from '../helpers/root.js';
 
-const BASELINE = new URL('../../bench/kueue/baseline.yaml', import.meta.url);
-const LARGE = new URL('../../bench/kueue/large-scale.yaml', import.meta.url);
+const BASELINE = join(ROOT, 'bench', 'kueue', 'baseline.yaml');
+const LARGE = join(ROOT, 'bench', 'kueue', 'large-scale.yaml');
 
 const MINIMAL = `
 cohorts:

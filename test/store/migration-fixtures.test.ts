@@ -35,8 +35,9 @@ import type { Db, Dialect, Store } from '../../src/store/store.js';
 import { hashToken, newToken } from '../../src/domain/tokens.js';
 import { createTestDatabase, postgresUnreachable } from '../helpers/store.js';
 import { schemaShape, type SchemaShape } from './schema-shape.js';
+import { ROOT } from '../helpers/root.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'migrations');
+const FIXTURES = join(ROOT, 'test', 'fixtures', 'migrations');
 
 /** The jobs every fixture from schema 0002 on holds, by id, as the script ran them. */
 const JOBS: [number, string][] = [

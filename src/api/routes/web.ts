@@ -4,25 +4,11 @@
  * app's index.html, so the app's own routes survive a reload; hashed files under `/assets/` are
  * cached for good, index.html never. Without a build, `/` says how to make one.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-
-/** The package's root: the nearest folder above this module with berth's package.json (this
- * file runs from `src/` under tsx and from `dist/` once built). */
-export function packageRoot(from = dirname(fileURLToPath(import.meta.url))): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const manifest = join(dir, 'package.json');
-    if (
-      existsSync(manifest) &&
-      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'berth'
-    )
-      return dir;
-    if (dirname(dir) === dir) throw new Error(`no berth package.json above ${from}`);
-  }
-}
+import { packageRoot } from '../../package-root.js';
 
 export const WEB_ROOT = join(packageRoot(), 'dist', 'web');
 
