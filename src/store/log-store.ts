@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
-import { appendFile, mkdir, opendir, readdir, rename, unlink } from 'node:fs/promises';
+import { appendFile, mkdir, opendir, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { forEachInParallel } from './parallel.js';
@@ -140,7 +140,14 @@ export class FileLogStore implements LogStore {
       await mkdir(join(this.dir, String(shard)), { recursive: true, mode: 0o700 });
       this.shards.add(shard);
     }
-    await appendFile(this.path(jobId), text);
+    try {
+      await appendFile(this.path(jobId), text);
+    } catch (e) {
+      // Its directory was removed, emptied by the retention sweep (`discard`) since it was made.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      await mkdir(join(this.dir, String(shard)), { recursive: true, mode: 0o700 });
+      await appendFile(this.path(jobId), text);
+    }
     this.emitter.emit(String(jobId));
   }
 
@@ -153,13 +160,25 @@ export class FileLogStore implements LogStore {
     this.emitter.emit(String(jobId));
   }
 
-  /** A few files at a time (parallel.ts), each one unlink: a job without output has no file. */
+  /**
+   * A few files at a time (parallel.ts), each one unlink: a job without output has no file. Then
+   * the directories this left empty go too — a sweep through years of history would otherwise
+   * leave one empty directory per thousand jobs; `rmdir` removes only an empty one.
+   */
   async discard(jobIds: number[]): Promise<void> {
     await forEachInParallel(jobIds, FILES_IN_FLIGHT, (id) =>
       unlink(this.path(id)).catch((e: NodeJS.ErrnoException) => {
         if (e.code !== 'ENOENT') throw e;
       }),
     );
+    for (const shard of new Set(jobIds.map((id) => Math.floor(id / JOBS_PER_LOG_DIR)))) {
+      try {
+        await rmdir(join(this.dir, String(shard)));
+        this.shards.delete(shard);
+      } catch (e) {
+        if (!['ENOTEMPTY', 'EEXIST', 'ENOENT'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      }
+    }
   }
 
   size(jobId: number): number {
