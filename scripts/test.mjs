@@ -7,9 +7,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import pg from 'pg';
 import { buildIsFresh } from './build-fresh.mjs';
 import { buildTests } from './build-tests.mjs';
@@ -88,7 +88,31 @@ const ONCE = [
   'test/conformance/log-stores.test.ts',
   'test/store/migration-fixtures.test.ts',
 ];
-const once = (f) => ONCE.some((dir) => f.split(sep).join('/').startsWith(dir));
+
+/**
+ * Whether a test file's run depends on the store of the pass: whether its imports, followed through
+ * the test folder, reach test/helpers/store.ts — the one module that reads BERTH_TEST_STORE and
+ * picks the servers' store (or it reads the variable itself). A file that does not (the pure
+ * suites: scheduler, domain, config; the wells; the in-process services on SQLite files of their
+ * own) would run the same tests the same way in every pass, so it runs in the first only.
+ */
+const STORE_HELPER = resolve('test', 'helpers', 'store.ts');
+const reachesStore = new Map();
+function dependsOnStore(file) {
+  const path = resolve(file);
+  if (path === STORE_HELPER) return true;
+  if (reachesStore.has(path)) return reachesStore.get(path);
+  reachesStore.set(path, false); // an import cycle adds nothing
+  const source = readFileSync(path, 'utf8');
+  const imported = [...source.matchAll(/(?:\bfrom|\bimport\s*\(?)\s*'(\.{1,2}\/[^']+)'/g)]
+    .map((m) => resolve(dirname(path), m[1]).replace(/\.js$/, '.ts'))
+    .filter((p) => p.startsWith(resolve('test') + sep) && existsSync(p));
+  const depends = source.includes('BERTH_TEST_STORE') || imported.some(dependsOnStore);
+  reachesStore.set(path, depends);
+  return depends;
+}
+
+const once = (f) => ONCE.some((dir) => f.split(sep).join('/').startsWith(dir)) || !dependsOnStore(f);
 
 const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : ['sqlite', 'postgres'];
 
@@ -112,7 +136,7 @@ function plan() {
     const these = pass === 0 ? files : files.filter((f) => !once(f));
     const skipped = files.length - these.length;
     const note = skipped
-      ? ` (${skipped} file${skipped === 1 ? '' : 's'} of clients, outside systems and both stores ran in the ${stores[0]} pass)`
+      ? ` (${skipped} file${skipped === 1 ? '' : 's'} ran in the ${stores[0]} pass only)`
       : '';
     const tests = (label, list) =>
       list.length > 0 && runs.push({ label: `tests on ${label}`, store, argv: testArgv(list) });
