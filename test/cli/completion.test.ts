@@ -131,69 +131,76 @@ const sorted = (words: string[]): string[] => [...words].sort();
 const berth = (args: string[], env: Record<string, string> = ctx.connection()) =>
   shell(join(binDir, 'berth'), args, env);
 
-describe('berth completion bash, in a real bash, against a real server', { timeout: 120_000 }, () => {
-  it('completes commands and flags from the CLI itself', async () => {
-    assert.deepEqual(await offered('berth su'), ['submit']);
-    assert.deepEqual(await offered('berth submit --tar'), ['--target']);
-    assert.deepEqual(sorted(await offered('berth queue ')), [
-      'create',
-      'delete',
-      'drain',
-      'help',
-      'hold',
-      'list',
-      'pending',
-      'resume',
-      'show',
-      'update',
-    ]);
-  });
+/** A bound on each suite, the sum of its tests, against a hang: 120 s was too short once under CI's load. */
+const SUITE_TIMEOUT_MS = 600_000;
 
-  it('offers the projects that exist, also after --project= (bash splits at =)', async () => {
-    assert.deepEqual(sorted(await offered('berth project use ')), ['default', 'ml', 'vision']);
-    // Readline replaces what follows the =: the candidates are the names alone.
-    assert.deepEqual(sorted(await offered('berth submit --project=')), ['default', 'ml', 'vision']);
-    assert.deepEqual(await offered('berth submit --project=v'), ['vision']);
-    assert.deepEqual(await offered('berth jobs --project m'), ['ml']);
-  });
+describe(
+  'berth completion bash, in a real bash, against a real server',
+  { timeout: SUITE_TIMEOUT_MS },
+  () => {
+    it('completes commands and flags from the CLI itself', async () => {
+      assert.deepEqual(await offered('berth su'), ['submit']);
+      assert.deepEqual(await offered('berth submit --tar'), ['--target']);
+      assert.deepEqual(sorted(await offered('berth queue ')), [
+        'create',
+        'delete',
+        'drain',
+        'help',
+        'hold',
+        'list',
+        'pending',
+        'resume',
+        'show',
+        'update',
+      ]);
+    });
 
-  it('offers queues, targets, priority classes and resource types by name', async () => {
-    assert.deepEqual(sorted(await offered('berth queue pending ')), ['default', 'research']);
-    assert.deepEqual(sorted(await offered('berth submit --target ')), ['big-sim', 'sim']);
-    assert.deepEqual(await offered('berth submit --priority u'), ['urgent']);
-    assert.deepEqual(await offered('berth submit --resource l'), ['licence']);
-  });
+    it('offers the projects that exist, also after --project= (bash splits at =)', async () => {
+      assert.deepEqual(sorted(await offered('berth project use ')), ['default', 'ml', 'vision']);
+      // Readline replaces what follows the =: the candidates are the names alone.
+      assert.deepEqual(sorted(await offered('berth submit --project=')), ['default', 'ml', 'vision']);
+      assert.deepEqual(await offered('berth submit --project=v'), ['vision']);
+      assert.deepEqual(await offered('berth jobs --project m'), ['ml']);
+    });
 
-  it('offers the ids of the jobs just submitted, newest first; cancel only unfinished ones', async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const out = ok(await berth(['submit', '--project', 'ml', '-o', 'json', '--', 'true']));
-      ids.push(String((JSON.parse(out) as { id: number }).id));
-    }
-    const ml = { ...ctx.connection(), BERTH_PROJECT: 'ml' };
-    const newestFirst = [...ids].reverse();
-    assert.deepEqual(await offered('berth logs ', ml), newestFirst);
-    assert.deepEqual(await offered('berth status ', ml), newestFirst);
-    // --project on the line chooses whose jobs, over BERTH_PROJECT.
-    assert.deepEqual(await offered('berth submit --project ml --after ', ctx.connection()), newestFirst);
-    assert.deepEqual(await offered('berth submit --project vision --after ', ml), []);
-    ok(await berth(['cancel', ids[0]!]));
-    assert.deepEqual(await offered('berth cancel ', ml), newestFirst.slice(0, 2));
-    assert.deepEqual(await offered(`berth cancel ${ids[2]} `, ml), newestFirst.slice(0, 2));
-  });
+    it('offers queues, targets, priority classes and resource types by name', async () => {
+      assert.deepEqual(sorted(await offered('berth queue pending ')), ['default', 'research']);
+      assert.deepEqual(sorted(await offered('berth submit --target ')), ['big-sim', 'sim']);
+      assert.deepEqual(await offered('berth submit --priority u'), ['urgent']);
+      assert.deepEqual(await offered('berth submit --resource l'), ['licence']);
+    });
 
-  it('leaves file names and the job’s own command to the shell', async () => {
-    const config = await tab('berth server --config ');
-    assert.deepEqual([config.words, config.compopt, config.stderr], [[], '-o default', '']);
-    const command = await tab('berth submit -- pyth');
-    assert.deepEqual([command.words, command.compopt], [[], '-o default']);
-    // A value berth cannot know: nothing, and no file names either.
-    const name = await tab('berth submit --name ');
-    assert.deepEqual([name.words, name.compopt], [[], '']);
-  });
-});
+    it('offers the ids of the jobs just submitted, newest first; cancel only unfinished ones', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const out = ok(await berth(['submit', '--project', 'ml', '-o', 'json', '--', 'true']));
+        ids.push(String((JSON.parse(out) as { id: number }).id));
+      }
+      const ml = { ...ctx.connection(), BERTH_PROJECT: 'ml' };
+      const newestFirst = [...ids].reverse();
+      assert.deepEqual(await offered('berth logs ', ml), newestFirst);
+      assert.deepEqual(await offered('berth status ', ml), newestFirst);
+      // --project on the line chooses whose jobs, over BERTH_PROJECT.
+      assert.deepEqual(await offered('berth submit --project ml --after ', ctx.connection()), newestFirst);
+      assert.deepEqual(await offered('berth submit --project vision --after ', ml), []);
+      ok(await berth(['cancel', ids[0]!]));
+      assert.deepEqual(await offered('berth cancel ', ml), newestFirst.slice(0, 2));
+      assert.deepEqual(await offered(`berth cancel ${ids[2]} `, ml), newestFirst.slice(0, 2));
+    });
 
-describe('completion without a server', { timeout: 120_000 }, () => {
+    it('leaves file names and the job’s own command to the shell', async () => {
+      const config = await tab('berth server --config ');
+      assert.deepEqual([config.words, config.compopt, config.stderr], [[], '-o default', '']);
+      const command = await tab('berth submit -- pyth');
+      assert.deepEqual([command.words, command.compopt], [[], '-o default']);
+      // A value berth cannot know: nothing, and no file names either.
+      const name = await tab('berth submit --name ');
+      assert.deepEqual([name.words, name.compopt], [[], '']);
+    });
+  },
+);
+
+describe('completion without a server', { timeout: SUITE_TIMEOUT_MS }, () => {
   /** A server that accepts connections and never answers. */
   const sockets = new Set<Socket>();
   const silent = createServer((s) => sockets.add(s));
@@ -248,7 +255,7 @@ describe('berth completion, the command', () => {
 
 const hasZsh = spawnSync('sh', ['-c', 'command -v zsh']).status === 0;
 
-describe('berth completion zsh, in a real zsh', { timeout: 120_000 }, () => {
+describe('berth completion zsh, in a real zsh', { timeout: SUITE_TIMEOUT_MS }, () => {
   it(
     'loads after compinit and registers _berth; its function offers what berth prints',
     { skip: hasZsh ? false : 'zsh is not installed here (the tests do not install it)' },
