@@ -43,9 +43,14 @@ const ATTACK = [
   't victim-workdir-read cat "$VDIR/secret"',
   't victim-workdir-write sh -c "echo pwned > \\"$VDIR/secret\\""',
   // Left behind three ways: a new session, nohup, and a double fork (reparented away from the job).
-  'setsid sleep 300 >/dev/null 2>&1 & echo "LEFT $!"',
+  'setsid sleep 300 >/dev/null 2>&1 & s=$!; echo "LEFT $s"',
   'nohup sleep 301 >/dev/null 2>&1 & echo "LEFT $!"',
   '( sleep 302 >/dev/null 2>&1 & echo "LEFT $!" )',
+  // The new session is made by the child, after the fork: on a loaded machine the script could end,
+  // and its process group be ended, before it was — and the control's check that a process left
+  // the job then failed (seen in CI). Wait, a bounded while, until it leads a session of its own
+  // (the sixth field of /proc/PID/stat).
+  'i=0; while [ "$(cut -d" " -f6 "/proc/$s/stat" 2>/dev/null)" != "$s" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done',
   'echo attack-done',
 ].join('\n');
 
