@@ -1,7 +1,7 @@
 // Compiles the TypeScript of src/, test/ and bench/ once, for one test run, into a folder of its
 // own under build/ (esbuild: the transform tsx makes in each process, made once). Each test file
-// then starts as plain Node — no loader thread, no per-process transform or cache lookups — which
-// on two cores saved about a second of CPU per file, with some 450 files started per CI run.
+// then starts as plain Node — no loader thread, no esbuild service process, no per-process
+// transform or cache lookups: test/api/meta.test.ts alone took 4.9 CPU-s through tsx, 2.9 built.
 // Type checking is not this script's work: `npm run checks` (tsc) does it beside the tests.
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';

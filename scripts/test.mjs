@@ -184,10 +184,13 @@ if (BUILD) {
     `== compiled ${count} TypeScript files for this run in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
 }
-for (const signal of ['SIGINT', 'SIGTERM'])
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+])
   process.once(signal, () => {
     if (BUILD) rmSync(BUILD, { recursive: true, force: true });
-    process.exit(130);
+    process.exit(code);
   });
 const built = (f) => join(BUILD, f.replace(/\.ts$/, '.js'));
 
@@ -204,11 +207,13 @@ const built = (f) => join(BUILD, f.replace(/\.ts$/, '.js'));
 const GROUP = Math.max(1, Number(process.env.BERTH_TEST_GROUP ?? 8));
 let groupCount = 0;
 
+const folder = (f) => f.slice(0, f.lastIndexOf(sep));
+
+/** The files to give Node's runner: a file alone, or a group's entry (written under BUILD/groups). */
 function entries(list) {
   const groups = [];
   for (const f of list) {
     const last = groups.at(-1);
-    const folder = (x) => x.slice(0, x.lastIndexOf(sep));
     if (usesSlurm(f) || !last || last.length >= GROUP || usesSlurm(last[0]) || folder(last[0]) !== folder(f))
       groups.push([f]);
     else last.push(f);

@@ -51,19 +51,20 @@ describe('a stopping server', () => {
   it('ends the connection of a request still in flight after its grace, and stops', async () => {
     const s = await startTestServer({ requestsGraceMs: 200 });
     const c = await rawConnection(s.url);
+    let deadline: NodeJS.Timeout | undefined;
     try {
       // Expect: 100-continue — the server's "100 Continue" says it has the request's head: the
       // request is in flight (its body awaited), not an idle connection a stop ends at once.
       c.socket.write(postHead('/api/v1/projects', s.adminToken, 1_000, 'Expect: 100-continue\r\n'));
       await waitFor('100 Continue', () => /^HTTP\/1\.1 100 /.test(c.received()), 30_000);
-      const closed = s.close().then(() => true);
       const stopped = await Promise.race([
-        closed,
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), 30_000)),
+        s.close().then(() => true),
+        new Promise<false>((resolve) => (deadline = setTimeout(() => resolve(false), 30_000))),
       ]);
       assert.equal(stopped, true, 'the server had not stopped 30 s after it was asked to');
       await waitFor('the connection to be ended', () => c.ended() || c.socket.destroyed, 30_000);
     } finally {
+      clearTimeout(deadline);
       c.socket.destroy();
     }
   });

@@ -75,7 +75,7 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
       database: database?.url,
       print: () => {},
       ...(opts.rateLimited ? {} : { requestsPerSecond: 0 }),
-      ...(opts.requestsGraceMs === undefined ? {} : { requestsGraceMs: opts.requestsGraceMs }),
+      requestsGraceMs: opts.requestsGraceMs,
     });
   } catch (e) {
     remove();
