@@ -86,4 +86,45 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
     // Destroying them is the conformance suite's to test; `after` cancels them without waiting
     // (one cancelled while Slurm still launches it can take KillWait, 30 s, to end).
   });
+
+  it("says a pending worker's reason at every poll, not only when it changes", async (t) => {
+    // A listener may not know the worker at the first poll (one taken over at start, before the
+    // controller has restored its job): the reason must come again.
+    const alive = setInterval(() => {}, 1000);
+    t.after(() => clearInterval(alive));
+    const heard: string[] = [];
+    const held = new SlurmFactory({
+      name: 'held',
+      capacity: 1,
+      installationId,
+      listener: {
+        handleChanged() {},
+        workerLost: (workerId, message) => lost.push(`worker ${workerId}: ${message}`),
+        workerWaiting: (workerId, reason) => heard.push(`${workerId}: ${reason}`),
+      },
+      partition: 'main',
+      timeLimitSeconds: 600,
+      sbatchArgs: ['--hold'],
+      agentCommand: ['sh', '-c', 'exec sleep 300', 'agent'],
+      pollSeconds: 3600,
+    });
+    try {
+      await held.create({
+        workerId: 100,
+        jobId: 100,
+        project: 'p',
+        target: 't',
+        url: 'http://127.0.0.1:1',
+        token: null,
+        registration: 'credential',
+        members: 1,
+      });
+      await held.poll();
+      await held.poll();
+      assert.equal(heard.length, 2, heard.join('\n'));
+      for (const line of heard) assert.match(line, /^100: Slurm keeps job \d+ pending: .*JobHeldUser/);
+    } finally {
+      await held.close();
+    }
+  });
 });

@@ -474,7 +474,11 @@ export class SlurmFactory implements Factory {
           if (run && v.running)
             reads.push(run.start(v.host).then(() => (run.done ? undefined : run.readOutput())));
           if (v.endsAt !== undefined) t.endsAt = v.endsAt;
-          if (v.waiting !== t.waiting) {
+          // Said at every poll while it waits, not only when it changes: a listener that did not
+          // know the worker yet — one taken over at start, polled before the controller had
+          // restored its job — hears it at the next poll (once dropped, a job showed its
+          // takeover message instead of Slurm's reason for as long as Slurm kept it waiting).
+          if (v.waiting !== t.waiting || v.waiting !== null) {
             t.waiting = v.waiting;
             this.o.listener.workerWaiting?.(
               workerId,
