@@ -252,13 +252,14 @@ describe('tokens on replicas', { skip: TEST_STORE !== 'postgres' && 'runs in the
     const t = await call<NewToken>(one.api, u.body.token, 'POST', '/users/roamer/tokens', { label: 'x' });
     assert.equal((await whoami(two, t.body.token)).status, 200); // cached on two
     assert.equal((await call(one.api, one.token, 'DELETE', `/tokens/${t.body.id}`)).status, 200);
-    // The notice crosses the bus in milliseconds; the cache would otherwise keep it 10 s.
+    // The notice crosses the bus in milliseconds; the cache would otherwise keep it 10 s from
+    // the whoami above. The bound is well under that and well over a loaded machine's delays.
     const t0 = Date.now();
     await waitFor(
       'the other replica to refuse it',
       async () => (await whoami(two, t.body.token)).status === 401,
     );
-    assert.ok(Date.now() - t0 < 2000, `refused after ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 6000, `refused after ${Date.now() - t0} ms`);
     assert.equal((await whoami(one, t.body.token)).status, 401);
     assert.equal((await whoami(two, u.body.token)).status, 200, 'its other token still works');
   });
