@@ -90,6 +90,7 @@ export class FiguresReader {
   latest: PublishedFigures = { term: 0, queues: {}, factories: [], resources: [] };
   private reading: Promise<void> | undefined;
   private again = false;
+  private stopped = false;
 
   constructor(
     private readonly db: Db,
@@ -103,8 +104,18 @@ export class FiguresReader {
     await this.reading;
   }
 
+  /**
+   * Reads no more, and waits for a read under way: the store closes next, and a read still in
+   * flight would fail against it ("driver has already been destroyed", logged as an error).
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.reading;
+  }
+
   /** Reads the row again (once more after the current read, if one is under way). */
   refresh(): void {
+    if (this.stopped) return;
     if (this.reading) {
       this.again = true;
       return;

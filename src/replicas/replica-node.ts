@@ -149,6 +149,7 @@ export class ReplicaNode {
     await this.elector.stop();
     this.relay.stop();
     await this.bus.close();
+    await this.figures.stop();
   }
 
   private async lead(term: number): Promise<void> {
