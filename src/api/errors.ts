@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { BerthError, TooManyRequestsError, UnavailableError, type ErrorCode } from '../domain/errors.js';
 import { NO_CONTROL_CHARACTER, NO_CONTROL_CHARACTER_HELP } from '../domain/names.js';
 import { isStoreUnavailable } from '../service/unavailable.js';
+import { discardUnreadBody } from './unread-body.js';
 
 interface AjvError {
   keyword: string;
@@ -122,11 +123,9 @@ function bodyNotJson(
 
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    // A request refused before its body was read to the end (an upload over its limit) ends its
-    // connection once answered, as a proxy does: the rest of the body is never read, and a
-    // keep-alive connection left half-read is a socket nobody reads again — a client gone
-    // unnoticed, and a server shutdown that waits for that request for good.
-    if (!request.raw.complete) void reply.header('connection', 'close');
+    // A request refused before its body was read to the end: the rest is read and discarded, so
+    // that the client gets this answer and no socket is left paused (unread-body.ts).
+    discardUnreadBody(request.raw);
     if (err instanceof BerthError) {
       // RFC 7235: a 401 names the scheme that would work.
       if (err.status === 401) void reply.header('www-authenticate', 'Bearer realm="berth"');
