@@ -239,7 +239,7 @@ describe('replicas', { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQ
     assert.equal((await waitDone(leader.api, leader.token, after.id)).state, 'succeeded');
   });
 
-  it('a leader stopped with SIGTERM hands over within a second', async () => {
+  it('a leader stopped with SIGTERM hands over at once, not once its lease has run out', async () => {
     const [leader, follower] = await pair('term');
     const term = (await health(leader)).term;
     const exited = new Promise((resolve) => leader.child.once('exit', resolve));
@@ -256,7 +256,9 @@ describe('replicas', { skip: TEST_STORE !== 'postgres' && 'runs in the PostgreSQ
     const took = Date.now() - stoppedAt;
     await exited;
     assert.equal(h.term, term + 1);
-    assert.ok(took < 1000, `handed over after ${took} ms`);
+    // Its lease, renewed every RENEW_SECONDS, would have lasted at least LEASE_SECONDS less that
+    // from the kill: sooner, it was given up. (A quiet machine: well under a second, printed.)
+    assert.ok(took < (LEASE_SECONDS - RENEW_SECONDS) * 1000, `handed over after ${took} ms`);
     console.log(`# SIGTERM → new leader in ${took} ms`);
   });
 });
