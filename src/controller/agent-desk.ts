@@ -20,7 +20,7 @@ import type { Pilots } from './pilots.js';
 import type { PilotNext } from './port.js';
 import type { AgentProtocol } from './port.js';
 import { markRunning, startSpec } from './run-start.js';
-import type { TrackedJob } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 export class AgentDesk implements AgentProtocol {
   /** Set when the server stops: long polls end at once. */

@@ -4,7 +4,7 @@
  * The others wait here, outside the scheduler, in index order, and each task that finishes lets
  * the next one go on. So a throttled array of 100,000 tasks puts only K into the scheduler.
  */
-import type { TrackedJob } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 interface Throttle {
   inPlay: Set<number>;

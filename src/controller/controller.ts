@@ -43,7 +43,8 @@ import { StartEstimates } from './start-estimates.js';
 import { Restore } from './restore.js';
 import { resync } from './resync.js';
 import { StopSignals } from './stop-signals.js';
-import { TrackedJobs, type TrackedJob } from './tracked-jobs.js';
+import { TrackedJobs } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 export type { ControllerOptions } from './core.js';
 

@@ -15,7 +15,8 @@ import type { ArrayThrottles } from './array-throttles.js';
 import type { Journal, JournalOptions } from './journal.js';
 import type { Pools } from './pool.js';
 import type { StopSignals } from './stop-signals.js';
-import type { TrackedJob, TrackedJobs } from './tracked-jobs.js';
+import type { TrackedJobs } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 /** The journal's settings (journal.ts) and the rest. */
 export interface ControllerOptions extends JournalOptions {

@@ -8,17 +8,9 @@
  * rank is named in the reason) and the others are told to stop; when all succeed, the job does.
  */
 import type { FinishRequest } from '../agent/protocol.js';
+import type { GangRun, RankReport } from './model.js';
 
-/** What a rank's report means for the run. */
-export type RankReport =
-  /** Others still run: wait for them. */
-  | { kind: 'wait' }
-  /** The first failure: stop the other ranks (`reason`), then wait for them. */
-  | { kind: 'stop-others'; reason: string }
-  /** Every rank has reported: the run ended with `result`. */
-  | { kind: 'done'; result: FinishRequest };
-
-export class Gang {
+export class Gang implements GangRun {
   /** Each rank's host, once it has arrived (called start). */
   readonly hosts: (string | null)[];
   /** When each rank was last heard from. */

@@ -4,7 +4,6 @@
  * so one path records them and one destroys them, retrying a failed destroy with backoff. A job
  * counts as cleaned up only once the last thing it held is confirmed destroyed.
  */
-import type { WorkerHandle } from '../domain/worker.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import { updateJob } from '../store/queries/jobs.js';
 import { updateInstance } from '../store/queries/resource-instances.js';
@@ -12,32 +11,8 @@ import { updateWorker } from '../store/queries/workers.js';
 import type { Db } from '../store/store.js';
 import type { ControllerCore } from './core.js';
 import type { Unit } from './journal.js';
-import { ownHoldings, type TrackedJob } from './tracked-jobs.js';
-
-export type HoldingKind = 'worker' | 'instance';
-
-export interface Holding {
-  kind: HoldingKind;
-  id: number;
-  jobId: number;
-  /** Factory name (worker) or resource type (instance). */
-  provider: string;
-  handle: WorkerHandle | null;
-  metadata: Metadata | null;
-  /** Units of its pool it takes: a gang's worker takes one per member. */
-  units: number;
-  /** A worker's devices of its factory's machine, by kind: how many it holds (pool.ts). */
-  devices?: Record<string, number>;
-  destroying: boolean;
-  /** Its provider confirmed its destruction, and its units went back to their pool. */
-  freed: boolean;
-  destroyAttempts: number;
-  nextDestroyAt: number;
-  /** A pilot worker: the project it serves, that of its first job (controller/pilots.ts). */
-  serves?: string;
-}
-
-export const holdingKey = (kind: HoldingKind, id: number): string => `${kind}:${id}`;
+import { holdingKey, type Holding, type HoldingKind, type TrackedJob } from './model.js';
+import { ownHoldings } from './tracked-jobs.js';
 
 export function newHolding(
   kind: HoldingKind,

@@ -30,7 +30,8 @@ import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
 import type { ProjectGates } from './project-gates.js';
 import type { Provisioning, ProvisioningOutcomes } from './provisioning.js';
-import { runtimeSubject, workloadOf, type TrackedJob } from './tracked-jobs.js';
+import { runtimeSubject, workloadOf } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 export class Lifecycle implements ProvisioningOutcomes {
   constructor(

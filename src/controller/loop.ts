@@ -9,7 +9,7 @@ import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Provisioning } from './provisioning.js';
-import type { TrackedJob } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 type Admission = Extract<Decision, { kind: 'admit' }>;
 

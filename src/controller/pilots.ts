@@ -20,12 +20,12 @@ import { newToken } from '../domain/tokens.js';
 import { insertJobToken } from '../store/queries/tokens.js';
 import { updateWorker } from '../store/queries/workers.js';
 import type { ControllerCore } from './core.js';
-import { holdingKey, type Holding, type Holdings } from './holdings.js';
+import type { Holdings } from './holdings.js';
+import { holdingKey, type Holding, type TrackedJob } from './model.js';
 import type { Pool } from './pool.js';
 import { markRunning, startSpec } from './run-start.js';
 import { StopSignals } from './stop-signals.js';
 import type { PilotNext } from './port.js';
-import type { TrackedJob } from './tracked-jobs.js';
 
 interface IdlePilot {
   holding: Holding;

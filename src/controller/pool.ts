@@ -12,6 +12,7 @@
  * sched/backfill does for nodes. While a unit in use has no expected end, nobody overtakes.
  */
 import type { PoolFigures } from '../domain/pool-figures.js';
+import type { WaitingPlace } from './model.js';
 import { Waitlist, type Waiter } from './waitlist.js';
 
 export type PoolKind = 'factory' | 'resource';
@@ -27,7 +28,7 @@ export interface PoolPlan {
   ends(): Iterable<{ units: number; at: number }>;
 }
 
-export class Pool<T extends Waiter> {
+export class Pool<T extends Waiter> implements WaitingPlace {
   readonly waitlist = new Waitlist<T>();
   inUse = 0;
   /** Set by the controller: a head that does not fit then holds a reservation (see above). */
@@ -162,6 +163,11 @@ export class Pool<T extends Waiter> {
   }
 
   /** "waiting for resource licence: 2/2 in use; position 1", "waiting for 4 workers at once from factory f: …" */
+  /** Job `id` no longer waits here. */
+  leave(id: number): void {
+    this.waitlist.remove(id);
+  }
+
   describeWait(id: number): string {
     const waiter = this.waitlist.find((w) => w.id === id);
     const units = waiter ? this.unitsOf(waiter) : 1;

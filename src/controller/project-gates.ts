@@ -12,7 +12,8 @@ import type { Blocker } from '../domain/blocker.js';
 import type { ProjectAccess } from '../domain/project.js';
 import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
-import { workloadOf, type TrackedJob } from './tracked-jobs.js';
+import { workloadOf } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 export class ProjectGates {
   private readonly privileges = new Map<string, Set<string>>();

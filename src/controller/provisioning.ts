@@ -37,11 +37,12 @@ import { deleteJobTokens, insertJobToken } from '../store/queries/tokens.js';
 import { insertWorker, updateWorker } from '../store/queries/workers.js';
 import { WellError, type Well } from '../wells/well.js';
 import type { ControllerCore } from './core.js';
-import type { Holding, Holdings } from './holdings.js';
+import type { Holdings } from './holdings.js';
+import type { Holding, TrackedJob } from './model.js';
 import type { FailureKind } from '../domain/retry.js';
 import type { Pilots } from './pilots.js';
 import { devicesText } from '../domain/devices.js';
-import { workerRequests, type TrackedJob } from './tracked-jobs.js';
+import { workerRequests } from './tracked-jobs.js';
 
 /** Attempts to create one resource instance before the job fails with the well's reason. */
 const MAX_CREATE_ATTEMPTS = 3;
@@ -78,7 +79,7 @@ export class Provisioning {
   }
 
   leaveWaitlist(job: TrackedJob): void {
-    job.waitingIn?.waitlist.remove(job.id);
+    job.waitingIn?.leave(job.id);
     job.waitingIn = null;
   }
 

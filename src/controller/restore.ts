@@ -20,13 +20,14 @@ import { listAllPrivileges } from '../store/queries/projects.js';
 import { loadLiveInstances } from '../store/queries/resource-instances.js';
 import { loadLiveWorkers, updateWorker } from '../store/queries/workers.js';
 import type { ControllerCore } from './core.js';
-import { newHolding, type Holding, type Holdings } from './holdings.js';
+import { newHolding, type Holdings } from './holdings.js';
+import type { Holding, TrackedJob } from './model.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Pilots } from './pilots.js';
 import type { ProjectGates } from './project-gates.js';
 import type { Provisioning } from './provisioning.js';
 import { toQueueModel, type QueueModels } from './queue-models.js';
-import { workloadOf, type TrackedJob } from './tracked-jobs.js';
+import { workloadOf } from './tracked-jobs.js';
 
 export class Restore {
   constructor(

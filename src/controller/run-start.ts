@@ -8,7 +8,7 @@ import { ConflictError } from '../domain/errors.js';
 import { updateJob } from '../store/queries/jobs.js';
 import type { ControllerCore } from './core.js';
 import type { Holdings } from './holdings.js';
-import type { TrackedJob } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 /**
  * Records that the job runs: once, by whichever start comes first. Throws a ConflictError if its

@@ -10,7 +10,8 @@ import { addProjected, forecast, snapshot, type ForecastInput } from '../schedul
 import type { ControllerCore } from './core.js';
 import type { StartEstimate } from './port.js';
 import type { QueueModels } from './queue-models.js';
-import { runtimeSubject, workloadOf, type TrackedJob } from './tracked-jobs.js';
+import { runtimeSubject, workloadOf } from './tracked-jobs.js';
+import type { TrackedJob } from './model.js';
 
 /** A forecast is reused this long: estimates are minutes-scale, and a page asks for many at once. */
 const REFRESH_MS = 2000;

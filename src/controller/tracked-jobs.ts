@@ -3,88 +3,14 @@
  * its cleanup is confirmed. Decisions and the read side come from here, never from a table.
  */
 import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
-import type { ActiveJob, JobRecord, JobSpec, JobState } from '../domain/job.js';
+import type { JobRecord, JobSpec, JobState } from '../domain/job.js';
 import { parseAmounts, type Amounts } from '../domain/quantity.js';
 import type { RuntimeHistory, RuntimeSubject } from '../domain/runtime-history.js';
 import type { Workload } from '../scheduler/types.js';
 import { dependenciesOf, type Dependency } from '../domain/dependency.js';
-import type { StopKind } from '../domain/job-transitions.js';
-import { retryHead, retryPolicy, type RetriesUsed, type RetryPolicy } from '../domain/retry.js';
+import { retryHead, retryPolicy, type RetryPolicy } from '../domain/retry.js';
 import { Gang } from './gang.js';
-import type { Pool } from './pool.js';
-
-export interface TrackedJob extends ActiveJob {
-  name: string;
-  /**
-   * Who submitted it, its requests per worker as submitted, and when its current attempt was
-   * queued: what its allocations' rows in the usage ledger name (domain/usage.ts).
-   */
-  createdBy: string;
-  submittedRequests: Record<string, string>;
-  queuedAt: number;
-  /** What its agent runs (served by agentStart without a store read). */
-  command: string[];
-  env: Record<string, string>;
-  /** A task's array (its first task's id), index, and the array's throttle; null otherwise. */
-  arrayId: number | null;
-  arrayIndex: number | null;
-  arrayThrottle: number | null;
-  /** A task waiting for its turn under its array's throttle (array-throttles.ts). */
-  throttled: boolean;
-  /** The glob patterns of the files it keeps (served to rank 0 by agentStart). */
-  artifacts: string[];
-  /** Attempts that ended before the current one (evictions and retries). */
-  attempts: number;
-  /** Its retry budgets and backoff, and the retries used of each (domain/retry.ts). */
-  retryPolicy: RetryPolicy;
-  retriesUsed: RetriesUsed;
-  /** While it waits to be retried: when it goes back to its queue, and the timer that sends it. */
-  retryAt: number | null;
-  retryTimer: NodeJS.Timeout | null;
-  /** Why its last attempt failed, while it waits to be retried (its live reason says it). */
-  retryAfter: string;
-  workerId: number | null;
-  lastHeartbeat: number;
-  stopping: StopKind | null;
-  stopReason: string;
-  stopRequestedAt: number;
-  /** What it must wait for before it may be queued (its dependencies, every kind). */
-  dependencies: Dependency[];
-  /** Set while the job waits for its dependencies: those not yet ended. */
-  waitingFor: Dependency[];
-  /** Resource types it needs, in acquisition (lexicographic) order. */
-  resources: string[];
-  /** How many of `resources` it holds. */
-  acquired: number;
-  /**
-   * Keys of the workers and instances it holds (see holding.ts); shared and empty until it holds
-   * one, so added to only through ownHoldings.
-   */
-  holdings: Set<string>;
-  /** The pool it waits in, if any. */
-  waitingIn: Pool<TrackedJob> | null;
-  /** Failed attempts to create its current resource. */
-  createFailures: number;
-  /** Whether an agent token may exist for it (none is made for in-process workers). */
-  mayHoldToken: boolean;
-  /**
-   * Its ending (the write of its terminal state), set the moment it begins: from then on nothing is handed to
-   * it and no second ending is begun, though the store may not have the state yet.
-   */
-  ending: Promise<void> | null;
-  /** Set once its cleanup is being recorded, so that it is recorded once. */
-  cleaning: boolean;
-  /** A privilege its project lost while it was queued: it waits outside the scheduler for it. */
-  parkedFor: string | null;
-  /** Why its worker has not started, as its factory tells (Slurm's pending reason). */
-  workerWait: string | null;
-  /** How many workers it runs on at once; more than 1 makes it a gang job. */
-  workers: number;
-  /** A gang job's members while it has its worker; null otherwise. */
-  gang: Gang | null;
-  /** The write of its start, while one is under way (its members may ask at once). */
-  starting: Promise<void> | null;
-}
+import type { TrackedJob } from './model.js';
 
 /**
  * What a job counts against quota, as integer amounts: its requests once per worker (a gang of N
