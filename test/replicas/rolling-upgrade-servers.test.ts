@@ -143,7 +143,12 @@ describe(
       // it stops, saying so, without having written.
       await query(PG_ADMIN_URL, `ALTER ROLE ${role} LOGIN`);
       assert.equal(await exited(old), 1);
-      assert.ok(old.output().includes(REFUSAL), old.output());
+      // What it printed last may still be in the pipe when it has exited: waited for.
+      await waitFor('its refusal, printed', () => old.output().includes(REFUSAL), 10_000).catch(
+        (e: Error) => {
+          throw new Error(`${e.message}; it printed:\n${old.output()}`);
+        },
+      );
     });
   },
 );
