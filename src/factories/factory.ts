@@ -44,7 +44,8 @@ export interface FactoryListener {
   workerLost(workerId: number, message: string): void;
   /**
    * What keeps the worker from starting, in the words of the system it waits in (Slurm's pending
-   * reason), shown as the job's reason; null once it no longer waits.
+   * reason), shown as the job's reason; null once it no longer waits. Said again at every look
+   * while the worker waits (a listener may not know the worker at the first), so it must be cheap.
    */
   workerWaiting?(workerId: number, reason: string | null): void;
 }

@@ -249,3 +249,10 @@ export interface SavedConfig {
 /** The sandbox's CLI config file, parsed. */
 export const readConfig = (sb: Sandbox): SavedConfig =>
   parse(readFileSync(sb.configFile, 'utf8')) as SavedConfig;
+
+/**
+ * The bound on a CLI suite, the sum of its tests, against a hang (a job that never ends): 50 s on
+ * a quiet machine, over 120 s (the bound before) once in CI's six runs side by side on two cores.
+ * Each wait inside has its own deadline (helpers/wait.ts).
+ */
+export const SUITE_TIMEOUT_MS = 600_000;

@@ -11,7 +11,7 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { berthShellCommand } from '../helpers/berth-command.js';
-import { closedPort, fails, ok, useCliServer, type CliResult } from './cli.js';
+import { closedPort, fails, ok, useCliServer, type CliResult, SUITE_TIMEOUT_MS } from './cli.js';
 
 const CONFIG = [
   'factories:',
@@ -130,9 +130,6 @@ const sorted = (words: string[]): string[] => [...words].sort();
 /** `berth ARGS…` in the sandbox through the same wrapper as the shells. */
 const berth = (args: string[], env: Record<string, string> = ctx.connection()) =>
   shell(join(binDir, 'berth'), args, env);
-
-/** A bound on each suite, the sum of its tests, against a hang: 120 s was too short once under CI's load. */
-const SUITE_TIMEOUT_MS = 600_000;
 
 describe(
   'berth completion bash, in a real bash, against a real server',

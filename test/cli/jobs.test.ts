@@ -11,7 +11,18 @@ import { after, before, describe, it } from 'node:test';
 import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { localFactoryConfig } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { allFail, fails, keyValues, ok, parseJson, row, rows, startBerth, useCliServer } from './cli.js';
+import {
+  allFail,
+  fails,
+  keyValues,
+  ok,
+  parseJson,
+  row,
+  rows,
+  startBerth,
+  useCliServer,
+  SUITE_TIMEOUT_MS,
+} from './cli.js';
 
 interface JobJson extends JobView {
   name: string;
@@ -24,13 +35,6 @@ interface JobJson extends JobView {
   dependsOn: number[];
   timeline?: { type: string; message: string; at: string }[];
 }
-
-/**
- * A job that never ends fails its suite rather than hanging the run. The bound is on the suite, the
- * sum of its tests: 50 s on a quiet machine, over 120 s (the bound before) once in CI's six runs
- * side by side on two cores. Each wait inside has its own deadline (helpers/wait.ts).
- */
-const SUITE_TIMEOUT_MS = 600_000;
 
 const ctx = useCliServer(
   async ({ request }) => {

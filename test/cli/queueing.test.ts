@@ -10,7 +10,17 @@ import { before, describe, it } from 'node:test';
 import { getJob, waitDone } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { allFail, fails, keyValues, ok, parseJson, row, rows, useCliServer } from './cli.js';
+import {
+  allFail,
+  fails,
+  keyValues,
+  ok,
+  parseJson,
+  row,
+  rows,
+  useCliServer,
+  SUITE_TIMEOUT_MS,
+} from './cli.js';
 
 interface JobJson {
   id: number;
@@ -18,13 +28,6 @@ interface JobJson {
   priority: number;
   priorityClass: string | null;
 }
-
-/**
- * A job that never ends fails its suite rather than hanging the run. The bound is on the suite, the
- * sum of its tests: 50 s on a quiet machine, over 120 s (the bound before) once in CI's six runs
- * side by side on two cores. Each wait inside has its own deadline (helpers/wait.ts).
- */
-const SUITE_TIMEOUT_MS = 600_000;
 
 let carolToken: string;
 

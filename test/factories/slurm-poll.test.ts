@@ -6,7 +6,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isEndedState, SlurmCli } from '../../src/factories/slurm/slurm-cli.js';
 import { SlurmFactory } from '../../src/factories/slurm/slurm-factory.js';
+import type { WorkerRequest } from '../../src/factories/factory.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
+
+/** What the controller asks of the factory for worker `workerId` of a one-worker job. */
+const workerRequest = (workerId: number): WorkerRequest => ({
+  workerId,
+  jobId: workerId,
+  project: 'p',
+  target: 't',
+  url: 'http://127.0.0.1:1',
+  token: null,
+  registration: 'credential',
+  members: 1,
+});
 
 describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
   const slurm = new SlurmCli();
@@ -55,16 +68,7 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
     let polls = 0;
     const creating = Promise.all(
       ids.map(async (workerId) => {
-        await factory.create({
-          workerId,
-          jobId: workerId,
-          project: 'p',
-          target: 't',
-          url: 'http://127.0.0.1:1',
-          token: null,
-          registration: 'credential',
-          members: 1,
-        });
+        await factory.create(workerRequest(workerId));
         created++;
       }),
     );
@@ -109,16 +113,7 @@ describe('the slurm factory polling squeue', { skip: slurmSkip() }, () => {
       pollSeconds: 3600,
     });
     try {
-      await held.create({
-        workerId: 100,
-        jobId: 100,
-        project: 'p',
-        target: 't',
-        url: 'http://127.0.0.1:1',
-        token: null,
-        registration: 'credential',
-        members: 1,
-      });
+      await held.create(workerRequest(100));
       await held.poll();
       await held.poll();
       assert.equal(heard.length, 2, heard.join('\n'));

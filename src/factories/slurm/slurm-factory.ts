@@ -478,7 +478,7 @@ export class SlurmFactory implements Factory {
           // know the worker yet — one taken over at start, polled before the controller had
           // restored its job — hears it at the next poll (once dropped, a job showed its
           // takeover message instead of Slurm's reason for as long as Slurm kept it waiting).
-          if (v.waiting !== t.waiting || v.waiting !== null) {
+          if (v.waiting !== null || t.waiting !== null) {
             t.waiting = v.waiting;
             this.o.listener.workerWaiting?.(
               workerId,
