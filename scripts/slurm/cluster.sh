@@ -429,7 +429,9 @@ cmd_start() {
   t0=$(now)
   mapfile -t nodes < <(all_nodes)
   mkdir -p "$DIR" "$ETC" "$LOG" "$RUN" "$STATE/ctld"
-  chmod 0755 "$DIR"
+  # Jobs of other users run their script from a node's spool directory under $STATE: made by a
+  # shell whose umask is 077, it let nobody but root in (execve of slurm_script: Permission denied).
+  chmod 0755 "$DIR" "$STATE"
   ensure_installed
   make_gpus
   gen_conf >"$CONF.new"
