@@ -11,6 +11,7 @@
  *   agent-desk    the agent protocol                          restore       the rebuild on start
  *   read-model    reasons, positions and figures              resync        what no event reports
  *   pilots        workers kept for the next job (reuse: true)
+ *   background    work nobody awaits, which a stop waits for
  */
 import type { ForecastInput } from '../scheduler/forecast.js';
 import { recentRuns } from '../store/queries/usage.js';
@@ -45,11 +46,18 @@ import { resync } from './resync.js';
 import { StopSignals } from './stop-signals.js';
 import { TrackedJobs } from './tracked-jobs.js';
 import type { TrackedJob } from './model.js';
+import { BackgroundWork } from './background.js';
 
 export type { ControllerOptions } from './core.js';
 
 /** Past runs read back on start into the runtime history (a few hundred KiB at most). */
 const RUNS_REMEMBERED = 5_000;
+
+/**
+ * How long a stop waits for work under way before it closes factories and wells: longer than a
+ * Slurm submission (about 0.5 s) or a quick well, short beside a replica's lease (leadership).
+ */
+const STOP_WAIT_MS = 3000;
 
 export class Controller implements ControllerPort, FactoryListener {
   private readonly core: ControllerCore;
@@ -67,6 +75,7 @@ export class Controller implements ControllerPort, FactoryListener {
 
   constructor(private readonly o: ControllerOptions) {
     const pools = new Pools<TrackedJob>();
+    const report = (err: unknown, what: string) => o.onError?.(err, what);
     for (const f of o.factories.values())
       pools.add(new Pool('factory', f.name, f.capacity, f.devices), f.kind);
     for (const w of o.wells.values()) pools.add(new Pool('resource', w.type, w.capacity), w.kind);
@@ -80,7 +89,8 @@ export class Controller implements ControllerPort, FactoryListener {
       runtimes: new RuntimeHistory(),
       arrivals: new RecentArrivals(),
       wake: () => this.loop.wake(),
-      report: (err, what) => o.onError?.(err, what),
+      report,
+      background: new BackgroundWork(report),
     };
     this.queues = new QueueModels(o.scheduler);
     this.holdings = new Holdings(this.core);
@@ -132,12 +142,19 @@ export class Controller implements ControllerPort, FactoryListener {
     this.loop.wake();
   }
 
-  /** Stops acting: no pass, no resync; factories and wells closed (a local worker's job ends). */
+  /**
+   * Stops acting: no pass, no resync; factories and wells closed (a local worker's job ends).
+   * Work under way (background.ts) first finishes and records itself, for a few seconds at most,
+   * while its factory or well is still open: a creation cut off by the close would be recorded
+   * as the job's failed start. What the close itself ends gets a moment to record that too.
+   */
   async stop(): Promise<void> {
     this.loop.stop();
     clearInterval(this.resyncTimer);
     this.desk.close();
+    await this.core.background.settled(STOP_WAIT_MS);
     await Promise.all([...this.o.factories.values(), ...this.o.wells.values()].map((p) => p.close()));
+    await this.core.background.settled(STOP_WAIT_MS / 3);
   }
 
   // ---- changes committed by the services
@@ -213,9 +230,10 @@ export class Controller implements ControllerPort, FactoryListener {
     const w = this.holdings.get('worker', workerId);
     if (!w) return;
     w.handle = handle;
-    void this.core.journal
-      .write(({ db }) => updateWorker(db, workerId, { handle }, this.o.now()))
-      .catch((e: unknown) => this.core.report(e, `record worker ${workerId}`));
+    this.core.background.run(
+      this.core.journal.write(({ db }) => updateWorker(db, workerId, { handle }, this.o.now())),
+      `record worker ${workerId}`,
+    );
   }
 
   workerLost(workerId: number, message: string): void {

@@ -17,6 +17,7 @@ import type { Pools } from './pool.js';
 import type { StopSignals } from './stop-signals.js';
 import type { TrackedJobs } from './tracked-jobs.js';
 import type { TrackedJob } from './model.js';
+import type { BackgroundWork } from './background.js';
 
 /** The journal's settings (journal.ts) and the rest. */
 export interface ControllerOptions extends JournalOptions {
@@ -55,4 +56,6 @@ export interface ControllerCore {
   wake(): void;
   /** Logs a failure of background work that has no caller to report to. */
   report(err: unknown, what: string): void;
+  /** Work nobody awaits, which a stop waits for (background.ts). */
+  readonly background: BackgroundWork;
 }

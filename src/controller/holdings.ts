@@ -117,9 +117,13 @@ export class Holdings {
   /**
    * Destroys a worker or an instance: recorded as destroying, destroyed by its factory or well,
    * then confirmed. A failure is retried with backoff; until then the record stays visible as
-   * destroying and its capacity stays taken.
+   * destroying and its capacity stays taken. A stop waits for it (background.ts).
    */
-  async destroy(h: Holding): Promise<void> {
+  destroy(h: Holding): Promise<void> {
+    return this.core.background.track(this.destroyNow(h));
+  }
+
+  private async destroyNow(h: Holding): Promise<void> {
     if (h.destroying) return;
     h.destroying = true;
     const { o, jobs, journal } = this.core;

@@ -122,7 +122,7 @@ export class Lifecycle implements ProvisioningOutcomes {
           { outcome: 'start-failed', exitCode: null, signal: null, message: `worker lost: ${message}` },
           'infrastructure',
         );
-    void run.catch((e: unknown) => this.core.report(e, `job ${job.id}`));
+    this.core.background.run(run, `job ${job.id}`);
   }
 
   /**
@@ -322,9 +322,10 @@ export class Lifecycle implements ProvisioningOutcomes {
         this.core.jobs.backingOff.delete(job);
         if (!this.core.jobs.unfinished(job.id) || job.ending || job.state !== 'queued') return;
         job.retryAt = null;
-        void this.enqueueWhenReady(job)
-          .then(() => this.core.wake())
-          .catch((e: unknown) => this.core.report(e, `retry job ${job.id}`));
+        this.core.background.run(
+          this.enqueueWhenReady(job).then(() => this.core.wake()),
+          `retry job ${job.id}`,
+        );
       },
       Math.max(0, at - this.core.o.now()),
     );

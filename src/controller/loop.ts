@@ -34,7 +34,7 @@ export class ReconcileLoop {
     this.wakeScheduled = true;
     setImmediate(() => {
       this.wakeScheduled = false;
-      void this.tick();
+      void this.core.background.track(this.tick());
     });
   }
 

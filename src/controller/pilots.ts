@@ -137,7 +137,7 @@ export class Pilots {
       if (!job) continue;
       pool.waitlist.remove(job.id);
       job.waitingIn = null;
-      void this.handOver(job, p).catch((e: unknown) => this.core.report(e, `pilot for job ${job.id}`));
+      this.core.background.run(this.handOver(job, p), `pilot for job ${job.id}`);
     }
     const free = pool.capacity - pool.inUse + (this.retiring.get(pool.name) ?? 0);
     let wanted = 0;
@@ -155,7 +155,7 @@ export class Pilots {
   take(job: TrackedJob): boolean {
     for (const p of this.idle.values()) {
       if (p.target !== job.target || !this.fits(job, p)) continue;
-      void this.handOver(job, p).catch((e: unknown) => this.core.report(e, `pilot for job ${job.id}`));
+      this.core.background.run(this.handOver(job, p), `pilot for job ${job.id}`);
       return true;
     }
     return false;

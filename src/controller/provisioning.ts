@@ -95,7 +95,7 @@ export class Provisioning {
           pool.kind === 'resource'
             ? this.createInstance(o.wells.get(pool.name)!, acquired)
             : this.createWorker(o.factories.get(pool.name)!, acquired, pool.wentAheadOf);
-        void work.catch((e: unknown) => this.core.report(e, `${pool.key} for job ${acquired.id}`));
+        this.core.background.run(work, `${pool.key} for job ${acquired.id}`);
       }
     }
   }
