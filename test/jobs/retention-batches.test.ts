@@ -32,6 +32,16 @@ describe('batch sizes of the retention sweep', () => {
     assert.equal(sizes.size, 1000, 'quick batches grow to the bound');
   });
 
+  it('tells how long the last batch took, which the sweep rests after it', async () => {
+    const { clock, batch } = fakeClock();
+    const sizes = new BatchSize({ first: 50, min: 10, max: 1000, targetMs: 4 }, clock);
+    assert.equal(sizes.lastMs, 0);
+    await sizes.run(batch(0.1)); // 50 rows: 5 ms
+    assert.ok(Math.abs(sizes.lastMs - 5) < 1e-9, String(sizes.lastMs));
+    await sizes.run(batch(0.1)); // 40 rows, sized for 4 ms
+    assert.ok(Math.abs(sizes.lastMs - 4) < 1e-9, String(sizes.lastMs));
+  });
+
   it('stays within its bounds however slow or quick', async () => {
     const { clock, batch } = fakeClock();
     const sizes = new BatchSize({ first: 50, min: 10, max: 1000, targetMs: 4 }, clock);

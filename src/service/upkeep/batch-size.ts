@@ -8,6 +8,7 @@
  */
 export class BatchSize {
   private current: number;
+  private last = 0;
 
   constructor(
     private readonly o: { first: number; min: number; max: number; targetMs: number },
@@ -21,11 +22,17 @@ export class BatchSize {
     return this.current;
   }
 
+  /** How long the last batch took, ms (0 before the first). */
+  get lastMs(): number {
+    return this.last;
+  }
+
   /** Runs one batch of `size` rows, and sizes the next one by how long it took. */
   async run<T>(batch: (size: number) => Promise<T>): Promise<T> {
     const t0 = this.clock();
     const out = await batch(this.current);
     const ms = this.clock() - t0;
+    this.last = ms;
     const factor = Math.min(2, Math.max(0.5, this.o.targetMs / Math.max(ms, 0.01)));
     this.current = Math.round(Math.min(this.o.max, Math.max(this.o.min, this.current * factor)));
     return out;
