@@ -58,7 +58,13 @@ export interface Server {
  * waiting as long as the start takes (a restart with a million jobs queued may take longer than
  * that helper's 20 s) and timing it. `main`: the sources (under tsx) or the compiled dist/cli/main.js.
  */
-export function startServer(dataDir: string, configFile: string, main = MAIN): Promise<Server> {
+/** The server on `dataDir`: the compiled CLI (or `main`), on `database` (SQLite in the data directory, or a PostgreSQL URL). */
+export function startServer(
+  dataDir: string,
+  configFile: string,
+  main = MAIN,
+  database = 'sqlite',
+): Promise<Server> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
@@ -66,7 +72,7 @@ export function startServer(dataDir: string, configFile: string, main = MAIN): P
     [...(process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean)]
       .concat(main.endsWith('.ts') ? ['--import', 'tsx', main] : [main])
       .concat(['server', '--data-dir', dataDir, '--listen', '127.0.0.1:0'])
-      .concat(['--config', configFile, '--database', 'sqlite', '--rate-limit', '0']),
+      .concat(['--config', configFile, '--database', database, '--rate-limit', '0']),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

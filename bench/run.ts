@@ -18,9 +18,10 @@
  * estimates (start-time estimates against the admissions they foretold, Kueue's baseline), million
  * (a million queued jobs in one server: memory, submissions, submit → running, restart, jobs page),
  * backfill (the KTH-SP2 trace under FCFS, BestEffortFIFO, Backfill and a reference EASY, simulated),
- * history (10 million ended jobs seeded into SQLite against 10,000: job lists, a job, usage, the
+ * history (10 million ended jobs seeded into the store against 10,000: job lists, a job, usage, the
  * dashboard's first load, a restart, bytes per job, and the retention sweep of a million under
- * submissions; BERTH_BENCH_HISTORY_JOBS for a smaller run).
+ * submissions; BERTH_BENCH_HISTORY_JOBS for a smaller run, BERTH_BENCH_HISTORY_STORE=postgres for
+ * PostgreSQL instead of SQLite).
  */
 import { printWrkFigures, runApiBench } from './api.js';
 import { printArraysBench, runArraysBench } from './arrays.js';
@@ -138,7 +139,7 @@ if (only.includes('backfill')) {
 }
 if (only.includes('history')) {
   console.log(
-    '== history: 10 million ended jobs (SQLite) against 10,000, and the retention sweep under submissions',
+    `== history: ${Number(process.env.BERTH_BENCH_HISTORY_JOBS || 10_000_000).toLocaleString('en-US')} ended jobs against 10,000 (${process.env.BERTH_BENCH_HISTORY_STORE ?? 'sqlite'}), and the retention sweep under submissions`,
   );
   printHistoryBench(await runHistoryBench());
 }
