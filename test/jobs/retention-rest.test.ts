@@ -1,7 +1,8 @@
 /**
  * The retention sweep rests after each batch as long as the batch held the store, on either
- * store: it never has more than half of the store's time, and a submission that came during a
- * batch finds the store free once that batch is over. The store here is made slow (each of the
+ * store: it never has more than half of the store's time (SQLite's only connection; PostgreSQL's
+ * CPU and disk, shared with the server's requests), and a submission that came during a batch
+ * finds the store free once that batch is over. The store here is made slow (each of the
  * sweep's transactions spins 3 ms), so that a batch's length is known to be more than the
  * event loop's turn the sweep used to yield between batches.
  */

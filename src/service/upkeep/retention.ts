@@ -24,6 +24,7 @@ import {
 import type { ServiceContext } from '../context.js';
 import { scheduleLeaderSweeps } from './leader-sweeps.js';
 import { forEachInParallel } from '../../store/parallel.js';
+import type { Store } from '../../store/store.js';
 
 /** `retention` of berth.yaml, in seconds; null: kept forever. */
 export interface RetentionSettings {
@@ -33,16 +34,23 @@ export interface RetentionSettings {
 }
 
 /**
- * What one batch (one transaction) may hold the store for, and the bounds of its size: jobs
- * looked at per batch, audit and ledger rows removed per batch (batch-size.ts). At 4 ms, and with
- * no rest between batches, submissions' p99 during the sweep of a million jobs was 13.5 ms
- * against 6.5 ms without it, on a quiet machine (docs/PERFORMANCE.md).
+ * What one batch (one transaction) may hold the store for (batch-size.ts), by store. After each
+ * batch the sweep rests as long as the batch took (`rest`).
+ *
+ * - SQLite: a transaction holds the server's only connection, and every request waits for it. At
+ *   4 ms and no rest, submissions' p99 during the sweep of a million jobs was 13.5 ms against 6.5
+ *   ms without it on a quiet machine; at 2 ms with the rest, 7.8 against 7.7 (docs/PERFORMANCE.md).
+ * - PostgreSQL: the pool's other connections serve requests during a batch, but each batch is a
+ *   dozen round trips: at 2 ms a batch held ten jobs, and the sweep ran at 480 jobs/s. At 10 ms
+ *   with the rest, 1,190 jobs/s and a p99 1.35x the quiet one's; at 25 ms and no rest, 3,660
+ *   jobs/s and 1.8x: the database's CPU is the server's too.
  */
-const BATCH_MS = 2;
-const jobBatches = () => new BatchSize({ first: 50, min: 10, max: 1000, targetMs: BATCH_MS });
+const BATCH_MS: Record<Store['dialect'], number> = { sqlite: 2, postgres: 10 };
+/** Jobs looked at per batch, and audit or ledger rows removed per batch: the bounds. */
+const jobBatches = (targetMs: number) => new BatchSize({ first: 50, min: 10, max: 1000, targetMs });
+const rowBatches = (targetMs: number) => new BatchSize({ first: 200, min: 50, max: 5000, targetMs });
 /** Artifact directories removed at once. */
 const FILES_IN_FLIGHT = 8;
-const rowBatches = () => new BatchSize({ first: 200, min: 50, max: 5000, targetMs: BATCH_MS });
 
 export interface SweepReport {
   jobs: number;
@@ -86,7 +94,7 @@ async function sweepJobs(
 ): Promise<number> {
   const cutoff = now - retentionSeconds * 1000;
   const rt = ctx.runtime;
-  const batches = jobBatches();
+  const batches = jobBatches(BATCH_MS[ctx.store.dialect]);
   let removed = 0;
   for (let after = 0; !stopped();) {
     const size = batches.size;
@@ -117,19 +125,19 @@ async function sweepJobs(
 
 /**
  * Between two batches: as long as the last one held the store, so that the sweep has at most half
- * of it and a submission that came during a batch finds the store free once it is over. On SQLite
- * a transaction holds the only connection, and with no rest a steady sweep met nearly every
- * submission. At least one turn of the event loop.
+ * of it (SQLite's only connection; PostgreSQL's CPU and disk, which the server's requests share),
+ * and a request that came during a batch finds the store free once it is over.
  */
 const rest = (batches: BatchSize) => delay(batches.lastMs);
 
 /** Runs `batch` until it removes less than a whole batch, resting between batches; the total. */
 async function inBatches(
+  targetMs: number,
   batch: (limit: number) => Promise<number>,
   stopped: () => boolean,
   settle: (() => Promise<void>) | undefined,
 ): Promise<number> {
-  const batches = rowBatches();
+  const batches = rowBatches(targetMs);
   let total = 0;
   while (!stopped()) {
     const limit = batches.size;
@@ -154,15 +162,19 @@ export async function sweepRetention(
 ): Promise<SweepReport> {
   const db = ctx.store.db;
   const settle = ctx.store.settle?.bind(ctx.store);
+  const targetMs = BATCH_MS[ctx.store.dialect];
   const before = (seconds: number) => now - seconds * 1000;
   const { jobs, audit, ledger } = settings;
   return {
     jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped),
-    audit: audit === null ? 0 : await inBatches((n) => deleteOldAudit(db, before(audit), n), stopped, settle),
+    audit:
+      audit === null
+        ? 0
+        : await inBatches(targetMs, (n) => deleteOldAudit(db, before(audit), n), stopped, settle),
     ledger:
       ledger === null
         ? 0
-        : await inBatches((n) => deleteOldAllocations(db, before(ledger), n), stopped, settle),
+        : await inBatches(targetMs, (n) => deleteOldAllocations(db, before(ledger), n), stopped, settle),
   };
 }
 
