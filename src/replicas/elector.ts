@@ -158,7 +158,11 @@ export class Elector {
       .catch((e: unknown) => this.o.onError(e, 'stepping down'));
   }
 
-  /** Shutdown: a leader stops acting, then gives the lease up so that another takes over now. */
+  /**
+   * Shutdown: a leader stops acting, then gives the lease up so that another takes over now. It
+   * leads until its controller has stopped: the work that stop waits for (a creation under way)
+   * records its end under the lease it began under, where a deposed leader's writes are refused.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
@@ -166,9 +170,9 @@ export class Elector {
     await this.ticking;
     if (this.role !== 'leader') return;
     const term = this.term;
-    this.role = 'follower';
     await this.changing;
     await this.o.deposed('shutting down');
+    this.role = 'follower';
     try {
       await releaseLease(this.o.db, this.id, term);
       const msg: LeadershipMessage = { kind: 'resigned', term, url: this.o.url(), holder: this.id };
