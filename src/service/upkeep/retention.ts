@@ -5,8 +5,9 @@
  * hourly and daily rollups, which every usage report reads, so reports stay exact. It works in
  * small batches, each its own short transaction sized to hold the store a few milliseconds
  * (batch-size.ts), and rests after each as long as it took (it never has more than half of the
- * store's time), so that submissions keep their latency while it runs. What stays of removed jobs is a few ranges of ids (store/queries/retention.ts),
- * so that asking for one says why it is gone.
+ * store's time), so that submissions keep their latency while it runs. What stays of removed
+ * jobs is a few ranges of ids (store/queries/retention.ts), so that asking for one says why it is
+ * gone.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { NotFoundError } from '../../domain/errors.js';
