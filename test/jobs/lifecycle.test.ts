@@ -190,15 +190,20 @@ describe('a job', () => {
 });
 
 describe('stopping a job', () => {
-  /** A job whose process tree has a background child; both pids are written to `dir`. */
+  /**
+   * A job whose process tree has a background child; both pids are written to `dir`/pids, by a
+   * rename so that the test never reads the file half written (it did: an empty parent file).
+   */
   const treeScript = (dir: string) =>
-    `trap '' TERM; sleep 300 & echo $! > ${dir}/child; echo $$ > ${dir}/parent; wait`;
+    `trap '' TERM; sleep 300 & echo "$! $$" > ${dir}/pids.part && mv ${dir}/pids.part ${dir}/pids; wait`;
 
   async function pidsOf(dir: string): Promise<number[]> {
     return waitFor('the job to write its pids', () =>
-      existsSync(join(dir, 'child')) && existsSync(join(dir, 'parent'))
-        ? ['child', 'parent']
-            .map((f) => Number(readFileSync(join(dir, f), 'utf8').trim()))
+      existsSync(join(dir, 'pids'))
+        ? readFileSync(join(dir, 'pids'), 'utf8')
+            .trim()
+            .split(' ')
+            .map(Number)
             .filter((n) => n > 0)
         : undefined,
     );
