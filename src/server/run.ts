@@ -321,8 +321,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     const stopArtifactSweeps = scheduleArtifactSweeps(live, (err) =>
       log.error({ err }, 'artifacts: the retention sweep'),
     );
-    const stopRetentionSweeps = scheduleRetentionSweeps(ctx, config.retention, (err) =>
-      log.error({ err }, 'retention: the sweep'),
+    const stopRetentionSweeps = scheduleRetentionSweeps(
+      ctx,
+      config.retention,
+      (err) => log.error({ err }, 'retention: the sweep'),
+      (line) => print(`${new Date().toISOString()} ${line}`),
     );
     stopSweeps = async () => {
       await stopArtifactSweeps();

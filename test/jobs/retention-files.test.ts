@@ -81,11 +81,13 @@ describe('the retention sweep among requests', () => {
     };
     try {
       let ended = false;
-      const sweep = sweepRetention(s.server.context, { jobs: 3600, audit: null, ledger: null }, now).finally(
-        () => {
-          ended = true;
-        },
-      );
+      const sweep = sweepRetention(
+        s.server.context,
+        { jobs: 3600, audit: null, ledger: null },
+        { now },
+      ).finally(() => {
+        ended = true;
+      });
       await first;
       const job = await submit(s.api, s.adminToken, 'default', { command: ['true'] });
       assert.ok(job.id > ids.at(-1)!);

@@ -84,15 +84,22 @@ describe('the retention sweep', () => {
     const report = await usage();
 
     const ctx = s.server.context;
-    const forever = await sweepRetention(ctx, { jobs: null, audit: null, ledger: null }, cutoff + 100 * HOUR);
+    const forever = await sweepRetention(
+      ctx,
+      { jobs: null, audit: null, ledger: null },
+      { now: cutoff + 100 * HOUR },
+    );
     assert.deepEqual(forever, { jobs: 0, audit: 0, ledger: 0 }, 'forever keeps everything');
     assert.equal((await getJob(s.api, s.adminToken, printed.id)).id, printed.id);
     // A server stopping ends a sweep between two batches: one stopped before its first removes nothing.
-    const stopped = await sweepRetention(ctx, s.server.config.retention, cutoff + HOUR, () => true);
+    const stopped = await sweepRetention(ctx, s.server.config.retention, {
+      now: cutoff + HOUR,
+      stopped: () => true,
+    });
     assert.deepEqual(stopped, { jobs: 0, audit: 0, ledger: 0 });
     assert.equal((await getJob(s.api, s.adminToken, printed.id)).id, printed.id);
 
-    const swept = await sweepRetention(ctx, s.server.config.retention, cutoff + HOUR);
+    const swept = await sweepRetention(ctx, s.server.config.retention, { now: cutoff + HOUR });
     assert.equal(swept.jobs, 2);
     assert.ok(swept.audit > 0 && swept.ledger >= 3, JSON.stringify(swept));
 
@@ -123,7 +130,9 @@ describe('the retention sweep', () => {
     // Once the long job has ended and is old too, its id joins its neighbours' range: one row.
     await call(s.api, s.adminToken, 'POST', `/jobs/${running.id}/cancel`);
     const cancelled = await waitDone(s.api, s.adminToken, running.id);
-    const later = await sweepRetention(ctx, s.server.config.retention, ms(cancelled.finishedAt) + 2 * HOUR);
+    const later = await sweepRetention(ctx, s.server.config.retention, {
+      now: ms(cancelled.finishedAt) + 2 * HOUR,
+    });
     assert.equal(later.jobs, 2, 'the cancelled job and the recent one');
     const ranges = await db().selectFrom('removed_jobs').selectAll().execute();
     assert.equal(ranges.length, 1, JSON.stringify(ranges));

@@ -17,6 +17,7 @@ import {
   deleteOldAllocations,
   deleteOldAudit,
   jobsAfter,
+  lastIdCreatedBefore,
   recordRemoved,
   removedRangeOf,
   type RemovedRange,
@@ -25,6 +26,7 @@ import {
 import type { ServiceContext } from '../context.js';
 import { scheduleLeaderSweeps } from './leader-sweeps.js';
 import { forEachInParallel } from '../../store/parallel.js';
+import { PROGRESS_EVERY_MS, SweepProgress } from './sweep-progress.js';
 import type { Store } from '../../store/store.js';
 
 /** `retention` of berth.yaml, in seconds; null: kept forever. */
@@ -92,6 +94,7 @@ async function sweepJobs(
   retentionSeconds: number,
   now: number,
   stopped: () => boolean,
+  progress: SweepProgress,
 ): Promise<number> {
   const cutoff = now - retentionSeconds * 1000;
   const rt = ctx.runtime;
@@ -118,6 +121,7 @@ async function sweepJobs(
     }
     if (page.length < size || page.some((j) => j.createdAt >= cutoff)) return removed;
     after = page.at(-1)!.id;
+    await progress.walked(ids.length, page[0]!.id, after);
     await rest(batches);
     await ctx.store.settle?.();
   }
@@ -151,23 +155,41 @@ async function inBatches(
   return total;
 }
 
-/**
- * One sweep at `now` (the tests set the clock): what it removed of each kind. It ends early,
- * between two batches, once `stopped()` says the server is stopping.
- */
+export interface SweepOptions {
+  /** The sweep's clock (the tests set it): what is older than a retention before it goes. */
+  now?: number;
+  /** Whether the server is stopping: the sweep then ends early, between two batches. */
+  stopped?: () => boolean;
+  /** Where a long sweep says how far it has come (sweep-progress.ts); nowhere by default. */
+  say?: (line: string) => void;
+  /** How often it says so. */
+  progressEveryMs?: number;
+}
+
+/** One sweep: what it removed of each kind. */
 export async function sweepRetention(
   ctx: ServiceContext,
   settings: RetentionSettings,
-  now = ctx.now(),
-  stopped: () => boolean = () => false,
+  options: SweepOptions = {},
 ): Promise<SweepReport> {
+  const { now = ctx.now(), say, progressEveryMs = PROGRESS_EVERY_MS } = options;
+  // Cut short: the last answer of `stopped` was yes (a walk that ends by itself asked it last
+  // before its last batch, and heard no).
+  let cut = false;
+  const stopped = () => (cut = options.stopped?.() ?? false);
   const db = ctx.store.db;
   const settle = ctx.store.settle?.bind(ctx.store);
   const targetMs = BATCH_MS[ctx.store.dialect];
   const before = (seconds: number) => now - seconds * 1000;
   const { jobs, audit, ledger } = settings;
-  return {
-    jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped),
+  const progress = new SweepProgress({
+    say: say ?? (() => {}),
+    everyMs: say ? progressEveryMs : Infinity,
+    clock: () => performance.now(),
+    last: () => (jobs === null ? Promise.resolve(null) : lastIdCreatedBefore(db, before(jobs))),
+  });
+  const removed = {
+    jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped, progress),
     audit:
       audit === null
         ? 0
@@ -177,21 +199,27 @@ export async function sweepRetention(
         ? 0
         : await inBatches(targetMs, (n) => deleteOldAllocations(db, before(ledger), n), stopped, settle),
   };
+  progress.ended(removed, cut);
+  return removed;
 }
 
 /** How often the leader sweeps. */
 export const RETENTION_EVERY_MS = 3_600_000;
 
-/** Sweeps at start and then hourly, on the leader only; nothing at all when everything is kept forever. */
+/**
+ * Sweeps at start and then hourly, on the leader only; nothing at all when everything is kept
+ * forever. A long sweep says how far it has come with `say`.
+ */
 export function scheduleRetentionSweeps(
   ctx: ServiceContext,
   settings: RetentionSettings,
   onError: (err: unknown) => void,
+  say: (line: string) => void,
 ): () => Promise<void> {
   if (settings.jobs === null && settings.audit === null && settings.ledger === null) return async () => {};
   return scheduleLeaderSweeps(
     ctx,
-    (stopped) => sweepRetention(ctx, settings, ctx.now(), stopped),
+    (stopped) => sweepRetention(ctx, settings, { stopped, say }),
     onError,
     RETENTION_EVERY_MS,
   );

@@ -202,3 +202,36 @@ export async function deleteOldAllocations(db: Db, cutoff: number, limit: number
     .execute();
   return rows.length;
 }
+
+/**
+ * About the highest id created before `cutoff`: where the sweep's walk will end, for its
+ * progress lines. Ids are handed out in the order jobs are created, so a binary search over
+ * them, a primary-key lookup per step (a few dozen at most), finds it without a scan; on
+ * PostgreSQL, where replicas' clocks may differ a little, it is an estimate. Null without jobs.
+ */
+export async function lastIdCreatedBefore(db: Db, cutoff: number): Promise<number | null> {
+  const at = (id: number) =>
+    db
+      .selectFrom('jobs')
+      .select(['id', 'created_at'])
+      .where('id', '>=', id)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst()
+      .then((r) => r && { id: Number(r.id), createdAt: Number(r.created_at) });
+  const first = await at(0);
+  if (!first || first.createdAt >= cutoff) return null;
+  const top = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
+  // Invariant: `low` is an id created before the cut-off; every id above `high` is after it.
+  let low = first.id;
+  let high = Number(top?.id ?? low);
+  while (low < high) {
+    const next = await at(Math.floor((low + high + 1) / 2));
+    if (next && next.createdAt < cutoff) low = next.id;
+    else high = Math.floor((low + high + 1) / 2) - 1;
+  }
+  return low;
+}
