@@ -94,6 +94,14 @@ describe('the retention sweep says how far it has come', () => {
     quiet.p.ended({ jobs: 0, audit: 0, ledger: 0 }, true);
     assert.deepEqual(quiet.lines, [], 'nothing removed, nothing to say');
 
+    // Jobs kept forever, audit rows removed: no walk of jobs to name.
+    const audit = progress(null);
+    audit.p.ended({ jobs: 0, audit: 7, ledger: 0 }, true);
+    assert.deepEqual(audit.lines, [
+      'retention: stopped with the server after removing 0 ended jobs, 7 audit rows and 0 ledger ' +
+        'rows in 0 s; the next sweep removes the rest',
+    ]);
+
     const cut = progress(1000);
     cut.advance(5000);
     await cut.p.walked(40, 1, 50);

@@ -1,8 +1,8 @@
 /**
  * What the retention sweep tells the admin (pure: the clock is given). The first sweep after
  * retention is turned on over a long history, or after it is shortened, removes a backlog: a
- * million jobs take about a quarter of an hour at the pace that keeps submissions quick
- * (retention.ts). Without a word meanwhile, such a sweep looks like a server doing nothing, so
+ * million jobs took 3 to 14 minutes, by machine, at the pace that keeps submissions quick
+ * (retention.ts; docs/PERFORMANCE.md). Without a word meanwhile, such a sweep looks like a server doing nothing, so
  * it says how far it has come every `everyMs`, with what is left and how long that should take,
  * and what it removed once it ends. A quick sweep (the hourly ones) says nothing.
  */
@@ -84,7 +84,8 @@ export class SweepProgress {
       `${count(removed.ledger)} ledger rows in ${describeDuration(elapsed)}`;
     this.o.say(
       stopped
-        ? `retention: stopped with the server after removing ${what}, up to job ${count(this.reached)}; the next sweep removes the rest`
+        ? `retention: stopped with the server after removing ${what}` +
+            `${this.reached > 0 ? `, up to job ${count(this.reached)}` : ''}; the next sweep removes the rest`
         : `retention: the sweep removed ${what}`,
     );
   }
