@@ -13,6 +13,9 @@ import type { FailureKind } from '../domain/retry.js';
 
 export type DecisionKind = 'admit' | 'preempt' | 'drain';
 
+/** What the retention sweep removes (service/upkeep/retention.ts). */
+export type RetainedKind = 'jobs' | 'audit' | 'ledger';
+
 /** What the controller reports as it works. */
 export interface ControllerMetrics {
   /** Wall time of one scheduler pass that had pending work. */
@@ -58,6 +61,7 @@ export class Metrics implements ControllerMetrics {
   private readonly finished: Counter<'state'>;
   private readonly retried: Counter<'kind'>;
   private readonly ticks: Histogram;
+  private readonly removed: Counter<'kind'>;
 
   constructor() {
     const registers = [this.registry];
@@ -102,6 +106,14 @@ export class Metrics implements ControllerMetrics {
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
+    // Counted a batch at a time, so that a long sweep's progress shows between scrapes.
+    this.removed = new Counter({
+      name: 'berth_retention_removed_total',
+      help: 'What the retention sweep removed, by kind: ended jobs (with their events, attempts and logs), audit rows, ledger allocations',
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of ['jobs', 'audit', 'ledger'] as const) this.removed.inc({ kind }, 0);
     this.liveGauges(registers);
   }
 
@@ -141,6 +153,11 @@ export class Metrics implements ControllerMetrics {
 
   tick(seconds: number): void {
     this.ticks.observe(seconds);
+  }
+
+  /** One batch of the retention sweep removed `n` rows of `kind`. */
+  retentionRemoved(kind: RetainedKind, n: number): void {
+    this.removed.inc({ kind }, n);
   }
 
   private liveGauges(registers: Registry[]): void {

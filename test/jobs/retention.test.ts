@@ -2,7 +2,7 @@
  * Retention end to end, on either store: the sweep, run with a clock the test sets, removes ended
  * jobs older than `retention.jobs` with their events, attempts, logs and artifacts, audit rows
  * older than `retention.audit` and the ledger's allocations older than `retention.ledger`; recent
- * and unfinished jobs stay; usage reports read the same before and after; a removed job answers
+ * and unfinished jobs stay; GET /metrics counts what went; usage reports read the same before and after; a removed job answers
  * 404 saying when it ended and why it is gone; `forever` keeps everything; a sweep told the
  * server is stopping ends between batches.
  */
@@ -41,6 +41,17 @@ async function logKept(id: number): Promise<boolean> {
   const logs = s.server.context.runtime!.logs;
   if (logs instanceof FileLogStore) return existsSync(logs.path(id));
   return (await rowsOf('job_logs', [id])) > 0;
+}
+
+/** `berth_retention_removed_total` of GET /metrics, by kind. */
+async function removedCounters(): Promise<{ jobs: number; audit: number; ledger: number }> {
+  const { text } = await call(s.api, s.adminToken, 'GET', '/metrics');
+  const of = (kind: string) => {
+    const m = new RegExp(`^berth_retention_removed_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(text);
+    assert.ok(m, `no berth_retention_removed_total{kind="${kind}"} in GET /metrics`);
+    return Number(m[1]);
+  };
+  return { jobs: of('jobs'), audit: of('audit'), ledger: of('ledger') };
 }
 
 const ms = (iso: string | null): number => Date.parse(iso!);
@@ -99,9 +110,20 @@ describe('the retention sweep', () => {
     assert.deepEqual(stopped, { jobs: 0, audit: 0, ledger: 0 });
     assert.equal((await getJob(s.api, s.adminToken, printed.id)).id, printed.id);
 
+    const counted = await removedCounters();
     const swept = await sweepRetention(ctx, s.server.config.retention, { now: cutoff + HOUR });
     assert.equal(swept.jobs, 2);
     assert.ok(swept.audit > 0 && swept.ledger >= 3, JSON.stringify(swept));
+    const after = await removedCounters();
+    assert.deepEqual(
+      {
+        jobs: after.jobs - counted.jobs,
+        audit: after.audit - counted.audit,
+        ledger: after.ledger - counted.ledger,
+      },
+      swept,
+      'GET /metrics counts what the sweep removed',
+    );
 
     for (const id of oldIds) {
       const r = await call<{ error: { message: string } }>(s.api, s.adminToken, 'GET', `/jobs/${id}`);

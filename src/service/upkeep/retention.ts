@@ -111,13 +111,15 @@ async function sweepJobs(
         rt?.logs.discard(ids),
         rt && forEachInParallel(ids, FILES_IN_FLIGHT, (id) => rt.artifacts.files.remove(id)),
       ]);
-      removed += await batches.run(() =>
+      const n = await batches.run(() =>
         ctx.store.transaction(async (tx) => {
           const n = await deleteJobs(tx, ids, cutoff);
           for (const r of rangesOf(page, retentionSeconds)) await recordRemoved(tx, r, now);
           return n;
         }),
       );
+      removed += n;
+      ctx.metrics?.retentionRemoved('jobs', n);
     }
     if (page.length < size || page.some((j) => j.createdAt >= cutoff)) return removed;
     after = page.at(-1)!.id;
@@ -182,6 +184,10 @@ export async function sweepRetention(
   const targetMs = BATCH_MS[ctx.store.dialect];
   const before = (seconds: number) => now - seconds * 1000;
   const { jobs, audit, ledger } = settings;
+  const counted = (kind: 'audit' | 'ledger', n: number) => {
+    ctx.metrics?.retentionRemoved(kind, n);
+    return n;
+  };
   const progress = new SweepProgress({
     say: say ?? (() => {}),
     everyMs: say ? progressEveryMs : Infinity,
@@ -193,11 +199,21 @@ export async function sweepRetention(
     audit:
       audit === null
         ? 0
-        : await inBatches(targetMs, (n) => deleteOldAudit(db, before(audit), n), stopped, settle),
+        : await inBatches(
+            targetMs,
+            async (n) => counted('audit', await deleteOldAudit(db, before(audit), n)),
+            stopped,
+            settle,
+          ),
     ledger:
       ledger === null
         ? 0
-        : await inBatches(targetMs, (n) => deleteOldAllocations(db, before(ledger), n), stopped, settle),
+        : await inBatches(
+            targetMs,
+            async (n) => counted('ledger', await deleteOldAllocations(db, before(ledger), n)),
+            stopped,
+            settle,
+          ),
   };
   progress.ended(removed, cut);
   return removed;
