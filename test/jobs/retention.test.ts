@@ -2,9 +2,9 @@
  * Retention end to end, on either store: the sweep, run with a clock the test sets, removes ended
  * jobs older than `retention.jobs` with their events, attempts, logs and artifacts, audit rows
  * older than `retention.audit` and the ledger's allocations older than `retention.ledger`; recent
- * and unfinished jobs stay; GET /metrics counts what went; usage reports read the same before and after; a removed job answers
- * 404 saying when it ended and why it is gone; `forever` keeps everything; a sweep told the
- * server is stopping ends between batches.
+ * and unfinished jobs stay; GET /metrics counts what went; usage reports read the same before
+ * and after; a removed job answers 404 saying when it ended and why it is gone; `forever` keeps
+ * everything; a sweep told the server is stopping ends between batches.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
