@@ -48,6 +48,22 @@ export interface LiveFigures {
   factories(): Iterable<FactoryLive>;
 }
 
+/**
+ * A counter with one label, each of `values` shown at 0 from the start: a rate over a series
+ * that appears only when it first moves misses that first move.
+ */
+function countedBy<L extends string>(
+  registers: Registry[],
+  name: string,
+  help: string,
+  label: L,
+  values: readonly string[],
+): Counter<L> {
+  const c = new Counter({ name, help, labelNames: [label], registers });
+  for (const v of values) c.inc({ [label]: v } as Partial<Record<L, string>>, 0);
+  return c;
+}
+
 /** cpu is counted in millicores inside berth; Prometheus shows base units (cores). */
 const baseUnits = (resource: string, amount: number): number =>
   isMilliResource(resource) ? amount / 1000 : amount;
@@ -74,32 +90,32 @@ export class Metrics implements ControllerMetrics {
       ageBuckets: 5,
       registers,
     });
-    this.decisions = new Counter({
-      name: 'berth_scheduler_decisions_total',
-      help: 'Scheduler decisions carried out, by kind',
-      labelNames: ['kind'],
+    this.decisions = countedBy(
       registers,
-    });
-    for (const kind of ['admit', 'preempt', 'drain'] as const) this.decisions.inc({ kind }, 0);
+      'berth_scheduler_decisions_total',
+      'Scheduler decisions carried out, by kind',
+      'kind',
+      ['admit', 'preempt', 'drain'],
+    );
     this.submitted = new Counter({
       name: 'berth_jobs_submitted_total',
       help: 'Jobs submitted (accepted and recorded)',
       registers,
     });
-    this.finished = new Counter({
-      name: 'berth_jobs_finished_total',
-      help: 'Jobs that reached a terminal state, by state',
-      labelNames: ['state'],
+    this.finished = countedBy(
       registers,
-    });
-    for (const state of ['succeeded', 'failed', 'cancelled'] as const) this.finished.inc({ state }, 0);
-    this.retried = new Counter({
-      name: 'berth_job_retries_total',
-      help: "Failed jobs retried, by the budget drawn on: the job's own failures, or the infrastructure's",
-      labelNames: ['kind'],
+      'berth_jobs_finished_total',
+      'Jobs that reached a terminal state, by state',
+      'state',
+      ['succeeded', 'failed', 'cancelled'],
+    );
+    this.retried = countedBy(
       registers,
-    });
-    for (const kind of ['job', 'infrastructure'] as const) this.retried.inc({ kind }, 0);
+      'berth_job_retries_total',
+      "Failed jobs retried, by the budget drawn on: the job's own failures, or the infrastructure's",
+      'kind',
+      ['job', 'infrastructure'],
+    );
     this.ticks = new Histogram({
       name: 'berth_controller_tick_seconds',
       help: 'Wall time of each controller reconcile tick',
@@ -107,13 +123,13 @@ export class Metrics implements ControllerMetrics {
       registers,
     });
     // Counted a batch at a time, so that a long sweep's progress shows between scrapes.
-    this.removed = new Counter({
-      name: 'berth_retention_removed_total',
-      help: 'What the retention sweep removed, by kind: ended jobs (with their events, attempts and logs), audit rows, ledger allocations',
-      labelNames: ['kind'],
+    this.removed = countedBy(
       registers,
-    });
-    for (const kind of ['jobs', 'audit', 'ledger'] as const) this.removed.inc({ kind }, 0);
+      'berth_retention_removed_total',
+      'What the retention sweep removed, by kind: ended jobs (with their events, attempts and logs), audit rows, ledger allocations',
+      'kind',
+      ['jobs', 'audit', 'ledger'],
+    );
     this.liveGauges(registers);
   }
 
