@@ -13,12 +13,14 @@
  * A later workload is admitted now only if it fits now and cannot delay that start: it ends, by its
  * timeout, no later than the reservation starts, or it fits in what the reservation leaves (and
  * then takes it from there). One without a timeout may only use what the reservation leaves. One
- * that may not go is parked for the capacity epoch, as BestEffortFIFO parks one that does not fit:
- * within an epoch quota is only taken, never freed, so the reservation cannot move earlier and a
- * workload refused once stays refused until quota is freed (or a definition changes). The queue's
- * candidate searches skip, subtree by subtree, what the reservation holds back (`QueueState.window`,
- * lane-tree.ts), so a large backlog behind it costs O(log n) a pass, not a try per job; what they
- * skipped is looked at again at the next instant (time may have moved the reservation later).
+ * that does not fit now is parked for the capacity epoch, as in BestEffortFIFO: within an epoch
+ * quota is only taken, never freed. One that fits but may not go is parked for the instant only
+ * (`QueueState.holdBack`): the reservation cannot move earlier within an epoch, but time moves it
+ * later when a job outruns its expected end, and then more may go (before, such a job stayed
+ * parked for the epoch and a later arrival went ahead of it; the property test against the
+ * reference EASY found it). The queue's candidate searches skip, subtree by subtree, what the
+ * reservation holds back (`QueueState.window`, lane-tree.ts), so a large backlog behind it costs
+ * O(log n) a pass, not a try per job; what they skipped is looked at again at the next instant.
  *
  * With `estimates: learned` on the queue (EASY++: Tsafrir, Etsion and Feitelson 2007), a job is
  * planned with the runtime berth's history predicts for it, where that is shorter than its timeout:

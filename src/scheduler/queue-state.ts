@@ -95,6 +95,13 @@ export class QueueState implements Holder {
    * it); candidate searches skip what it holds back. Ignored once the epoch has ended.
    */
   window: (BackfillWindow & { epoch: number }) | null = null;
+  /**
+   * Backfill: workloads that fit but were held back by the reservation, parked for the instant
+   * only. Unlike one that does not fit (room only shrinks within an epoch), one held back may pass
+   * at a later instant of the same epoch: time moves the reservation later when a job outruns its
+   * expected end. `releaseHeldBack` unparks them when the instant changes.
+   */
+  private readonly heldBack = new Set<WorkloadNode>();
 
   /** HoldAndDrain: admitted workloads still to be sent a drain decision. */
   drain: JobId[] = [];
@@ -235,6 +242,7 @@ export class QueueState implements Holder {
   }
 
   removePending(n: WorkloadNode): void {
+    this.heldBack.delete(n);
     const lane = this.lanes.get(n.project);
     if (lane === undefined) return;
     lane.root = remove(lane.root, n);
@@ -262,6 +270,27 @@ export class QueueState implements Holder {
       touch(lane.root, n);
     }
     if (lane.candidate === n) this.exactify(lane);
+  }
+
+  /** Backfill: `n` fits but the reservation holds it back at this instant (see `heldBack`). */
+  holdBack(n: WorkloadNode): void {
+    this.park(n);
+    if (n.parkedAt === this.epoch) this.heldBack.add(n);
+  }
+
+  /**
+   * A new instant: what the reservation held back is eligible again (O(log n) each, as many as
+   * were tried and held back at the last instant); the caller invalidates the candidates.
+   */
+  releaseHeldBack(): void {
+    for (const n of this.heldBack) {
+      // One parked in an earlier epoch is eligible already.
+      if (n.parkedAt !== this.epoch) continue;
+      n.parkedAt = 0;
+      const lane = this.lanes.get(n.project);
+      if (lane !== undefined) touch(lane.root, n);
+    }
+    this.heldBack.clear();
   }
 
   /**

@@ -217,11 +217,14 @@ export class Scheduler implements SchedulerApi {
       // Learned estimates: the plan's window offers the shortest first (lane-tree.ts); try that.
       if (q.window?.shortestFirst === true && q.head() !== n) return;
       // Behind a reservation (backfill.ts): no preemption, and only what cannot delay it.
-      if (fits(q, n.req) && mayBackfill(q, plan, n, now)) {
+      const fitsNow = fits(q, n.req);
+      if (fitsNow && mayBackfill(q, plan, n, now)) {
         backfilled(q, plan, n, now);
         return this.admit(q, n, now, out, plan.head.id);
       }
-      q.park(n);
+      // Held back fits again at a later instant, when time may have moved the reservation.
+      if (fitsNow) q.holdBack(n);
+      else q.park(n);
       q.settleIfFull();
       return;
     }
@@ -282,11 +285,13 @@ export class Scheduler implements SchedulerApi {
 
   /**
    * A new instant: what reservations held back is looked at again, as time may have moved a
-   * reservation later (a job outran its expected end). The next try behind one plans it anew.
+   * reservation later (a job outran its expected end): what their searches skipped, and what
+   * was tried and held back. The next try behind one plans it anew.
    */
   private closeWindows(): void {
     for (const q of this.windows) {
       q.window = null;
+      q.releaseHeldBack();
       q.invalidate();
     }
     this.windows.clear();

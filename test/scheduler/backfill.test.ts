@@ -91,3 +91,26 @@ test('Backfill with 2 reservations: the second job reserved says when; a job tha
   assert.deepEqual(s.explain(3)?.blockers.at(-1), third);
   assert.deepEqual(s.explain(4)?.blockers, [{ kind: 'ahead', queue: 'a', jobsAhead: 2 }, third]);
 });
+
+test('Backfill: a job held back at one instant is tried again at the next, once a job has outrun its expected end', () => {
+  // Found by the property test of test/simulate/swf.test.ts against the reference EASY (seed
+  // 1201699369): job 4 stayed parked for the capacity epoch, and job 5, behind it, went first.
+  const s = new Scheduler();
+  s.upsertQueue(queueModel({ name: 'a', nominal: { cpu: 7 }, strategy: 'Backfill' }));
+  // 1 is expected to end at 2 s, 2 at 3 s; at 1 s 2 cpu are free.
+  s.restoreAdmitted(admittedWorkload({ id: 1, queue: 'a', requests: { cpu: 1 }, timeout: 2, admittedAt: 0 }));
+  s.restoreAdmitted(
+    admittedWorkload({ id: 2, queue: 'a', requests: { cpu: 4 }, timeout: 2, admittedAt: 1000 }),
+  );
+  s.enqueue(workload({ id: 3, queue: 'a', requests: { cpu: 3 }, timeout: 2 }));
+  // 3 is reserved at 2 s, when 1 frees its cpu: nothing left then, and 4 would still run.
+  s.enqueue(workload({ id: 4, queue: 'a', requests: { cpu: 1 }, timeout: 2 }));
+  assert.deepEqual(s.schedule(1000), []);
+  // At 2 s, 1 still runs: it is expected to end a second later, with 2. The reservation moves to
+  // 3 s, when all 7 cpu are free: 4 of them are left beside 3, for 4 and then 5.
+  s.enqueue(workload({ id: 5, queue: 'a', requests: { cpu: 1 }, timeout: 2 }));
+  assert.deepEqual(s.schedule(2000), [
+    { kind: 'admit', id: 4, queue: 'a', borrowed: {}, backfilledAhead: 3 },
+    { kind: 'admit', id: 5, queue: 'a', borrowed: {}, backfilledAhead: 3 },
+  ]);
+});

@@ -39,21 +39,40 @@ const TRACE = [
 const starts = (strategy: QueueingStrategy) =>
   Object.fromEntries(replaySwf(parseSwf(TRACE), { strategy }).runs.map((r) => [r.id, r.start]));
 
+/** How far apart jobs come, how long they run, how far off their estimates are (s). */
+interface Spread {
+  gap: number;
+  run: number;
+  slack: [number, number];
+  jobs: number;
+}
+/** Long traces of jobs a minute long at most, estimates mostly above. */
+const WIDE: Spread = { gap: 8, run: 60, slack: [-20, 60], jobs: 60 };
+/**
+ * Short, crowded traces: jobs of a few seconds arriving close together, their estimates often
+ * below their run times, so that jobs outrun them at the instants others arrive. A job held back
+ * at one instant and not tried again at the next, once another had outrun its estimate, made
+ * berth differ from EASY in none of 20,000 wide traces and in about one in 3,000 such (CI found
+ * it once, with seed 1201699369). Hence their own property, with more runs: without the fix, its
+ * 5,000 found it with 6 seeds of 10; test/scheduler/backfill.test.ts pins the case itself.
+ */
+const CROWDED: Spread = { gap: 3, run: 10, slack: [-8, 4], jobs: 20 };
+
 /** A random trace on a machine of 1 to 8; with `firstKnown`, the first job has an estimate. */
-const randomTrace = (firstKnown: boolean) =>
+const randomTrace = (firstKnown: boolean, spread: Spread = WIDE) =>
   fc
     .tuple(
       fc.integer({ min: 1, max: 8 }),
       fc.array(
         fc.record({
-          gap: fc.integer({ min: 0, max: 8 }),
-          run: fc.integer({ min: 1, max: 60 }),
+          gap: fc.integer({ min: 0, max: spread.gap }),
+          run: fc.integer({ min: 1, max: spread.run }),
           procs: fc.integer({ min: 1, max: 8 }),
-          // Estimates mostly above the run time, some below it, some unknown (-1).
-          slack: fc.integer({ min: -20, max: 60 }),
+          // Estimates above or below the run time, some unknown (-1).
+          slack: fc.integer({ min: spread.slack[0], max: spread.slack[1] }),
           known: fc.boolean(),
         }),
-        { minLength: 1, maxLength: 60 },
+        { minLength: 1, maxLength: spread.jobs },
       ),
     )
     .map(([machine, js]) => {
@@ -73,6 +92,12 @@ const randomTrace = (firstKnown: boolean) =>
 function planned(jobs: SwfJob[]): EasyJob[] {
   const longest = Math.max(0, ...jobs.map((j) => j.requestedTime));
   return jobs.map((j) => ({ ...j, estimate: j.requestedTime > 0 ? j.requestedTime : longest || Infinity }));
+}
+
+/** Berth's Backfill starts every job of the trace when the reference EASY does. */
+function startsAsEasy({ machine, jobs }: { machine: number; jobs: SwfJob[] }): void {
+  const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill' }).runs.map((r) => r.start);
+  assert.deepEqual(berth, easyStarts(planned(jobs), machine));
 }
 
 describe('simulate --swf', () => {
@@ -164,26 +189,27 @@ describe('simulate --swf', () => {
   });
 
   it('Backfill starts every job when an independent EASY does, on random traces', () => {
-    fc.assert(
-      fc.property(randomTrace(false), ({ machine, jobs }) => {
-        const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill' }).runs.map(
-          (r) => r.start,
-        );
-        assert.deepEqual(berth, easyStarts(planned(jobs), machine));
-      }),
-      { numRuns: 300 },
-    );
+    fc.assert(fc.property(randomTrace(false), startsAsEasy), { numRuns: 300 });
+  });
+
+  it('Backfill starts every job when an independent EASY does, on crowded traces where jobs outrun their estimates', () => {
+    fc.assert(fc.property(randomTrace(false, CROWDED), startsAsEasy), { numRuns: 5000 });
   });
 
   it('Backfill with more reservations starts every job when an independent conservative backfilling does, on random traces', () => {
     // The first job has an estimate: jobs without are planned with the longest, never unplanned.
     fc.assert(
-      fc.property(randomTrace(true), fc.constantFrom(2, 3, 100), ({ machine, jobs }, reservations) => {
-        const berth = replaySwf({ maxProcs: machine, jobs }, { strategy: 'Backfill', reservations }).runs.map(
-          (r) => r.start,
-        );
-        assert.deepEqual(berth, conservativeStarts(planned(jobs), machine, reservations));
-      }),
+      fc.property(
+        fc.oneof(randomTrace(true), randomTrace(true, CROWDED)),
+        fc.constantFrom(2, 3, 100),
+        ({ machine, jobs }, reservations) => {
+          const berth = replaySwf(
+            { maxProcs: machine, jobs },
+            { strategy: 'Backfill', reservations },
+          ).runs.map((r) => r.start);
+          assert.deepEqual(berth, conservativeStarts(planned(jobs), machine, reservations));
+        },
+      ),
       { numRuns: 300 },
     );
   });
