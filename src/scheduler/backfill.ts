@@ -21,6 +21,8 @@
  * reference EASY found it). The queue's candidate searches skip, subtree by subtree, what the
  * reservation holds back (`QueueState.window`, lane-tree.ts), so a large backlog behind it costs
  * O(log n) a pass, not a try per job; what they skipped is looked at again at the next instant.
+ * Once a workload the plan counts on may outrun its expected end (`BackfillPlan.movesAt`), the
+ * queue is tried at every pass, arrival or release or not (the controller makes one a second).
  *
  * With `estimates: learned` on the queue (EASY++: Tsafrir, Etsion and Feitelson 2007), a job is
  * planned with the runtime berth's history predicts for it, where that is shorter than its timeout:
@@ -96,6 +98,12 @@ export interface BackfillPlan {
   readonly more: LaterReservation[];
   /** The workloads the plan placed, and how many of `more` each must not delay (-1: none may go). */
   readonly placed: ReadonlyMap<WorkloadNode, number>;
+  /**
+   * From this instant on the plan may move later: the earliest expected end of the workloads
+   * admitted in the queue and its cohort. One that runs past it is expected to end later from then
+   * (`expectedEnd`), and what the plan held back may go; before it, time only shrinks what may.
+   */
+  readonly movesAt: number;
 }
 
 /** How many reservations a pass of `q` keeps: 1 is EASY (`backfill.reservations`). */
@@ -126,7 +134,12 @@ interface Ending {
  * The reservation of `head` in `q` at `now`: releases expected ends in order until it fits; with
  * `timeoutsOnly`, as if no queue of the cohort had learned estimates (the guard of learned ones).
  */
-function planGate(q: QueueState, head: WorkloadNode, now: number, timeoutsOnly: boolean): BackfillGate {
+function planGate(
+  q: QueueState,
+  head: WorkloadNode,
+  now: number,
+  timeoutsOnly: boolean,
+): BackfillGate & { firstEnd: number } {
   const ending: Ending[] = [];
   for (const m of q.cohort === null ? [q] : q.cohort.members)
     for (const a of m.admitted.values())
@@ -151,19 +164,21 @@ function planGate(q: QueueState, head: WorkloadNode, now: number, timeoutsOnly: 
     const e = ending[i] as Ending;
     applyUsage(e.a.holder, e.a.req, 1);
   }
-  return { start, left, byPrediction: !timeoutsOnly && learned(q) };
+  return { start, left, byPrediction: !timeoutsOnly && learned(q), firstEnd: ending[0]?.end ?? Infinity };
 }
 
 /** The reservation of `head` in `q` at `now`, and what it lets through (`BackfillPlan.gates`). */
 export function planReservation(q: QueueState, head: WorkloadNode, now: number): BackfillPlan {
-  const gate = planGate(q, head, now, false);
+  const { firstEnd, ...gate } = planGate(q, head, now, false);
   const gates = [gate];
+  let movesAt = firstEnd;
   const max = reservationsOf(q);
   const runOf = (n: WorkloadNode): number => (gate.byPrediction ? n.predictedMs : n.timeoutMs);
   const later = max > 1 ? planLater(q, head, gate, max, now, (a) => expectedEnd(a, now), runOf) : null;
   if (gate.byPrediction) {
-    const guard = planGate(q, head, now, true);
+    const { firstEnd: guardEnd, ...guard } = planGate(q, head, now, true);
     gates.push({ ...guard, start: guard.start + MISPREDICTION_SLACK_MS });
+    movesAt = Math.min(movesAt, guardEnd);
   }
   return {
     head,
@@ -173,6 +188,7 @@ export function planReservation(q: QueueState, head: WorkloadNode, now: number):
     gates,
     more: later?.more ?? [],
     placed: later?.placed ?? new Map(),
+    movesAt,
   };
 }
 

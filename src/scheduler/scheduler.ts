@@ -187,7 +187,7 @@ export class Scheduler implements SchedulerApi {
   // ---- scheduling --------------------------------------------------------------------------
 
   schedule(now: number, max = Infinity): Decision[] {
-    if (now !== this.lastNow) this.closeWindows();
+    if (now !== this.lastNow) this.closeWindows(now);
     this.lastNow = now;
     const out: Decision[] = [];
     if (!(max > 0)) return out;
@@ -286,13 +286,17 @@ export class Scheduler implements SchedulerApi {
   /**
    * A new instant: what reservations held back is looked at again, as time may have moved a
    * reservation later (a job outran its expected end): what their searches skipped, and what
-   * was tried and held back. The next try behind one plans it anew.
+   * was tried and held back. The next try behind one plans it anew. A queue whose reservation
+   * may have moved is tried at this pass even if nothing else happened to it: without an arrival
+   * or a release it would not be, and a job it held back would wait for one.
    */
-  private closeWindows(): void {
+  private closeWindows(now: number): void {
     for (const q of this.windows) {
       q.window = null;
       q.releaseHeldBack();
       q.invalidate();
+      const p = this.plans.get(q);
+      if (p !== undefined && now >= p.movesAt && q.model !== null) this.book.ready.add(q);
     }
     this.windows.clear();
   }

@@ -114,3 +114,24 @@ test('Backfill: a job held back at one instant is tried again at the next, once 
     { kind: 'admit', id: 5, queue: 'a', borrowed: {}, backfilledAhead: 3 },
   ]);
 });
+
+test('Backfill with learned estimates: once a job outruns its prediction, the next pass lets through what the reservation held back, with nothing else happening', () => {
+  const s = new Scheduler();
+  s.upsertQueue(queueModel({ name: 'a', nominal: { cpu: 5 }, strategy: 'Backfill', estimates: 'learned' }));
+  // Predicted to free its 3 cpu at 20 s; its timeout is up at 100 s.
+  s.restoreAdmitted(
+    admittedWorkload({ id: 1, queue: 'a', requests: { cpu: 3 }, timeout: 100, expected: 20, admittedAt: 0 }),
+  );
+  s.enqueue(workload({ id: 2, queue: 'a', requests: { cpu: 5 }, timeout: 100 }));
+  // Predicted to run 50 s: it would still run at 20 s, when 2 is reserved to start.
+  s.enqueue(workload({ id: 3, queue: 'a', requests: { cpu: 1 }, timeout: 50, expected: 50 }));
+  assert.deepEqual(s.schedule(1000), []);
+  assert.match(s.explain(2)?.reason ?? '', /^reserved to start at 1970-01-01T00:00:20\.000Z/);
+  // At 21 s 1 still runs: it is expected to end by its timeout now, so 2 is reserved at 100 s,
+  // and 3, done by 71 s, goes. No arrival, no release: the pass itself (the controller makes one
+  // every second) finds it.
+  assert.deepEqual(s.schedule(21_000), [
+    { kind: 'admit', id: 3, queue: 'a', borrowed: {}, backfilledAhead: 2 },
+  ]);
+  assert.match(s.explain(2)?.reason ?? '', /^reserved to start at 1970-01-01T00:01:40\.000Z/);
+});
