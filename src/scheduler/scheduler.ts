@@ -22,7 +22,9 @@
  * fit once its own victims have stopped; so once decided, a preemption is never made in vain.
  */
 import type { Amounts } from '../domain/quantity.js';
-import { backfilled, mayBackfill, planReservation, SJBF_AGED_MS, type BackfillPlan } from './backfill.js';
+import { backfilled, mayBackfill } from './backfill.js';
+import { BackfillPlans } from './backfill-plans.js';
+import { Drains } from './drains.js';
 import { explainBackfill } from './backfill-explain.js';
 import { TreapRandom } from './lane-tree.js';
 import { compareKeys, type OrderKey } from './ordering.js';
@@ -62,16 +64,16 @@ export class Scheduler implements SchedulerApi {
   private readonly book = new QueueBook((q) => this.reachOf(q));
   private readonly pending = new Map<JobId, WorkloadNode>();
   private readonly admitted = new Map<JobId, AdmittedNode>();
-  /** Queues with drain decisions still to emit. */
-  private readonly draining = new Set<QueueState>();
+  private readonly drains = new Drains(
+    (id) => this.admitted.get(id),
+    (rec) => this.deactivate(rec),
+  );
   private readonly reservations = new Reservations(
     (id) => this.admitted.get(id),
     () => this.version++,
   );
-  /** Backfill queues: the reservation of the first workload that does not fit (backfill.ts). */
-  private readonly plans = new WeakMap<QueueState, BackfillPlan>();
-  /** Backfill queues whose searches skip what their reservation holds back (QueueState.window). */
-  private readonly windows = new Set<QueueState>();
+  /** Backfill queues: the reservation of the first workload that does not fit (backfill-plans.ts). */
+  private readonly plans = new BackfillPlans((q) => this.book.ready.add(q));
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
   /** The instant of the last pass: what explanations plan reservations at. */
@@ -113,7 +115,7 @@ export class Scheduler implements SchedulerApi {
     this.book.setCohort(q, model.cohort);
     q.invalidate();
     q.blockedHead = null;
-    this.setDrain(q);
+    this.drains.set(q);
     this.version++;
     this.book.bump(q);
   }
@@ -125,12 +127,8 @@ export class Scheduler implements SchedulerApi {
     q.model = null;
     q.limits = NO_LIMITS;
     q.invalidate();
-    q.drain = [];
-    q.drainNext = 0;
-    this.plans.delete(q);
-    this.windows.delete(q);
-    q.window = null;
-    this.draining.delete(q);
+    this.drains.forget(q);
+    this.plans.forget(q);
     this.book.ready.delete(q);
     this.version++;
     this.book.forget(q);
@@ -163,8 +161,7 @@ export class Scheduler implements SchedulerApi {
     const n = new WorkloadNode(w, this.res.vec(w.requests), this.random.next());
     this.hold(q, n, w.admittedAt, { ...w.borrowed });
     if (q.model?.stopPolicy === 'HoldAndDrain') {
-      q.drain.push(w.id);
-      this.draining.add(q);
+      this.drains.add(q, w.id);
     }
   }
 
@@ -187,12 +184,12 @@ export class Scheduler implements SchedulerApi {
   // ---- scheduling --------------------------------------------------------------------------
 
   schedule(now: number, max = Infinity): Decision[] {
-    if (now !== this.lastNow) this.closeWindows(now);
+    if (now !== this.lastNow) this.plans.newInstant(now);
     this.lastNow = now;
     const out: Decision[] = [];
     if (!(max > 0)) return out;
     this.resume(now, out, max);
-    this.emitDrains(out, max);
+    this.drains.emit(out, max);
     while (out.length < max && this.book.ready.size > 0) {
       const entries: Entry[] = [];
       for (const q of this.book.ready) {
@@ -212,7 +209,7 @@ export class Scheduler implements SchedulerApi {
 
   /** Tries `n`; `resumed`: a preemptor whose victims have stopped, in the room kept for it. */
   private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[], resumed = false): void {
-    const plan = q.backfill && !resumed ? this.planFor(q, n, now) : null;
+    const plan = q.backfill && !resumed ? this.plans.for(q, n, now) : null;
     if (plan !== null) {
       // Learned estimates: the plan's window offers the shortest first (lane-tree.ts); try that.
       if (q.window?.shortestFirst === true && q.head() !== n) return;
@@ -259,48 +256,6 @@ export class Scheduler implements SchedulerApi {
     }
   }
 
-  /**
-   * Backfill: the reservation `n` must not delay, or null when `n` is its queue's first pending
-   * workload (it is tried as in BestEffortFIFO). Made once per head, capacity epoch and instant.
-   */
-  private planFor(q: QueueState, n: WorkloadNode, now: number): BackfillPlan | null {
-    const head = q.firstPending();
-    if (head === null || head === n) return null;
-    const p = this.plans.get(q);
-    if (p !== undefined && p.head === head && p.epoch === q.epoch && p.at === now) return p;
-    const plan = planReservation(q, head, now);
-    this.plans.set(q, plan);
-    // Searches skip what it holds back; what an older plan held back is looked at again.
-    q.window = {
-      head,
-      gates: plan.gates.map((g) => ({ within: g.start - now, left: g.left, byPrediction: g.byPrediction })),
-      shortestFirst: plan.gates[0]?.byPrediction === true,
-      agedBefore: now - SJBF_AGED_MS,
-      epoch: q.epoch,
-    };
-    q.invalidate();
-    this.windows.add(q);
-    return plan;
-  }
-
-  /**
-   * A new instant: what reservations held back is looked at again, as time may have moved a
-   * reservation later (a job outran its expected end): what their searches skipped, and what
-   * was tried and held back. The next try behind one plans it anew. A queue whose reservation
-   * may have moved is tried at this pass even if nothing else happened to it: without an arrival
-   * or a release it would not be, and a job it held back would wait for one.
-   */
-  private closeWindows(now: number): void {
-    for (const q of this.windows) {
-      q.window = null;
-      q.releaseHeldBack();
-      q.invalidate();
-      const p = this.plans.get(q);
-      if (p !== undefined && now >= p.movesAt && q.model !== null) this.book.ready.add(q);
-    }
-    this.windows.clear();
-  }
-
   private admit(q: QueueState, n: WorkloadNode, now: number, out: Decision[], ahead?: JobId): void {
     const borrowed = borrowedFor(q, n.req);
     this.pending.delete(n.id);
@@ -332,30 +287,6 @@ export class Scheduler implements SchedulerApi {
     }
   }
 
-  private emitDrains(out: Decision[], max: number): void {
-    for (const q of this.draining) {
-      while (q.drainNext < q.drain.length && out.length < max) {
-        const id = q.drain[q.drainNext++] as JobId;
-        const rec = this.admitted.get(id);
-        if (rec === undefined || rec.holder !== q || rec.evicting !== null) continue;
-        this.deactivate(rec);
-        rec.evicting = 'drained';
-        out.push({
-          kind: 'drain',
-          id,
-          queue: q.name,
-          reason: `queue ${q.name} is being drained (HoldAndDrain)`,
-        });
-      }
-      if (q.drainNext >= q.drain.length) {
-        q.drain = [];
-        q.drainNext = 0;
-        this.draining.delete(q);
-      }
-      if (out.length >= max) return;
-    }
-  }
-
   // ---- read side (scheduler-view.ts) --------------------------------------------------------
 
   explain(id: JobId): Explanation | undefined {
@@ -364,18 +295,8 @@ export class Scheduler implements SchedulerApi {
     const q = n === undefined ? undefined : this.book.queues.get(n.queue);
     if (e === undefined || n === undefined || q === undefined || !q.backfill || q.holds) return e;
     if (n.waitingFor !== null || q.preemptor !== null) return e;
-    const p = this.reservationOf(q);
+    const p = this.plans.current(q, this.lastNow);
     return p === null ? e : explainBackfill(e, q, n, p);
-  }
-
-  /** A Backfill queue's reservation as of the last pass; null when its first workload fits. */
-  private reservationOf(q: QueueState): BackfillPlan | null {
-    const head = q.firstPending();
-    if (head === null || fits(q, head.req)) return null;
-    const p = this.plans.get(q);
-    if (p !== undefined && p.head === head && p.epoch === q.epoch) return p;
-    // Not kept: the pass that plans it also tells the queue's searches (planFor).
-    return planReservation(q, head, this.lastNow);
   }
 
   queueFigures(name: string): QueueFigures | undefined {
@@ -395,20 +316,6 @@ export class Scheduler implements SchedulerApi {
   }
 
   // ---- bookkeeping -------------------------------------------------------------------------
-
-  private setDrain(q: QueueState): void {
-    if (q.model?.stopPolicy === 'HoldAndDrain') {
-      q.drain = [...q.admitted.values()]
-        .filter((r) => r.evicting === null)
-        .sort((a, b) => a.seq - b.seq)
-        .map((r) => r.id);
-      if (q.drain.length > 0) this.draining.add(q);
-    } else {
-      q.drain = [];
-      this.draining.delete(q);
-    }
-    q.drainNext = 0;
-  }
 
   /** Removes whatever is known about `id`, so that it can be entered afresh. */
   private forget(id: JobId): void {
