@@ -27,7 +27,7 @@ import type { ServiceContext } from '../context.js';
 import { scheduleLeaderSweeps } from './leader-sweeps.js';
 import { forEachInParallel } from '../../store/parallel.js';
 import { PROGRESS_EVERY_MS, SweepProgress } from './sweep-progress.js';
-import type { Store } from '../../store/store.js';
+import type { Db, Store } from '../../store/store.js';
 
 /** `retention` of berth.yaml, in seconds; null: kept forever. */
 export interface RetentionSettings {
@@ -184,9 +184,19 @@ export async function sweepRetention(
   const targetMs = BATCH_MS[ctx.store.dialect];
   const before = (seconds: number) => now - seconds * 1000;
   const { jobs, audit, ledger } = settings;
-  const counted = (kind: 'audit' | 'ledger', n: number) => {
-    ctx.metrics?.retentionRemoved(kind, n);
-    return n;
+  /** Rows of `kind` older than `seconds`, removed a batch at a time by `remove` and counted. */
+  const rows = async (
+    kind: 'audit' | 'ledger',
+    seconds: number | null,
+    remove: (db: Db, cutoff: number, limit: number) => Promise<number>,
+  ): Promise<number> => {
+    if (seconds === null) return 0;
+    const batch = async (limit: number) => {
+      const n = await remove(db, before(seconds), limit);
+      ctx.metrics?.retentionRemoved(kind, n);
+      return n;
+    };
+    return inBatches(targetMs, batch, stopped, settle);
   };
   const progress = new SweepProgress({
     say: say ?? (() => {}),
@@ -196,24 +206,8 @@ export async function sweepRetention(
   });
   const removed = {
     jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped, progress),
-    audit:
-      audit === null
-        ? 0
-        : await inBatches(
-            targetMs,
-            async (n) => counted('audit', await deleteOldAudit(db, before(audit), n)),
-            stopped,
-            settle,
-          ),
-    ledger:
-      ledger === null
-        ? 0
-        : await inBatches(
-            targetMs,
-            async (n) => counted('ledger', await deleteOldAllocations(db, before(ledger), n)),
-            stopped,
-            settle,
-          ),
+    audit: await rows('audit', audit, deleteOldAudit),
+    ledger: await rows('ledger', ledger, deleteOldAllocations),
   };
   progress.ended(removed, cut);
   return removed;
