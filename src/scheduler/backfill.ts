@@ -102,6 +102,8 @@ export interface BackfillPlan {
    * From this instant on the plan may move later: the earliest expected end of the workloads
    * admitted in the queue and its cohort. One that runs past it is expected to end later from then
    * (`expectedEnd`), and what the plan held back may go; before it, time only shrinks what may.
+   * The guard of learned estimates plans with timeouts, never earlier than predictions: it adds
+   * no earlier instant.
    */
   readonly movesAt: number;
 }
@@ -169,16 +171,18 @@ function planGate(
 
 /** The reservation of `head` in `q` at `now`, and what it lets through (`BackfillPlan.gates`). */
 export function planReservation(q: QueueState, head: WorkloadNode, now: number): BackfillPlan {
-  const { firstEnd, ...gate } = planGate(q, head, now, false);
+  const { firstEnd: movesAt, ...gate } = planGate(q, head, now, false);
   const gates = [gate];
-  let movesAt = firstEnd;
   const max = reservationsOf(q);
   const runOf = (n: WorkloadNode): number => (gate.byPrediction ? n.predictedMs : n.timeoutMs);
   const later = max > 1 ? planLater(q, head, gate, max, now, (a) => expectedEnd(a, now), runOf) : null;
   if (gate.byPrediction) {
-    const { firstEnd: guardEnd, ...guard } = planGate(q, head, now, true);
-    gates.push({ ...guard, start: guard.start + MISPREDICTION_SLACK_MS });
-    movesAt = Math.min(movesAt, guardEnd);
+    const guard = planGate(q, head, now, true);
+    gates.push({
+      start: guard.start + MISPREDICTION_SLACK_MS,
+      left: guard.left,
+      byPrediction: guard.byPrediction,
+    });
   }
   return {
     head,

@@ -53,7 +53,7 @@ describe('the retention sweep says how far it has come', () => {
   });
 
   it('a long one says so every minute, with what is left at its pace so far, then what it removed', async () => {
-    const { p, lines, advance } = progress(1_000_000);
+    const { p, lines, advance, asked } = progress(1_000_000);
     // The walk starts at job 400,001 (earlier sweeps removed those before), 2,000 ids a second,
     // and removes every other job.
     let reached = 400_000;
@@ -64,6 +64,7 @@ describe('the retention sweep says how far it has come', () => {
       await p.walked(1000, s === 1 ? firstId : reached - 1999, reached);
     }
     assert.equal(lines.length, 2, lines.join('\n'));
+    assert.equal(asked(), 1, 'where the walk ends is looked for once');
     const left = (at: number) => (1_000_000 - at).toLocaleString('en');
     const minutes = (at: number) => describeDuration(((1_000_000 - at) / 2000) * 1000);
     assert.equal(

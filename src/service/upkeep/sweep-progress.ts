@@ -31,6 +31,8 @@ export class SweepProgress {
   /** The first id the walk looked at (jobs before it went in earlier sweeps), and the last. */
   private from: number | undefined;
   private reached = 0;
+  /** Where the walk will end: looked for once, when the first line is due. */
+  private last: Promise<number | null> | undefined;
 
   /**
    * @param last the highest id the walk will look at (an estimate: the last job created before
@@ -58,7 +60,8 @@ export class SweepProgress {
     this.said = now;
     this.spoke = true;
     const elapsed = now - this.started;
-    const last = await this.o.last();
+    this.last ??= this.o.last();
+    const last = await this.last;
     const left = last === null ? 0 : Math.max(0, last - reachedId);
     // The pace so far, in ids walked per ms: removed or not, each id costs the walk a look.
     const pace = (reachedId - this.from + 1) / Math.max(elapsed, 1);
