@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { quantile, submitToRunning } from './flood.js';
-import { fmt, get, pool, post, startBenchServer } from './lib.js';
+import { fmt, get, pool, post, startBenchServer, type BenchServer } from './lib.js';
 
 export async function spawnBaseline(n: number, concurrency: number): Promise<number> {
   const t0 = performance.now();
@@ -44,6 +44,33 @@ export interface BerthNoopRun {
   seconds: number;
   /** Submit → running of jobs submitted one at a time once the server is idle again, in ms. */
   latenciesMs: number[];
+  /**
+   * Running → ended of no-op jobs run one at a time on the idle server, in ms (the server's
+   * clock): what starting and ending a job's process costs — its sandbox's set-up and tear-down
+   * included — beside the command itself (`true`).
+   */
+  runMs: number[];
+}
+
+interface JobTimes {
+  state: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** Running → ended of one no-op job in `project`, in ms. */
+async function runTime(s: BenchServer, project: string): Promise<number> {
+  const job = (await post(s.api, s.token, `/projects/${project}/jobs`, { command: ['true'] })) as {
+    id: number;
+  };
+  for (;;) {
+    const j = await get<JobTimes>(s.api, s.token, `/jobs/${job.id}`);
+    if (j.finishedAt) {
+      if (j.state !== 'succeeded' || !j.startedAt) throw new Error(`job ${job.id} ${j.state}`);
+      return Date.parse(j.finishedAt) - Date.parse(j.startedAt);
+    }
+    await delay(2);
+  }
 }
 
 /**
@@ -55,6 +82,7 @@ export async function noopJobsThroughBerth(
   capacity: number,
   latencyJobs = 0,
   factorySettings = '',
+  runJobs = 0,
 ): Promise<BerthNoopRun> {
   const s = await startBenchServer(
     `factories:\n  local: { kind: local, capacity: ${capacity}${factorySettings} }\n`,
@@ -72,7 +100,9 @@ export async function noopJobsThroughBerth(
     const seconds = (performance.now() - t0) / 1000;
     const latenciesMs: number[] = [];
     for (let i = 0; i < latencyJobs; i++) latenciesMs.push(await submitToRunning(s, 'bench'));
-    return { seconds, latenciesMs };
+    const runMs: number[] = [];
+    for (let i = 0; i < runJobs; i++) runMs.push(await runTime(s, 'bench'));
+    return { seconds, latenciesMs, runMs };
   } finally {
     await s.stop();
   }

@@ -5,8 +5,15 @@
  * server's clock). Three phases in one run, each on a fresh server: idle (no flood), a flood
  * with the rate limit off, and a flood with the default rate limit per token. The target: with
  * the flood, the other client's latency stays within 2× of the idle server's.
+ *
+ * Then the same with a job as the flooder (issue #39): a running job's token (BERTH_TOKEN, which
+ * its code holds) uploads output as fast as 64 requests in flight allow — each a write to the log
+ * store — without and with the default `rateLimit.jobRequestsPerSecond`. The target: the other
+ * tenant's median within 1.5× of idle.
  */
-import { DEFAULT_REQUESTS_PER_SECOND } from '../src/config/load.js';
+import { mkdtempSync, readFileSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_JOB_REQUESTS_PER_SECOND, DEFAULT_REQUESTS_PER_SECOND } from '../src/config/load.js';
 import { fmt, get, post, startBenchServer, type BenchServer } from './lib.js';
 
 export interface FloodPhase {
@@ -49,19 +56,40 @@ export const quantile = (xs: number[], q: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 };
 
+/** Who floods: a user's token submitting jobs, or a running job's token uploading output. */
+type Flooder = 'none' | 'user' | 'job';
+
+/** A job of project `flooder` that runs until the phase ends; resolves with its token. */
+async function floodingJob(s: BenchServer, dir: string): Promise<string> {
+  const file = join(dir, 'token');
+  await post(s.api, s.token, '/projects/jobflood/jobs', {
+    script: `printf %s "$BERTH_TOKEN" > ${file}.tmp; mv ${file}.tmp ${file}; while [ ! -e ${dir}/stop ]; do sleep 0.1; done`,
+  });
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+    if (existsSync(file)) return readFileSync(file, 'utf8');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('the flooding job did not start within 30 s');
+}
+
 async function phase(
   name: string,
   jobs: number,
-  flood: boolean,
+  flooder: Flooder,
   requestsPerSecond: number,
+  jobRequestsPerSecond = DEFAULT_JOB_REQUESTS_PER_SECOND,
 ): Promise<FloodPhase> {
+  const flood = flooder !== 'none';
   const s = await startBenchServer(
     [
       'factories:',
       '  local: { kind: local, capacity: 2 }',
-      `rateLimit: { requestsPerSecond: ${requestsPerSecond} }`,
+      `rateLimit: { requestsPerSecond: ${requestsPerSecond}, jobRequestsPerSecond: ${jobRequestsPerSecond} }`,
     ].join('\n'),
   );
+  // Where the flooding job leaves its token and the bench its stop: every job's uid may enter.
+  const dir = mkdtempSync('/var/tmp/berth-bench-flood-');
+  chmodSync(dir, 0o1777);
   try {
     await post(s.api, s.token, '/cluster-queues', { name: 'work', quota: { jobs: 100 } });
     await post(s.api, s.token, '/cluster-queues', {
@@ -71,6 +99,7 @@ async function phase(
     });
     await post(s.api, s.token, '/projects', { name: 'victim', clusterQueue: 'work' });
     await post(s.api, s.token, '/projects', { name: 'flooder', clusterQueue: 'parking' });
+    await post(s.api, s.token, '/projects', { name: 'jobflood', clusterQueue: 'work' });
     await post(s.api, s.token, '/users', { name: 'flooder' });
     const token = ((await post(s.api, s.token, '/users/flooder/tokens', {})) as { token: string }).token;
     await new Promise<void>((resolve, reject) => {
@@ -81,6 +110,12 @@ async function phase(
         body: JSON.stringify({ role: 'member' }),
       }).then((r) => (r.ok ? resolve() : reject(new Error(`member: ${r.status}`))), reject);
     });
+    const jobToken = flooder === 'job' ? await floodingJob(s, dir) : '';
+    const line = Buffer.from('flood\n');
+    const once = () =>
+      flooder === 'job'
+        ? post(s.api, jobToken, '/job/self/logs', line, 'application/octet-stream')
+        : post(s.api, token, '/projects/flooder/jobs', { command: ['true'] });
     let running = flood;
     const floodStart = performance.now();
     let accepted = 0;
@@ -89,7 +124,7 @@ async function phase(
       ? Array.from({ length: FLOOD_CONCURRENCY }, async () => {
           while (running) {
             try {
-              await post(s.api, token, '/projects/flooder/jobs', { command: ['true'] });
+              await once();
               accepted++;
             } catch {
               refused++;
@@ -114,6 +149,7 @@ async function phase(
     };
   } finally {
     await s.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -123,12 +159,19 @@ export async function runFloodBench(
   return {
     jobs,
     phases: [
-      await phase('idle', jobs, false, DEFAULT_REQUESTS_PER_SECOND),
-      await phase('flood, no rate limit', jobs, true, 0),
+      await phase('idle', jobs, 'none', DEFAULT_REQUESTS_PER_SECOND),
+      await phase('flood, no rate limit', jobs, 'user', 0),
       await phase(
         `flood, rate limit ${DEFAULT_REQUESTS_PER_SECOND}/s per token (the default)`,
         jobs,
-        true,
+        'user',
+        DEFAULT_REQUESTS_PER_SECOND,
+      ),
+      await phase("a job floods its token, no job's limit", jobs, 'job', DEFAULT_REQUESTS_PER_SECOND, 0),
+      await phase(
+        `a job floods its token, ${DEFAULT_JOB_REQUESTS_PER_SECOND}/s per job (the default)`,
+        jobs,
+        'job',
         DEFAULT_REQUESTS_PER_SECOND,
       ),
     ],

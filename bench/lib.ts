@@ -111,8 +111,15 @@ export async function startBenchServer(config: string, store: BenchStore = 'sqli
 // generator must not be the bottleneck it measures.
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
-export function post(api: string, token: string, path: string, body: unknown): Promise<unknown> {
-  const payload = JSON.stringify(body);
+/** POSTs `body` as JSON, or a Buffer as it is (`contentType`); resolves with the parsed answer. */
+export function post(
+  api: string,
+  token: string,
+  path: string,
+  body: unknown,
+  contentType = 'application/json',
+): Promise<unknown> {
+  const payload = Buffer.isBuffer(body) ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       api + path,
@@ -121,7 +128,7 @@ export function post(api: string, token: string, path: string, body: unknown): P
         agent,
         headers: {
           authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
+          'content-type': contentType,
           'content-length': Buffer.byteLength(payload),
         },
       },
@@ -131,7 +138,7 @@ export function post(api: string, token: string, path: string, body: unknown): P
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
           if ((res.statusCode ?? 500) >= 300) reject(new Error(`${path}: ${res.statusCode} ${text}`));
-          else resolve(JSON.parse(text) as unknown);
+          else resolve(text === '' ? undefined : (JSON.parse(text) as unknown));
         });
       },
     );

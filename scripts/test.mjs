@@ -87,6 +87,8 @@ const ONCE = [
   'test/conformance/stores.test.ts',
   'test/conformance/log-stores.test.ts',
   'test/store/migration-fixtures.test.ts',
+  // It runs the confinement suites inside user-mode-linux on SQLite, whichever pass starts it.
+  'test/security/uml.test.ts',
 ];
 
 /**
@@ -128,6 +130,12 @@ const stores = process.env.BERTH_TEST_STORE ? [process.env.BERTH_TEST_STORE] : [
  */
 const parallel = process.env.BERTH_TEST_PARALLEL !== '0';
 const usesSlurm = (f) => /helpers\/slurm\.js'/.test(readFileSync(f, 'utf8'));
+/**
+ * The file that boots user-mode-linux (a cgroup-v2 kernel) and runs the confinement suites inside
+ * (BERTH_TEST_UML=1): a run of its own, from the start, beside the others — minutes of a kernel
+ * that mostly waits on ptrace, which would otherwise end one half long after the rest.
+ */
+const bootsUml = (f) => f.split(sep).join('/') === 'test/security/uml.test.ts';
 
 /** The runs to make: a label, a store, files. */
 function plan() {
@@ -141,7 +149,7 @@ function plan() {
     const tests = (label, list) =>
       list.length > 0 && runs.push({ label: `tests on ${label}`, store, argv: testArgv(list) });
     if (pass === 0 && parallel) {
-      const rest = these.filter((f) => !usesSlurm(f));
+      const rest = these.filter((f) => !usesSlurm(f) && !(process.env.BERTH_TEST_UML === '1' && bootsUml(f)));
       tests(
         `${store}${note}, first half`,
         rest.filter((_, i) => i % 2 === 0),
@@ -151,6 +159,8 @@ function plan() {
         rest.filter((_, i) => i % 2 === 1),
       );
       tests(`${store}, the files that use Slurm`, these.filter(usesSlurm));
+      if (process.env.BERTH_TEST_UML === '1')
+        tests('a cgroup-v2 kernel (user-mode-linux)', these.filter(bootsUml));
     } else if (parallel) {
       // In two halves, every other file: once the first pass is split, a later one is the longest.
       tests(

@@ -2,18 +2,16 @@
  * A job's artifacts, on the agent's side: once the command has ended (exited or timed out, not
  * when it was stopped), the files of the working directory that the job's patterns match are
  * uploaded one at a time, streamed, before the agent reports the job's end. Only regular files
- * inside the working directory are kept: a symbolic link, or a path through one that leads
- * outside, is not. What is not kept is said in the job's log, one line per file; it never changes
+ * inside the working directory are kept: a symbolic link, or a path through one, is not, and
+ * each file is opened without following any (beneath.ts), since the agent reads as root. What is not kept is said in the job's log, one line per file; it never changes
  * the job's outcome. In a gang job only rank 0 keeps artifacts (the server gives it the patterns).
  */
-import { createReadStream } from 'node:fs';
-import { lstat, realpath } from 'node:fs/promises';
-import { join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { glob } from 'tinyglobby';
+import { NotBeneathError, openBeneath, type OpenedFile } from './beneath.js';
 import type { AgentClient } from './client.js';
-import { errorMessage, httpPostStream } from './http-post.js';
+import { errorMessage, httpPostStream, RATE_LIMITED_PAUSE_MS } from './http-post.js';
 import { AGENT_RETRY_MAX_DELAY_MS, JOB_SELF, type HeartbeatResponse } from './protocol.js';
 import { isCertificateError } from './trust.js';
 
@@ -36,20 +34,15 @@ export interface ArtifactOptions {
   retryForMs?: number;
 }
 
-/** A file to upload: its name (relative, with `/`), where it is, and its size. */
-export interface ArtifactFile {
-  name: string;
-  path: string;
-  size: number;
-}
-
-/** The files the patterns match, and a line for each match that is not kept. */
+/**
+ * The names the patterns match (relative, with `/`), and a line for each pattern not used. The
+ * walk only names candidates: each is opened beneath the working directory, and checked, when it
+ * is uploaded (beneath.ts), so a name whose file was swapped for a link since is not followed.
+ */
 export async function matchArtifacts(
   workdir: string,
   patterns: readonly string[],
-  owner?: number,
-): Promise<{ files: ArtifactFile[]; refused: string[] }> {
-  const root = await realpath(workdir);
+): Promise<{ names: string[]; refused: string[] }> {
   const refused: string[] = [];
   // The server refuses such patterns; an agent keeps to its directory whatever it is told.
   const usable = patterns.filter((p) => {
@@ -58,34 +51,12 @@ export async function matchArtifacts(
     return !outside;
   });
   const names = await glob(usable, {
-    cwd: root,
+    cwd: workdir,
     onlyFiles: true,
     followSymbolicLinks: false,
     expandDirectories: false,
   });
-  const files: ArtifactFile[] = [];
-  for (const name of [...new Set(names)].sort()) {
-    const path = join(root, name);
-    const why = await notKept(root, path, owner);
-    if (why) refused.push(`artifact ${name} not kept: ${why}`);
-    else files.push({ name, path, size: (await lstat(path)).size });
-  }
-  return { files, refused };
-}
-
-/** Why the match at `path` cannot be kept, or undefined when it can. */
-async function notKept(root: string, path: string, owner?: number): Promise<string | undefined> {
-  try {
-    const stat = await lstat(path);
-    if (stat.isSymbolicLink()) return 'a symbolic link (only regular files are kept)';
-    if (!stat.isFile()) return 'not a regular file';
-    if (owner !== undefined && stat.uid !== owner) return "not the job's own file";
-    // A directory on the way may be a link that leads elsewhere.
-    if (!(await realpath(path)).startsWith(root + sep)) return 'it lies outside the working directory';
-    return undefined;
-  } catch (e) {
-    return `cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
-  }
+  return { names: [...new Set(names)].sort(), refused };
 }
 
 /**
@@ -95,7 +66,7 @@ async function notKept(root: string, path: string, owner?: number): Promise<stri
 export async function uploadArtifacts(o: ArtifactOptions): Promise<void> {
   let matched: Awaited<ReturnType<typeof matchArtifacts>>;
   try {
-    matched = await matchArtifacts(o.workdir, o.patterns, o.owner);
+    matched = await matchArtifacts(o.workdir, o.patterns);
   } catch (e) {
     o.log(`berth: artifacts not kept: cannot search the working directory: ${(e as Error).message}\n`);
     return;
@@ -115,43 +86,67 @@ export async function uploadArtifacts(o: ArtifactOptions): Promise<void> {
     Math.max(1000, (o.heartbeatSeconds * 1000) / 3),
   );
   try {
-    for (const [i, file] of matched.files.entries()) {
+    for (const [i, name] of matched.names.entries()) {
       if (stopped !== undefined) {
-        const left = matched.files.length - i;
+        const left = matched.names.length - i;
         o.log(`berth: ${left} artifact${left === 1 ? '' : 's'} not kept: the job was stopped (${stopped})\n`);
         break;
       }
-      const problem = await upload(o, file);
-      if (problem) o.log(`berth: artifact ${file.name} not kept: ${problem}\n`);
+      const problem = await uploadOne(o, name);
+      if (problem) o.log(`berth: artifact ${name} not kept: ${problem}\n`);
     }
   } finally {
     clearInterval(beat);
   }
 }
 
-/** A file error (not the network's): it carries the file's path. */
-const isFileError = (e: unknown, path: string): boolean => (e as NodeJS.ErrnoException).path === path;
+/** Opens the file (never by a link, checked on its descriptor), uploads it, closes it. */
+async function uploadOne(o: ArtifactOptions, name: string): Promise<string | undefined> {
+  let file: OpenedFile;
+  try {
+    file = await openBeneath(o.workdir, name, o.owner);
+  } catch (e) {
+    if (e instanceof NotBeneathError) return e.reason;
+    throw e;
+  }
+  try {
+    return await upload(o, name, file);
+  } finally {
+    await file.handle.close();
+  }
+}
 
 /**
  * One upload, tried again while the server cannot be reached or answers 5xx (a restart), as the
- * agent's other calls are. Returns why the file was not kept, or undefined when it was.
+ * agent's other calls are. Every try reads the same open descriptor from its start. Returns why
+ * the file was not kept, or undefined when it was.
  */
-async function upload(o: ArtifactOptions, file: ArtifactFile): Promise<string | undefined> {
-  const url = `${o.url.replace(/\/$/, '')}${JOB_SELF}/artifacts?name=${encodeURIComponent(file.name)}`;
+async function upload(o: ArtifactOptions, name: string, file: OpenedFile): Promise<string | undefined> {
+  const url = `${o.url.replace(/\/$/, '')}${JOB_SELF}/artifacts?name=${encodeURIComponent(name)}`;
   const headers = { authorization: `Bearer ${o.token}`, 'content-type': 'application/octet-stream' };
   const deadline = Date.now() + (o.retryForMs ?? 60_000);
   for (let attempt = 0; ; attempt++) {
     // The bytes it had when it was matched: a file that grew since is cut there.
+    let unreadable: NodeJS.ErrnoException | undefined;
     const body =
-      file.size === 0 ? Readable.from([]) : createReadStream(file.path, { start: 0, end: file.size - 1 });
+      file.size === 0
+        ? Readable.from([])
+        : file.handle.createReadStream({ start: 0, end: file.size - 1, autoClose: false });
+    body.once('error', (e: NodeJS.ErrnoException) => (unreadable ??= e));
     let last: string;
     try {
       const res = await httpPostStream(url, headers, body, file.size);
       if (res.status < 300) return undefined;
       last = errorMessage(res.text);
+      if (res.status === 429) {
+        // The job's own calls used its token's budget: the server is there; wait, then again.
+        await delay(RATE_LIMITED_PAUSE_MS);
+        attempt = -1;
+        continue;
+      }
       if (res.status < 500) return last;
     } catch (e) {
-      if (isFileError(e, file.path)) return `cannot read it (${(e as NodeJS.ErrnoException).code ?? ''})`;
+      if (unreadable) return `cannot read it (${unreadable.code ?? unreadable.message})`;
       if (isCertificateError(e)) return `cannot verify the server's TLS certificate: ${(e as Error).message}`;
       last = `the server cannot be reached: ${(e as Error).message}`;
     }

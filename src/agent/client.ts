@@ -40,7 +40,7 @@ export class AgentClient {
         authorization: `Bearer ${this.opts.token}`,
         ...(body === undefined ? {} : { 'content-type': contentType }),
       },
-      body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      body === undefined || typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
       this.retryForMs,
     );
     if (res.status >= 300)

@@ -2,6 +2,7 @@
 import type { JobCgroup } from './cgroups.js';
 import type { JobIdentity } from './identity.js';
 import type { FinishRequest } from './protocol.js';
+import type { SandboxSpec } from './sandbox.js';
 
 export type HostCommand =
   | {
@@ -18,6 +19,8 @@ export type HostCommand =
       identity?: JobIdentity;
       /** More variables for the job: the devices it was given (CUDA_VISIBLE_DEVICES, …). */
       env?: Record<string, string>;
+      /** Its namespaces (sandbox.ts); absent: the host's. */
+      sandbox?: SandboxSpec;
     }
   /** Kills every member of the worker. */
   | { type: 'kill'; workerId: number };

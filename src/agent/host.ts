@@ -59,6 +59,7 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     env: { ...cmd.env, BERTH_WORKER_ID: String(workerId), ...(caFile ? { [CA_ENV]: caFile } : {}) },
     cgroup: cmd.cgroup,
     ...(cmd.identity ? { identity: cmd.identity } : {}),
+    ...(cmd.sandbox ? { sandbox: cmd.sandbox } : {}),
     abandoned: () => !process.connected,
     rank,
     onSpawn: (pid) => {

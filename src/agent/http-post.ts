@@ -67,7 +67,11 @@ function startPost(
 }
 
 /** POSTs `body` to `url`; rejects only when no answer came (refused, reset, unreachable). */
-export function httpPost(url: string, headers: Record<string, string>, body?: string): Promise<PostAnswer> {
+export function httpPost(
+  url: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
     const length = body === undefined ? 0 : Buffer.byteLength(body);
     startPost(url, headers, length, resolve, reject).end(body);
@@ -102,6 +106,9 @@ export function httpPostStream(
   });
 }
 
+/** After a 429 (held by the server to its window's end), before the agent tries again. */
+export const RATE_LIMITED_PAUSE_MS = 50;
+
 /**
  * POSTs, trying again while the server cannot be reached or answers 5xx (a restart), backing off
  * to at most AGENT_RETRY_MAX_DELAY_MS, for up to `retryForMs`: the last answer, or the last error
@@ -111,13 +118,19 @@ export function httpPostStream(
 export async function postRetrying(
   url: string,
   headers: Record<string, string>,
-  body: string | undefined,
+  body: string | Buffer | undefined,
   retryForMs: number,
 ): Promise<PostAnswer> {
   const deadline = Date.now() + retryForMs;
   for (let attempt = 0; ; attempt++) {
     try {
       const res = await httpPost(url, headers, body);
+      if (res.status === 429) {
+        // The job's own calls used its token's budget (rateLimit.jobRequestsPerSecond): the
+        // server is there and held the answer to its window's end; wait, whatever the deadline.
+        await delay(RATE_LIMITED_PAUSE_MS);
+        continue;
+      }
       if (res.status < 500 || Date.now() > deadline) return res;
     } catch (e) {
       if (isCertificateError(e))

@@ -27,14 +27,15 @@ export interface JobIdentity {
 /**
  * Ends every process of the job's uid; resolves true once none is left, false if some outlived
  * `timeoutMs` (say a process stuck in the kernel: the uid must not be given to another job yet).
- * When some are left, first a `kill -9 -1` run as the uid, which the kernel delivers to all of
- * the uid's processes in one sweep (a fork meanwhile cannot slip through); then /proc is read
- * until none is left, and a straggler is killed by pid. A zombie counts as gone: it runs nothing and holds nothing.
+ * First a `kill -9 -1` run as the uid, always: the kernel delivers it to all of the uid's
+ * processes in one pass over the process list, which no fork can slip through — a look at /proc
+ * first could (a daemon that changes its pid every few milliseconds, forking and exiting, is
+ * between two pids when a scan passes it, and a scan that saw nothing sent nothing). Then /proc
+ * is read until none is left, and a straggler is killed by pid. A zombie counts as gone: it runs
+ * nothing and holds nothing.
  */
 export async function endProcesses(id: JobIdentity, timeoutMs = 5000): Promise<boolean> {
   if (id.shared) return true;
-  // Most jobs leave nothing: one read of /proc, and no process to start for the sweep.
-  if (processesOf(id.uid).length === 0) return true;
   await new Promise<void>((resolve) => {
     const child = spawn('/bin/sh', ['-c', 'kill -9 -1'], {
       uid: id.uid,

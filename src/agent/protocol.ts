@@ -6,7 +6,7 @@
  *   POST /job/self/start?rank=R&host=H → StartResponse   (marks the job running)
  *                                      or 202, no body: a gang's other ranks are not here yet;
  *                                      call again (a long poll)
- *   POST /job/self/logs   (text body)  → 204             (appends output, in order)
+ *   POST /job/self/logs   (octet-stream) → 204           (appends output, in order, byte for byte)
  *   POST /job/self/heartbeat?wait=S&rank=R → HeartbeatResponse (long poll: returns early on cancel)
  *   POST /job/self/artifacts?name=N (octet-stream) → 201  (keeps a file; 413 past the run's limit;
  *                                      before finish, rank 0 only: agent/artifacts.ts)

@@ -13,14 +13,18 @@
  * it runs each job under that uid and ends every process of it before the first job and after
  * each, so that nothing of one job meets the next (docs/SECURITY.md, "Slurm").
  */
-import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentHttpError } from './client.js';
 import { errorMessage, postRetrying, trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
 import type { FinishRequest, NextJob } from './protocol.js';
+import { removeBeneath } from './remove-beneath.js';
 import { runJob } from './run-job.js';
+import { probeSandbox } from './sandbox-probe.js';
+import type { SandboxSpec } from './sandbox.js';
+import { packageRoot } from '../package-root.js';
 import { endProcesses, type JobIdentity } from './identity.js';
 import { CA_ENV } from './trust.js';
 
@@ -47,6 +51,12 @@ export interface RemoteAgentOptions {
    * first job (what an earlier worker's job left on this node) and after each (identity.ts).
    */
   identity?: JobIdentity;
+  /**
+   * Namespaces per job (sandbox.ts): `auto` where this machine allows them (the agent is root and
+   * bubblewrap runs), `required` (else the agent refuses to run), `off`. `tmpBytes`: the size of
+   * a job's /tmp and /dev/shm.
+   */
+  namespaces: { mode: 'auto' | 'required' | 'off'; tmpBytes: number };
 }
 
 export interface Registration {
@@ -151,18 +161,30 @@ async function nextJob(
  * Empties a job's working directory at its end, for the pilot's next job (cheaper than a new one
  * each time); whether it could. One whose leftovers cannot be removed is dropped whole.
  */
-function emptied(dir: string): boolean {
-  try {
-    for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
-    return true;
-  } catch {
-    try {
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // What a job made unremovable stays; the next job gets a new directory all the same.
-    }
-    return false;
+async function emptied(dir: string): Promise<boolean> {
+  // Descriptor by descriptor: the job's links are removed, never followed (remove-beneath.ts).
+  if ((await removeBeneath(dir, true)).left.length === 0) return true;
+  // What a job made unremovable stays; the next job gets a new directory all the same.
+  await removeBeneath(dir);
+  return false;
+}
+
+/** The namespaces this agent's jobs get, said once in its log; undefined: none. */
+function sandboxFor(
+  o: RemoteAgentOptions,
+  log: (line: string) => void,
+): Omit<SandboxSpec, 'workdir'> | undefined {
+  const { mode, tmpBytes } = o.namespaces;
+  if (mode === 'off') return undefined;
+  const support = probeSandbox();
+  if (!support.available) {
+    if (mode === 'required')
+      throw new Error(`--namespaces required, but jobs cannot get namespaces here: ${support.why}`);
+    log(`jobs run without namespaces of their own: ${support.why}`);
+    return undefined;
   }
+  // What the job is told of, where its private /tmp would hide it: the CA file, berth itself.
+  return { keep: [...(o.ca ? [o.ca.file] : []), packageRoot()], tmpBytes };
 }
 
 /** A new working directory (0700), the job's uid's own when it has one. */
@@ -186,6 +208,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
     throw new Error(
       `processes of uid ${identity.uid} on this node outlived every kill: cannot run jobs as it`,
     );
+  const sandbox = sandboxFor(o, log);
   const reg = await register(o.url, o.workerId, o.credential, o.retryForMs);
   const member = o.rank ? ` as rank ${o.rank}` : '';
   log(
@@ -205,8 +228,9 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
     setTimeout(() => {
       if (pid) killGroup(pid, 'SIGKILL');
       void (identity ? endProcesses(identity) : Promise.resolve(true)).finally(() => {
-        if (workdir) rmSync(workdir, { recursive: true, force: true });
-        process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+        void (workdir ? removeBeneath(workdir) : Promise.resolve()).finally(() =>
+          process.exit(128 + (signal === 'SIGINT' ? 2 : 15)),
+        );
       });
     }, REPORT_AFTER_SIGNAL_MS).unref();
   };
@@ -239,6 +263,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
               }
             : {}),
           onSpawn: (p) => (pid = p),
+          ...(sandbox ? { sandbox: { ...sandbox, workdir: dir } } : {}),
           // Under its own uid, every process the job left (setsid, nohup) ends with it: the
           // pilot's next job meets none of them.
           ...(identity ? { identity } : {}),
@@ -256,7 +281,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
         });
       } finally {
         pid = undefined;
-        if (!emptied(dir)) workdir = undefined;
+        if (!(await emptied(dir))) workdir = undefined;
       }
       log(
         `job ${job.jobId} ended: ${result.outcome}${result.exitCode === null ? '' : ` (exit code ${result.exitCode})`}`,
@@ -266,7 +291,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
     }
     return result!;
   } finally {
-    if (workdir) rmSync(workdir, { recursive: true, force: true });
+    if (workdir) await removeBeneath(workdir);
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }

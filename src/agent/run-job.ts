@@ -3,13 +3,10 @@
  * its output, heartbeat, obey cancel and timeout, report how it ended. Used by the local agent
  * host for each of its workers and by `berth agent` on any other machine.
  */
-import { spawn } from 'node:child_process';
-import { StringDecoder } from 'node:string_decoder';
-import { constants, hostname } from 'node:os';
-import { joinArgv, outOfMemory, type JobCgroup } from './cgroups.js';
+import { hostname } from 'node:os';
+import { outOfMemory, type JobCgroup } from './cgroups.js';
 import { uploadArtifacts } from './artifacts.js';
 import { AgentClient, AgentHttpError } from './client.js';
-import { commandError } from './find-command.js';
 import { endProcesses, type JobIdentity } from './identity.js';
 import { LogUploader } from './log-uploader.js';
 import {
@@ -19,7 +16,8 @@ import {
   type NextJob,
   type StartResponse,
 } from './protocol.js';
-import { killGroup } from './process-group.js';
+import { JobProcess } from './job-process.js';
+import type { SandboxSpec } from './sandbox.js';
 import { RankLabel } from './rank-label.js';
 
 export interface RunJobOptions {
@@ -49,6 +47,11 @@ export interface RunJobOptions {
    * its uid ends with it — before its artifacts are read, so nothing of it can change them then.
    */
   identity?: JobIdentity;
+  /**
+   * Namespaces of its own (sandbox.ts): a private /tmp, /dev/shm, /dev and process view, and an
+   * end the kernel vouches for. Absent: the host's, as the agent's.
+   */
+  sandbox?: SandboxSpec;
   /** Amends the outcome before it is reported (the agent knows why its job was killed). */
   amend?: (result: FinishRequest) => FinishRequest | Promise<FinishRequest>;
   /** Which member of a gang job this agent runs (0 by default: the only one). */
@@ -137,9 +140,6 @@ function resourceEnv(resources: StartResponse['resources']): Record<string, stri
   }
   return env;
 }
-
-const signalNumber = (signal: NodeJS.Signals | null): number =>
-  signal ? (constants.signals[signal] ?? 0) : 0;
 
 /** Starts the member's part: waits (long polls) until every member of its gang has arrived. */
 async function start(client: AgentClient, opts: RunJobOptions): Promise<StartResponse> {
@@ -232,27 +232,27 @@ function execute(
       logs.write(`berth: ${message}\n`);
       return { outcome: 'start-failed', exitCode: 127, signal: null, message };
     };
-    if (opts.cgroup) {
-      const code = commandError(file!, opts.workdir, env.PATH);
-      if (code) return resolve(cannotRun(code, `spawn ${file} ${code}`));
-    }
-    const [program, ...argv] = opts.cgroup ? joinArgv(opts.cgroup, spec.command) : spec.command;
-    const child = spawn(program!, argv, {
-      cwd: opts.workdir,
+    const job = JobProcess.start({
+      command: spec.command,
+      workdir: opts.workdir,
       env,
-      // libuv drops the supplementary groups, then sets the gid and the uid, before the exec.
-      ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
-      detached: true, // its own process group, so stopping it stops everything it started
-      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(opts.identity ? { identity: opts.identity } : {}),
+      ...(opts.cgroup ? { cgroup: opts.cgroup } : {}),
+      ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     });
-    for (const stream of [child.stdout, child.stderr]) {
-      const decoder = new StringDecoder('utf8');
-      // A gang's members share one log: each line says which rank wrote it.
+    const { child } = job;
+    for (const stream of [child.stdout!, child.stderr!]) {
+      // Bytes as the job wrote them: no decoding (a log need not be UTF-8). A gang's members
+      // share one log: each line says which rank wrote it.
       const label = spec.worldSize > 1 ? new RankLabel(`${spec.rank}: `) : undefined;
-      const write = (text: string) => logs.write(label ? label.write(text) : text);
-      stream.on('data', (chunk: Buffer) => write(decoder.write(chunk)));
+      stream.on('data', (chunk: Buffer) => {
+        // Too much not yet uploaded: the job waits on its full pipe until the uploads catch up.
+        if (!logs.write(label ? label.write(chunk) : chunk)) {
+          stream.pause();
+          void logs.drained().then(() => stream.resume());
+        }
+      });
       stream.on('end', () => {
-        write(decoder.end());
         if (label) logs.write(label.end());
       });
     }
@@ -261,20 +261,29 @@ function execute(
       if (done) return;
       done = true;
       for (const t of timers) clearTimeout(t);
-      if (child.pid) killGroup(child.pid, 'SIGKILL'); // leftovers of the tree end with the job
-      // …and, under its own uid, whatever left the group (setsid, nohup, a double fork).
-      void (opts.identity ? endProcesses(opts.identity) : Promise.resolve(true)).then((clean) => {
-        opts.onExit?.(clean);
-        resolve(r);
-      });
+      job.kill(); // leftovers of the tree end with the job
+      // Its end is what the kernel says: its pid namespace is empty (a sandbox), which nothing
+      // of it leaves; else, under its own uid, whatever left the group is ended by uid (setsid,
+      // nohup, a double fork, a daemon hopping pids).
+      void job
+        .gone()
+        .then(
+          async (gone) => gone && (opts.identity && !opts.sandbox ? await endProcesses(opts.identity) : true),
+        )
+        .then((clean) => {
+          opts.onExit?.(clean);
+          resolve(r);
+        });
     };
 
     const stop = (why: 'timeout' | 'cancelled', message: string) => {
-      if (stopping || done || !child.pid) return;
+      // A command that has already exited on its own ended as it did: its exit, perhaps still
+      // queued behind this request, is its outcome (a preempted job that had finished succeeds).
+      if (stopping || done || !child.pid || job.exited()) return;
       stopping = why;
       stopReason = message;
-      killGroup(child.pid, 'SIGTERM');
-      timers.push(setTimeout(() => child.pid && killGroup(child.pid, 'SIGKILL'), spec.graceSeconds * 1000));
+      job.terminate();
+      timers.push(setTimeout(() => job.kill(), spec.graceSeconds * 1000));
     };
 
     child.on('error', (err: NodeJS.ErrnoException) => finish(cannotRun(err.code, err.message)));
@@ -295,21 +304,23 @@ function execute(
     // Output may still be in flight when 'exit' fires; 'close' waits for the pipes, unless a
     // stray grandchild holds them open, so wait for 'close' at most briefly.
     child.on('exit', (code, signal) => {
-      const result: FinishRequest = {
-        outcome: stopping ?? 'exited',
-        exitCode: code ?? 128 + signalNumber(signal),
-        signal: signal ?? null,
-        ...(stopReason ? { message: stopReason } : {}),
-      };
-      const closeTimer = setTimeout(() => finish(result), 1000);
-      child.once('close', () => {
-        clearTimeout(closeTimer);
-        finish(result);
+      void job.notRunnable.then((why) => {
+        if (why) return finish(cannotRun(why, `spawn ${file} ${why}`));
+        const result: FinishRequest = {
+          outcome: stopping ?? 'exited',
+          ...job.status(code, signal),
+          ...(stopReason ? { message: stopReason } : {}),
+        };
+        const closeTimer = setTimeout(() => finish(result), 1000);
+        child.once('close', () => {
+          clearTimeout(closeTimer);
+          finish(result);
+        });
+        if (child.stdout!.readableEnded && child.stderr!.readableEnded) {
+          clearTimeout(closeTimer);
+          finish(result);
+        }
       });
-      if (child.stdout.readableEnded && child.stderr.readableEnded) {
-        clearTimeout(closeTimer);
-        finish(result);
-      }
     });
 
     /** Long-polls the server: each call is a heartbeat, and returns early when the job is cancelled. */
@@ -319,6 +330,9 @@ function execute(
         try {
           const r = await client.post<HeartbeatResponse>(`/heartbeat?wait=${wait}&rank=${spec.rank}`);
           if (r?.cancel) stop('cancelled', r.reason ?? 'cancelled');
+          // Told to stop, the server answers every poll at once: from then on the heartbeat only
+          // says the agent lives, at the poll's pace, until the job has ended.
+          if (r?.cancel) await new Promise((wake) => timers.push(setTimeout(wake, wait * 1000)));
         } catch (e) {
           // The server no longer knows this job (token revoked), or has been unreachable for
           // longer than the client retries (its worker is lost by now): stop it, nobody will

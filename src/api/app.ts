@@ -22,6 +22,7 @@ import { bearerToken } from './bearer.js';
 import { clientAddress } from './client-address.js';
 import { installErrorHandlers } from './errors.js';
 import { installForwarding } from './forward.js';
+import { installJsonBody } from './json-body.js';
 import { installNulGuard } from './nul-guard.js';
 import { installRateLimit } from './rate-limit.js';
 import { toOpenApi30 } from './schemas.js';
@@ -66,6 +67,8 @@ export interface ApiOptions {
   https?: { cert: Buffer; key: Buffer };
   /** Requests per second per token (config `rateLimit.requestsPerSecond`); 0 or absent: none. */
   requestsPerSecond?: number;
+  /** Requests per second per job's token (config `rateLimit.jobRequestsPerSecond`); 0 or absent: none. */
+  jobRequestsPerSecond?: number;
 }
 
 export type Api = FastifyInstance;
@@ -86,6 +89,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  installJsonBody(app);
   installErrorHandlers(app);
   await app.register(swagger, {
     openapi: {
@@ -113,7 +117,10 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     );
   });
   // After authentication (it counts per token) and before the routes (it hooks each).
-  await installRateLimit(app, { requestsPerSecond: opts.requestsPerSecond ?? 0 });
+  await installRateLimit(app, {
+    requestsPerSecond: opts.requestsPerSecond ?? 0,
+    jobRequestsPerSecond: opts.jobRequestsPerSecond ?? 0,
+  });
   // After authentication: a follower checks the token itself before it hands a request on.
   installForwarding(app, ctx);
   // Before every route's schema: no NUL reaches a service or the store (nul-guard.ts).

@@ -31,13 +31,14 @@ export function quantityList(
     if (eq <= 0) throw new InvalidArgumentError(`expected RESOURCE=QUANTITY, got "${item}"`);
     const resource = item.slice(0, eq).trim();
     const quantity = item.slice(eq + 1).trim();
-    if (resource in out) throw new InvalidArgumentError(`${resource} is given twice`);
     try {
       checkName(RESOURCE_NAME, RESOURCE_NAME_HELP, 'resource', resource);
       parseAmount(resource, quantity, resource);
     } catch (err) {
       rethrow(err);
     }
+    // Own keys only: `in` would find what every object has (hasOwnProperty, …; issue #40).
+    if (Object.hasOwn(out, resource)) throw new InvalidArgumentError(`${resource} is given twice`);
     out[resource] = quantity;
   }
   return out;

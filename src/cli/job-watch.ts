@@ -8,6 +8,7 @@ import type { ArraySummary } from '../domain/job-array.js';
 import type { Job } from './api-types.js';
 import type { JobRef } from './flags.js';
 import { apiPath, ConnectionError, type ApiClient } from './client.js';
+import { printable } from './output.js';
 
 /** Polling starts fast (short jobs) and slows down to once a second (long ones). */
 const FIRST_POLL_MS = 100;
@@ -18,7 +19,7 @@ const EXIT_INTERRUPTED = 130;
 export const jobPath = (id: number): string => apiPath`/jobs/${id}`;
 
 /** `job 12 failed (exited with code 3)`. */
-export const stateLine = (job: Job): string => `job ${job.id} ${job.state} (${job.reason})`;
+export const stateLine = (job: Job): string => `job ${job.id} ${job.state} (${printable(job.reason)})`;
 
 /**
  * The exit code that stands for a finished job: its own for a failure with one, 1 for a failure

@@ -1,9 +1,15 @@
-/** Human-readable output: aligned tables and `key: value` blocks. JSON output is the API's own. */
+/**
+ * Human-readable output: aligned tables and `key: value` blocks, text from jobs escaped
+ * (domain/printable.ts). JSON output is the API's own.
+ */
+import { printable } from '../domain/printable.js';
+
+export { printable };
 
 export type Cell = string | number | boolean | null | undefined;
 
 /** Missing values show as `-`; an empty string stays empty (e.g. an unmarked CURRENT column). */
-const text = (c: Cell): string => (c === null || c === undefined ? '-' : String(c));
+const text = (c: Cell): string => (c === null || c === undefined ? '-' : printable(String(c)));
 
 /** The narrowest the last column of a table is cut to, however narrow the terminal. */
 const MIN_LAST_COLUMN = 20;
@@ -50,7 +56,7 @@ export function fields(entries: [string, Cell | string[]][]): string {
       const label = `${key}:`.padEnd(width);
       if (!Array.isArray(value)) return `${label}${value === '' ? '-' : text(value)}`;
       if (value.length === 0) return `${label}-`;
-      return [`${key}:`, ...value.map((v) => `  ${v}`)].join('\n');
+      return [`${key}:`, ...value.map((v) => `  ${printable(v)}`)].join('\n');
     })
     .join('\n');
 }

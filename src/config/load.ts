@@ -15,6 +15,7 @@ import { PRIVILEGE, PRIVILEGE_HELP, RESOURCE_NAME, RESOURCE_NAME_HELP } from '..
 import {
   ConfigSchema,
   DEFAULT_PIDS_LIMIT,
+  DEFAULT_TMP_BYTES,
   MAX_HISTORY_SAMPLES,
   SIMULATED_CAPACITY,
   type Config,
@@ -32,6 +33,13 @@ import { resolveTargets } from './targets.js';
  * for its answers makes, far below what a flood would.
  */
 export const DEFAULT_REQUESTS_PER_SECOND = 1000;
+
+/**
+ * A job's token's API requests per second by default (its agent's start, heartbeats and finish
+ * aside): its agent uploads output at most 50 times a second (agent/log-uploader.ts), and job code
+ * that polls the API waits for its answers; a loop that does not is held to this.
+ */
+export const DEFAULT_JOB_REQUESTS_PER_SECOND = 100;
 
 export const DEFAULT_LISTEN = '127.0.0.1:7070';
 export const DEFAULT_DATA_DIR = './.berth';
@@ -94,7 +102,29 @@ const SLURM_FIELDS = [
 ] as const;
 
 /** Settings only a local factory takes. */
-const LOCAL_FIELDS = ['cgroups', 'pidsLimit', 'devices'] as const;
+const LOCAL_FIELDS = ['cgroups', 'pidsLimit', 'devices', 'namespaces', 'tmpSize', 'network'] as const;
+
+/**
+ * A local factory's `isolation: required` asks for all of what keeps tenants apart (issue #38): a
+ * uid per job, and cgroups and namespaces, each `required` unless set otherwise — so that a machine
+ * that cannot enforce memory, cpu, pids, devices or the namespaces stops the server, naming which
+ * (factories/cgroups.ts, namespaces.ts). Either turned off beside it is a contradiction, refused.
+ */
+function wholeIsolation(
+  name: string,
+  f: NonNullable<RawConfig['factories']>[string],
+  file?: string,
+): { cgroups?: 'required'; namespaces?: 'required' } {
+  if (f.isolation !== 'required') return {};
+  for (const key of ['cgroups', 'namespaces'] as const)
+    if (f[key] === 'off')
+      throw new ConfigError(
+        `factories.${name}.${key}`,
+        `off, but isolation: required asks for every protection (uids, cgroups, namespaces); use isolation: auto to run without ${key}`,
+        file,
+      );
+  return { cgroups: 'required', namespaces: 'required' };
+}
 
 /**
  * `runAs.uids` parsed (by default a range picked from the data directory and the factory's name):
@@ -170,6 +200,8 @@ export interface ConfigOverrides {
   insecureHttp?: boolean;
   /** --rate-limit: API requests per second per token (0: none). */
   requestsPerSecond?: number;
+  /** --job-rate-limit: API requests per second per job's token (0: none). */
+  jobRequestsPerSecond?: number;
 }
 
 /** Fills defaults and checks the references between sections. */
@@ -205,7 +237,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
           file,
         );
     }
-    const { timeLimit, runAs, ...rest } = f;
+    const { timeLimit, runAs, tmpSize, ...rest } = f;
     const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
     // What its agents trust: its own `ca`, else the server's certificate itself (pinned).
     const ca = f.ca === undefined ? tls?.cert : fromConfigDir(f.ca, file);
@@ -226,7 +258,9 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
       ...(runAs?.projects ? { projectUsers: runAs.projects } : {}),
       ...(f.kind === 'local'
         ? {
+            ...wholeIsolation(name, f, file),
             pidsLimit: f.pidsLimit ?? DEFAULT_PIDS_LIMIT,
+            tmpBytes: bytesSetting(`factories.${name}.tmpSize`, tmpSize, file) ?? DEFAULT_TMP_BYTES,
             // On this machine: relative to the config file, as every local path.
             ...(f.workRoot !== undefined ? { workRoot: fromConfigDir(f.workRoot, file) } : {}),
           }
@@ -290,6 +324,10 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     rateLimit: {
       requestsPerSecond:
         overrides.requestsPerSecond ?? raw.rateLimit?.requestsPerSecond ?? DEFAULT_REQUESTS_PER_SECOND,
+      jobRequestsPerSecond:
+        overrides.jobRequestsPerSecond ??
+        raw.rateLimit?.jobRequestsPerSecond ??
+        DEFAULT_JOB_REQUESTS_PER_SECOND,
     },
     leaseSeconds,
     renewSeconds,

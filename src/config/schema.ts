@@ -32,6 +32,15 @@ export type IsolationMode = (typeof ISOLATION_MODES)[number];
 /** local, with cgroups: the processes (and threads) one job may have at once unless configured. */
 export const DEFAULT_PIDS_LIMIT = 4096;
 
+/**
+ * local: whether each job gets namespaces of its own (agent/sandbox.ts: a private /tmp, /dev/shm,
+ * /dev and process view): `auto` where the machine allows, `required` (else refuse to start), `off`.
+ */
+export const NAMESPACES_MODES = ['auto', 'required', 'off'] as const;
+export type NamespacesMode = (typeof NAMESPACES_MODES)[number];
+
+export { DEFAULT_TMP_BYTES } from '../domain/private-tmp.js';
+
 /** Whose variables tell a job its devices: CUDA_VISIBLE_DEVICES (nvidia), ROCR_VISIBLE_DEVICES (amd). */
 const VENDOR = Type.Union([Type.Literal('nvidia'), Type.Literal('amd'), Type.Literal('none')]);
 
@@ -51,6 +60,12 @@ const FactorySchema = strict({
   cgroups: Type.Optional(Type.Union(CGROUPS_MODES.map((m) => Type.Literal(m)))),
   /** local, with cgroups: the most processes (and threads) one job may have at once (default 4096). */
   pidsLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** local: namespaces per job, `auto` (default) where the machine allows, `required`, or `off`. */
+  namespaces: Type.Optional(Type.Union(NAMESPACES_MODES.map((m) => Type.Literal(m)))),
+  /** local, with namespaces: the size of a job's private /tmp, and of its /dev/shm (default 1Gi). */
+  tmpSize: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+  /** local, with namespaces: `host` (default), or `none`: a job reaches no network, not even the server. */
+  network: Type.Optional(Type.Union([Type.Literal('host'), Type.Literal('none')])),
   /**
    * local, slurm: each job (slurm: each worker) under a uid of its own (`auto`, default, where the
    * server can switch users), `required` (else refuse to start), or `off` (docs/SECURITY.md).
@@ -133,6 +148,14 @@ const TargetSchema = strict({
   idleTimeout: Type.Optional(Type.Union([Type.String(), Type.Integer({ minimum: 1 })])),
   /** The timeout of a job on this target that gives none (default: none, as Slurm's DefaultTime). */
   defaultTimeout: Type.Optional(Type.Union([Type.String(), Type.Integer({ minimum: 1 })])),
+  /**
+   * What a job on this target requests of a resource it names no request for, per worker (as
+   * Kubernetes' LimitRange `default`): `{ memory: 1Gi }` gives a job that asked for nothing a
+   * ceiling its cgroup enforces. A resource in `maxRequests` and not here defaults to its maximum.
+   */
+  defaultRequests: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]))),
+  /** The most a job on this target may request of a resource, per worker: more is refused (422). */
+  maxRequests: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]))),
 });
 const ResourceSchema = strict({
   kind: Type.Union(RESOURCE_KINDS.map((k) => Type.Literal(k))),
@@ -216,10 +239,13 @@ export const ConfigSchema = strict({
   leaseSeconds: Type.Optional(Type.Integer({ minimum: 3, maximum: 3600 })),
   renewSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 1200 })),
   graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
-  /** API requests per second one token may make (0: no limit); agents are never limited. */
+  /** API requests per second one token may make, and one job's token (0: no limit). */
   rateLimit: Type.Optional(
     Type.Object(
-      { requestsPerSecond: Type.Integer({ minimum: 0, maximum: 1_000_000 }) },
+      {
+        requestsPerSecond: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+        jobRequestsPerSecond: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+      },
       { additionalProperties: false },
     ),
   ),
@@ -235,8 +261,10 @@ export const ConfigSchema = strict({
 export type RawConfig = Static<typeof ConfigSchema>;
 /** A factory as berth.yaml writes it. */
 export type RawFactory = Static<typeof FactorySchema>;
-export type FactoryConfig = Omit<RawFactory, 'timeLimit' | 'runAs'> & {
+export type FactoryConfig = Omit<RawFactory, 'timeLimit' | 'runAs' | 'tmpSize'> & {
   capacity: number;
+  /** local: `tmpSize` in bytes (its default when absent). */
+  tmpBytes?: number;
   /** local, slurm: `runAs.uids`, parsed (its default when absent). */
   jobUids?: UidRange;
   /** slurm: `runAs.projects`, project → Unix user name. */
@@ -244,11 +272,18 @@ export type FactoryConfig = Omit<RawFactory, 'timeLimit' | 'runAs'> & {
   /** slurm: `timeLimit` in seconds. */
   timeLimitSeconds?: number;
 };
-export type TargetConfig = Omit<Static<typeof TargetSchema>, 'idleTimeout' | 'defaultTimeout'> & {
+export type TargetConfig = Omit<
+  Static<typeof TargetSchema>,
+  'idleTimeout' | 'defaultTimeout' | 'defaultRequests' | 'maxRequests'
+> & {
   /** With `reuse`: `idleTimeout` in seconds. */
   idleTimeoutSeconds?: number;
   /** `defaultTimeout` in seconds, when set. */
   defaultTimeoutSeconds?: number;
+  /** Requests given to a job that names none of the resource (a maximum's resource included), as written. */
+  defaultRequests?: Record<string, string>;
+  /** The most a job may request, per resource (parsed amounts: milli-units for cpu). */
+  maxRequests?: Record<string, number>;
 };
 export type ResourceConfig = Static<typeof ResourceSchema>;
 
@@ -281,8 +316,8 @@ export interface Config {
   renewSeconds: number;
   /** Between SIGTERM and SIGKILL when a job is stopped. */
   graceSeconds: number;
-  /** API requests per second one token may make; 0: no limit. */
-  rateLimit: { requestsPerSecond: number };
+  /** API requests per second one token may make, and one job's token (its agent's lifeline aside); 0: no limit. */
+  rateLimit: { requestsPerSecond: number; jobRequestsPerSecond: number };
   factories: Record<string, FactoryConfig>;
   targets: Record<string, TargetConfig>;
   resources: Record<string, ResourceConfig>;

@@ -23,6 +23,24 @@ export function durationSetting(
   return seconds;
 }
 
+/** A quantity of `resource` (`500m`, `2`, `16Gi`), as domain/quantity.ts parses a request's. */
+export function quantitySetting(
+  key: string,
+  resource: string,
+  value: string | number,
+  file?: string,
+): number {
+  try {
+    return parseAmount(resource, value);
+  } catch {
+    throw new ConfigError(
+      key,
+      `${JSON.stringify(value)} is not a quantity (a non-negative number with an optional suffix: 500m, 2, 16Gi, 10G)`,
+      file,
+    );
+  }
+}
+
 /** A size setting (`100Mi`, `1G`, or a number of bytes) in bytes; undefined when not set. */
 export function bytesSetting(
   key: string,

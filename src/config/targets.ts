@@ -1,13 +1,16 @@
 /**
  * The `targets` section: each target names a factory; pilot workers (`reuse`) need a slurm
  * factory whose workers run berth's agent; a target's `defaultTimeout` is the timeout of its jobs
- * that give none.
+ * that give none, its `defaultRequests` their requests of what they name none of, its
+ * `maxRequests` the most they may ask.
  */
 import { formatSpan } from '../domain/duration.js';
 import { ConfigError } from '../domain/errors.js';
-import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
+import { JOBS_RESOURCE } from '../domain/cluster-queue.js';
+import { PRIVILEGE, PRIVILEGE_HELP, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
+import { formatAmount } from '../domain/quantity.js';
 import type { FactoryConfig, RawConfig, TargetConfig } from './schema.js';
-import { checkName, durationSetting } from './settings.js';
+import { checkName, durationSetting, quantitySetting } from './settings.js';
 
 /** Every target, checked against the factories; with none configured, `local` on the local factory. */
 export function resolveTargets(
@@ -33,7 +36,8 @@ export function resolveTargets(
       );
     if (t.idleTimeout !== undefined && !t.reuse)
       throw new ConfigError(`targets.${name}.idleTimeout`, 'is for a target with reuse: true only', file);
-    const { idleTimeout, defaultTimeout, ...rest } = t;
+    const { idleTimeout, defaultTimeout, defaultRequests, maxRequests, ...rest } = t;
+    const requests = requestBounds(name, defaultRequests, maxRequests, file);
     const idleTimeoutSeconds = durationSetting(`targets.${name}.idleTimeout`, idleTimeout, file);
     const defaultTimeoutSeconds = durationSetting(`targets.${name}.defaultTimeout`, defaultTimeout, file);
     const limit = factory.timeLimitSeconds;
@@ -47,9 +51,52 @@ export function resolveTargets(
       ...rest,
       ...(t.reuse ? { idleTimeoutSeconds: idleTimeoutSeconds ?? 300 } : {}),
       ...(defaultTimeoutSeconds !== undefined ? { defaultTimeoutSeconds } : {}),
+      ...requests,
     };
   }
   return targets;
+}
+
+/**
+ * A target's `defaultRequests` and `maxRequests`, checked: resource names and quantities, each
+ * default within its maximum; a maximum's resource with no default defaults to the maximum (a job
+ * that asked for nothing is then held to it too).
+ */
+function requestBounds(
+  target: string,
+  defaults: Record<string, string | number> | undefined,
+  maxima: Record<string, string | number> | undefined,
+  file?: string,
+): Pick<TargetConfig, 'defaultRequests' | 'maxRequests'> {
+  const amount = (key: string, resource: string, value: string | number): number => {
+    const where = `targets.${target}.${key}.${resource}`;
+    if (!RESOURCE_NAME.test(resource)) throw new ConfigError(where, RESOURCE_NAME_HELP, file);
+    if (resource === JOBS_RESOURCE)
+      throw new ConfigError(where, 'every job requests jobs: 1; leave it out', file);
+    return quantitySetting(where, resource, value, file);
+  };
+  const out: Pick<TargetConfig, 'defaultRequests' | 'maxRequests'> = {};
+  if (maxima !== undefined && Object.keys(maxima).length > 0) {
+    out.maxRequests = {};
+    for (const [resource, value] of Object.entries(maxima))
+      out.maxRequests[resource] = amount('maxRequests', resource, value);
+  }
+  const given: Record<string, string> = {};
+  for (const [resource, value] of Object.entries(defaults ?? {})) {
+    const wanted = amount('defaultRequests', resource, value);
+    const max = out.maxRequests?.[resource];
+    if (max !== undefined && wanted > max)
+      throw new ConfigError(
+        `targets.${target}.defaultRequests.${resource}`,
+        `${String(value)} is more than its maximum (maxRequests.${resource}: ${formatAmount(resource, max)})`,
+        file,
+      );
+    given[resource] = typeof value === 'number' ? String(value) : value.trim();
+  }
+  for (const [resource, max] of Object.entries(out.maxRequests ?? {}))
+    given[resource] ??= formatAmount(resource, max);
+  if (Object.keys(given).length > 0) out.defaultRequests = given;
+  return out;
 }
 
 /**

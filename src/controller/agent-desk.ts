@@ -111,8 +111,8 @@ export class AgentDesk implements AgentProtocol {
     }
   }
 
-  async agentLogs(jobId: number, text: string): Promise<void> {
-    await this.logBudget.append(this.jobForAgent(jobId), text);
+  async agentLogs(jobId: number, data: Buffer): Promise<void> {
+    await this.logBudget.append(this.jobForAgent(jobId), data);
   }
 
   /** Long poll: counts as a heartbeat; returns at once when the job must stop. */

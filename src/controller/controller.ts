@@ -200,8 +200,8 @@ export class Controller implements ControllerPort, FactoryListener {
     return this.desk.agentStart(jobId, member, waitMs);
   }
 
-  agentLogs(jobId: number, text: string): Promise<void> {
-    return this.desk.agentLogs(jobId, text);
+  agentLogs(jobId: number, data: Buffer): Promise<void> {
+    return this.desk.agentLogs(jobId, data);
   }
 
   agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse> {

@@ -28,15 +28,20 @@ interface RunLog {
   tail: Promise<void>;
 }
 
-/** The longest start of `text` whose UTF-8 takes at most `bytes`, cut between characters. */
-export function utf8Prefix(text: string, bytes: number): string {
-  const buf = Buffer.from(text, 'utf8');
-  if (buf.length <= bytes) return text;
+/**
+ * The first `bytes` of `data` at most, cut before a UTF-8 character that would not fit whole
+ * (output that is not UTF-8 is cut at most 3 bytes short of the bound: a continuation byte goes
+ * with what it seems to continue).
+ */
+export function utf8Prefix(data: Buffer, bytes: number): Buffer {
+  if (data.length <= bytes) return data;
   let end = Math.max(0, bytes);
-  // buf[end] is the first byte left out: if it continues a character, that character goes too.
-  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
-  return buf.toString('utf8', 0, end);
+  // data[end] is the first byte left out: if it continues a character, that character goes too.
+  for (let back = 0; back < 3 && end > 0 && (data[end]! & 0xc0) === 0x80; back++) end--;
+  return data.subarray(0, end);
 }
+
+const NEWLINE = 0x0a;
 
 export class LogBudget {
   /** By tracked job: the entry goes with the job when the model drops it. */
@@ -49,9 +54,9 @@ export class LogBudget {
     private readonly max: number,
   ) {}
 
-  /** Appends `text` to the job's log, or the part of it within the bound, or nothing. */
-  append(job: LoggingJob, text: string): Promise<void> {
-    if (this.max === Infinity) return this.logs.append(job.id, text);
+  /** Appends `data` to the job's log, or the part of it within the bound, or nothing. */
+  append(job: LoggingJob, data: Buffer): Promise<void> {
+    if (this.max === Infinity) return this.logs.append(job.id, data);
     const attempt = job.attempts + 1;
     let run = this.runs.get(job);
     if (run?.attempt !== attempt) {
@@ -59,27 +64,27 @@ export class LogBudget {
       this.runs.set(job, run);
     }
     const current = run;
-    const turn = current.tail.then(() => this.write(job.id, current, text));
+    const turn = current.tail.then(() => this.write(job.id, current, data));
     current.tail = turn.catch(() => {}); // the caller gets the failure; the next upload goes on
     return turn;
   }
 
-  private async write(jobId: number, run: RunLog, text: string): Promise<void> {
+  private async write(jobId: number, run: RunLog, data: Buffer): Promise<void> {
     run.used ??= await this.usedSoFar(jobId, run.attempt);
     // Past the bound only once the notice is written (the output itself stops at the bound).
-    if (run.used > this.max || text === '') return;
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (run.used + bytes <= this.max) {
-      await this.logs.append(jobId, text);
-      run.used += bytes;
-      run.atLineStart = text.endsWith('\n');
+    if (run.used > this.max || data.length === 0) return;
+    if (run.used + data.length <= this.max) {
+      await this.logs.append(jobId, data);
+      run.used += data.length;
+      run.atLineStart = data.at(-1) === NEWLINE;
       return;
     }
-    const kept = utf8Prefix(text, this.max - run.used);
-    const lineStart = kept === '' ? run.atLineStart : kept.endsWith('\n');
+    const kept = utf8Prefix(data, this.max - run.used);
+    const lineStart = kept.length === 0 ? run.atLineStart : kept.at(-1) === NEWLINE;
     const notice = `${lineStart ? '' : '\n'}berth: log limit of ${formatBytes(this.max)} reached; further output of this run is dropped (logs.maxBytesPerJob)\n`;
-    await this.logs.append(jobId, kept + notice);
-    run.used += Buffer.byteLength(kept + notice, 'utf8');
+    const written = Buffer.concat([kept, Buffer.from(notice, 'utf8')]);
+    await this.logs.append(jobId, written);
+    run.used += written.length;
   }
 
   /** What the run has written already: its log from the previous attempt's end. */

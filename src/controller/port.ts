@@ -60,7 +60,7 @@ export type LiveQueueFigures = QueueFigures & { running: number; admissions: num
 export interface AgentProtocol {
   /** Null while a gang's other members have not arrived: a long poll up to `waitMs`, asked again. */
   agentStart(jobId: number, member?: Member, waitMs?: number): Promise<StartResponse | null>;
-  agentLogs(jobId: number, text: string): Promise<void>;
+  agentLogs(jobId: number, data: Buffer): Promise<void>;
   /** Long poll: counts as a heartbeat; returns early when the job must stop. */
   agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
   /** Resolves with the worker's id if it stays, a pilot, for its next job; else null. */

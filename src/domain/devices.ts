@@ -129,6 +129,25 @@ export class DeviceBook {
   }
 
   /** The device files of `kind` that `assigned` does not hold: what its job must not open. */
+  /** The device files of the devices `assigned`: what a job's own /dev holds of them. */
+  ownFiles(assigned: DeviceAssignment): string[] {
+    const files: string[] = [];
+    for (const [kind, k] of Object.entries(this.inventory)) {
+      const mine = new Set(assigned[kind] ?? []);
+      for (const d of k.devices) if (mine.has(d.id)) files.push(...d.files);
+    }
+    return files;
+  }
+
+  /** The vendors of the kinds `assigned` holds any device of. */
+  vendors(assigned: DeviceAssignment): Set<DeviceVendor> {
+    return new Set(
+      Object.entries(assigned)
+        .filter(([, ids]) => ids.length > 0)
+        .map(([kind]) => this.inventory[kind]?.vendor ?? 'none'),
+    );
+  }
+
   othersFiles(assigned: DeviceAssignment): string[] {
     const files: string[] = [];
     for (const [kind, k] of Object.entries(this.inventory)) {

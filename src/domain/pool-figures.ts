@@ -27,6 +27,10 @@ export interface TargetView {
   reuse: boolean;
   /** The timeout of a job that gives none (`defaultTimeout`), in seconds. */
   defaultTimeoutSeconds: number | null;
+  /** What a job that names no request of a resource is given of it (`defaultRequests`). */
+  defaultRequests: Record<string, string>;
+  /** The most a job may request of a resource, per worker (`maxRequests`). */
+  maxRequests: Record<string, string>;
   /**
    * Who its jobs run as, in words: a uid of their own each, or the server's user (one tenant
    * only: jobs of different projects can reach each other); null when not known.

@@ -16,6 +16,7 @@ import { JOBS_RESOURCE } from './cluster-queue.js';
 import { parseDuration } from './duration.js';
 import { BadRequestError } from './errors.js';
 import { isMilliResource, type Amounts } from './quantity.js';
+import { dictionary } from './names.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -105,7 +106,8 @@ export const noUsage = (): UsageCounts => ({
   waitCount: 0,
   waitMsMax: 0,
   heldMs: 0,
-  resources: {},
+  // Keyed by resource names from outside: no inherited member answers a lookup (issue #40).
+  resources: dictionary<number>(),
 });
 
 /** `[from, to)` cut at hour boundaries: the hours it overlaps and how long in each (none when empty). */

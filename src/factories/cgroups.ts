@@ -54,6 +54,8 @@ export class CgroupEnforcement {
     private readonly parents: Map<Controller, string>,
     /** For the start line: what is enforced, or why not. */
     readonly summary: string,
+    /** 1: a hierarchy per controller; 2: one unified hierarchy, one group per job. */
+    readonly version: 1 | 2 = 1,
   ) {}
 
   /**
@@ -67,17 +69,20 @@ export class CgroupEnforcement {
     let parents: Parents = { dirs: new Map(), refused: new Map() };
     if (found.usable) {
       const relative = join(serverGroup(opts.dataDir), opts.factory);
-      parents = makeParents(found.bases, relative, wanted(opts), keep);
+      parents = makeParents(found, relative, wanted(opts), keep);
     }
+    const version = found.usable ? found.version : 1;
     const why = !found.usable
       ? found.why
       : parents.dirs.size === 0
         ? `no writable cgroup controllers (${list(parents.refused)})`
         : undefined;
-    if (opts.mode === 'required' && (why || parents.refused.size > 0)) {
+    // On v2 a job's devices are fenced by its own /dev (namespaces), not by the cgroup.
+    const missing = new Map([...parents.refused].filter(([c]) => !(version === 2 && c === 'devices')));
+    if (opts.mode === 'required' && (why || missing.size > 0)) {
       throw new ConfigError(
         `factories.${opts.factory}.cgroups`,
-        `required, but requests cannot be enforced on this machine: ${why ?? list(parents.refused)}`,
+        `required, but requests cannot be enforced on this machine: ${why ?? list(missing)}`,
         opts.file,
       );
     }
@@ -87,8 +92,9 @@ export class CgroupEnforcement {
     return new CgroupEnforcement(
       opts,
       parents.dirs,
-      `requests enforced by cgroup v1 (${[...parents.dirs.keys()].join(', ')}${refused}), ` +
+      `requests enforced by cgroup v${version} (${[...parents.dirs.keys()].join(', ')}${refused}), ` +
         `a group per job under ${anyDir}`,
+      version,
     );
   }
 
@@ -114,30 +120,17 @@ export class CgroupEnforcement {
     /** Devices cgroup rules (`c 195:1 rwm`) for the device files that are other jobs' (devices.ts). */
     denied: string[] = [],
   ): Promise<JobCgroup | undefined> {
-    const settings = new Map<Controller, Setting[]>();
-    const memory = requests.memory ?? 0;
-    if (memory > 0)
-      settings.set('memory', [
-        { file: 'memory.limit_in_bytes', value: memory },
-        // No swap beyond the limit either, as Slurm's default; the file exists only with swap accounting.
-        { file: 'memory.memsw.limit_in_bytes', value: memory, optional: true },
-      ]);
-    const cpu = requests.cpu ?? 0;
-    if (cpu > 0) {
-      const quota = Math.max(MIN_CPU_QUOTA_US, Math.round((cpu * CPU_PERIOD_US) / 1000));
-      settings.set('cpu', [
-        { file: 'cpu.cfs_period_us', value: CPU_PERIOD_US },
-        { file: 'cpu.cfs_quota_us', value: quota },
-      ]);
-    }
-    if (this.opts.pidsLimit !== undefined)
-      settings.set('pids', [{ file: 'pids.max', value: this.opts.pidsLimit }]);
+    const settings =
+      this.version === 2
+        ? unifiedSettings(requests, this.opts.pidsLimit)
+        : v1Settings(requests, this.opts.pidsLimit);
     // One rule per write: the kernel takes one line at a time.
-    if (denied.length > 0)
+    if (denied.length > 0 && this.version === 1)
       settings.set(
         'devices',
         denied.map((rule) => ({ file: 'devices.deny', value: rule })),
       );
+    const memory = requests.memory ?? 0;
 
     const name = `job-${jobId}.worker-${workerId}${rank === undefined ? '' : `.rank-${rank}`}`;
     const cgroup: JobCgroup = { dirs: [] };
@@ -148,16 +141,17 @@ export class CgroupEnforcement {
         const dir = join(parent, name);
         // recursive: the parent may have been removed by a predecessor closing meanwhile
         await mkdir(dir, { recursive: true });
-        cgroup.dirs.push(dir);
+        if (!cgroup.dirs.includes(dir)) cgroup.dirs.push(dir); // v2: one group, every controller
         for (const setting of values) await apply(dir, setting);
         // A job under its own uid joins its groups itself (agent/cgroups.ts): it may write its pid
         // into its own groups' cgroup.procs, and nothing else there — not the limits, not another
         // group's, not a subgroup (the directory stays the server's).
-        if (owner) {
+        if (owner && cgroup.dirs.at(-1) === dir) {
           await chmod(dir, 0o755); // made under the server's umask (077)
           await chown(join(dir, 'cgroup.procs'), owner.uid, owner.gid);
         }
         if (c === 'memory') cgroup.memory = { dir, limit: formatAmount('memory', memory) };
+        if (this.version === 2) cgroup.unified = true;
       }
     } catch (e) {
       await removeCgroup(cgroup.dirs).catch(() => {});
@@ -175,7 +169,7 @@ export class CgroupEnforcement {
    */
   async removeStale(): Promise<void> {
     const stale: string[] = [];
-    for (const parent of this.parents.values()) {
+    for (const parent of new Set(this.parents.values())) {
       stale.push(...subgroups(parent));
       const base = join(parent, '..', '..');
       stale.push(...subgroups(base).filter((dir) => deadServerGroup(basename(dir))));
@@ -185,7 +179,7 @@ export class CgroupEnforcement {
 
   /** Removes the factory's parent groups, and the server's, once empty. */
   close(): void {
-    for (const dir of this.parents.values()) removeUpTo(dir, join(dir, '..'));
+    for (const dir of new Set(this.parents.values())) removeUpTo(dir, join(dir, '..'));
   }
 }
 
@@ -204,6 +198,53 @@ async function removeTree(dir: string): Promise<void> {
   for (const child of subgroups(dir)) await removeTree(child);
   await removeCgroup([dir]);
 }
+
+/** cgroup v1: a hierarchy per controller, each with its own files. */
+function v1Settings(requests: Amounts, pidsLimit: number | undefined): Map<Controller, Setting[]> {
+  const settings = new Map<Controller, Setting[]>();
+  const memory = requests.memory ?? 0;
+  if (memory > 0)
+    settings.set('memory', [
+      { file: 'memory.limit_in_bytes', value: memory },
+      // No swap beyond the limit either, as Slurm's default; the file exists only with swap accounting.
+      { file: 'memory.memsw.limit_in_bytes', value: memory, optional: true },
+    ]);
+  const cpu = requests.cpu ?? 0;
+  if (cpu > 0)
+    settings.set('cpu', [
+      { file: 'cpu.cfs_period_us', value: CPU_PERIOD_US },
+      { file: 'cpu.cfs_quota_us', value: cpuQuota(cpu) },
+    ]);
+  if (pidsLimit !== undefined) settings.set('pids', [{ file: 'pids.max', value: pidsLimit }]);
+  return settings;
+}
+
+/**
+ * cgroup v2: one group per job. `memory.max` is the request, with no swap beyond it, and
+ * `memory.oom.group` so that the kernel's OOM kill takes the whole job, not one process of it.
+ * `cpu.max` — a hard quota, as v1's CFS quota — rather than `cpu.weight`: a job's request is also
+ * its limit in berth (what its queue's quota counted is what it gets, as on v1 and under Slurm's
+ * cores), where a weight would let it use every idle core and finish sooner on an empty machine
+ * than on a full one.
+ */
+function unifiedSettings(requests: Amounts, pidsLimit: number | undefined): Map<Controller, Setting[]> {
+  const settings = new Map<Controller, Setting[]>();
+  const memory = requests.memory ?? 0;
+  if (memory > 0)
+    settings.set('memory', [
+      { file: 'memory.max', value: memory },
+      { file: 'memory.swap.max', value: 0, optional: true },
+      { file: 'memory.oom.group', value: 1, optional: true },
+    ]);
+  const cpu = requests.cpu ?? 0;
+  if (cpu > 0) settings.set('cpu', [{ file: 'cpu.max', value: `${cpuQuota(cpu)} ${CPU_PERIOD_US}` }]);
+  if (pidsLimit !== undefined) settings.set('pids', [{ file: 'pids.max', value: pidsLimit }]);
+  return settings;
+}
+
+/** A request in millicores as a quota per CPU_PERIOD_US, at least the kernel's smallest. */
+const cpuQuota = (millicores: number): number =>
+  Math.max(MIN_CPU_QUOTA_US, Math.round((millicores * CPU_PERIOD_US) / 1000));
 
 interface Setting {
   file: string;

@@ -5,7 +5,7 @@
  * device they are not (cgroups.ts). The assignment itself is pure (domain/devices.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Config, FactoryConfig } from '../config/schema.js';
 import {
   parseNvidiaSmi,
@@ -20,6 +20,21 @@ export interface FactoryDevices {
   inventory: DeviceInventory;
   /** For the start line and `berth targets`: `gpu: 2 (0, 1)`, or what detection found. */
   summary: string;
+}
+
+/**
+ * The control nodes a vendor's devices need beside their own (CUDA opens nvidiactl and nvidia-uvm
+ * whichever GPU it uses; ROCm opens kfd): shared by every job given one of its devices, in the
+ * job's own /dev (agent/sandbox.ts). Only those that exist on the machine.
+ */
+const CONTROL_FILES: Record<DeviceVendor, string[]> = {
+  nvidia: ['/dev/nvidiactl', '/dev/nvidia-uvm', '/dev/nvidia-uvm-tools', '/dev/nvidia-modeset'],
+  amd: ['/dev/kfd'],
+  none: [],
+};
+
+export function controlFiles(vendors: Iterable<DeviceVendor>): string[] {
+  return [...vendors].flatMap((v) => CONTROL_FILES[v]).filter((f) => existsSync(f));
 }
 
 /** How long nvidia-smi may take to answer at start. */

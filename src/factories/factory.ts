@@ -61,7 +61,7 @@ export interface AgentPort {
   agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
   agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<void>;
   /** Appends the job's output to its log. */
-  agentLogs(jobId: number, text: string): Promise<void>;
+  agentLogs(jobId: number, data: Buffer): Promise<void>;
   /**
    * What the job's agent will be given at its start, without starting it: for a worker that runs
    * its job itself (slurm's direct workers), whose batch script is written before it runs.

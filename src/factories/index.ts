@@ -33,7 +33,7 @@ export function createFactories(
 ): Map<string, Factory> {
   const factories = new Map<string, Factory>();
   for (const [name, f] of Object.entries(config.factories)) {
-    const { uids, users } = isolation.get(name) ?? {};
+    const { uids, users, sandbox } = isolation.get(name) ?? {};
     switch (f.kind) {
       case 'local':
         factories.set(
@@ -50,6 +50,7 @@ export function createFactories(
             ...(uids && users?.size ? { users } : {}),
             ...(f.workRoot !== undefined ? { workRoot: f.workRoot } : {}),
             ...(devices.has(name) ? { devices: devices.get(name)!.inventory } : {}),
+            ...(sandbox ? { sandbox } : {}),
           }),
         );
         break;

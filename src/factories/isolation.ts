@@ -14,6 +14,7 @@ import { cannotSwitchUsers } from '../agent/identity.js';
 import type { Config, FactoryConfig } from '../config/schema.js';
 import { ConfigError } from '../domain/errors.js';
 import type { UidRange } from '../domain/uid-range.js';
+import { factoryNamespaces, type FactoryNamespaces } from './namespaces.js';
 import { lookupUser, type UnixUser } from './unix-users.js';
 
 export interface FactoryIsolation {
@@ -24,6 +25,8 @@ export interface FactoryIsolation {
   uids?: UidRange;
   /** slurm: projects whose workers Slurm runs as a user of the cluster, by project. */
   users?: Map<string, UnixUser>;
+  /** local: the namespaces each job gets (namespaces.ts); absent: none. */
+  sandbox?: FactoryNamespaces['sandbox'];
   /** One line for the start-up output and `berth targets`. */
   summary: string;
 }
@@ -59,11 +62,21 @@ export function factoryIsolation(name: string, f: FactoryConfig, file?: string):
       `jobs run as the server's user here (${why}): no project can run as another user`,
       file,
     );
+  const { sandbox, summary: namespaces } = factoryNamespaces(name, f, file);
+  const confined = sandbox ? { sandbox } : {};
   if (why)
-    return { summary: f.isolation === 'off' ? `${oneTenant} (isolation: off)` : `${oneTenant}: ${why}` };
+    return {
+      ...confined,
+      summary: `${f.isolation === 'off' ? `${oneTenant} (isolation: off)` : `${oneTenant}: ${why}`}; ${namespaces}`,
+    };
   const uids = f.jobUids!;
   const { users, mapped } = mappedUsers(name, f, 'this machine', file);
-  return { uids, users, summary: `each job runs as a uid of its own (${uids.first}-${uids.last})${mapped}` };
+  return {
+    uids,
+    users,
+    ...confined,
+    summary: `each job runs as a uid of its own (${uids.first}-${uids.last})${mapped}; ${namespaces}`,
+  };
 }
 
 /**

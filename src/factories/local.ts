@@ -12,7 +12,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, rm, rmdir } from 'node:fs/promises';
+import { chmod, chown, mkdir, rmdir } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ import { removeCgroup, type JobCgroup } from '../agent/cgroups.js';
 import type { HostCommand, HostEvent } from '../agent/host-protocol.js';
 import { endProcesses, uidsWithProcesses, type JobIdentity } from '../agent/identity.js';
 import { groupAlive, killGroup } from '../agent/process-group.js';
+import { removeBeneath } from '../agent/remove-beneath.js';
 import type { CgroupsMode } from '../config/schema.js';
 import { CgroupEnforcement } from './cgroups.js';
 import type { UidRange } from '../domain/uid-range.js';
@@ -34,7 +35,9 @@ import {
   type DeviceAssignment,
   type DeviceInventory,
 } from '../domain/devices.js';
-import { denyRule } from './devices.js';
+import { controlFiles, denyRule } from './devices.js';
+import type { SandboxSpec } from '../agent/sandbox.js';
+import { packageRoot } from '../package-root.js';
 
 /** The host's entry point, as .ts under tsx (tests) or .js when built. */
 const HOST_MAIN = fileURLToPath(
@@ -60,6 +63,8 @@ export interface LocalFactoryOptions {
   workRoot?: string;
   /** The machine's devices (devices.ts): each member gets its own of what it requests. */
   devices?: DeviceInventory;
+  /** Namespaces per job (namespaces.ts, agent/sandbox.ts); absent: the host's. */
+  sandbox?: { tmpBytes: number; network: 'host' | 'none' };
 }
 
 export class LocalFactory implements Factory {
@@ -91,6 +96,8 @@ export class LocalFactory implements Factory {
   /** Each live worker's devices, by rank: kept in every handle it reports. */
   private readonly assigned = new Map<number, DeviceAssignment[]>();
   readonly devices: Record<string, number> | undefined;
+  /** berth's own files, which a job's `berth` runs from. */
+  private berthRoot: string | undefined;
 
   constructor(private readonly opts: LocalFactoryOptions) {
     this.name = opts.name;
@@ -315,9 +322,29 @@ export class LocalFactory implements Factory {
         ...(cgroup ? { cgroup } : {}),
         ...(identity ? { identity } : {}),
         ...(devices ? { env: deviceEnv(this.opts.devices!, devices[rank]!) } : {}),
+        ...(this.opts.sandbox ? { sandbox: this.sandboxSpec(dirs[rank]!, devices?.[rank]) } : {}),
       });
     }
     return { workdir, ...(devices ? { devices } : {}) };
+  }
+
+  /**
+   * A member's namespaces: its directory, and what else it is told of (the CA file, berth itself
+   * for the `berth` it may run) where a private mount would hide it; only its own device files,
+   * with their vendor's control nodes, in its /dev — a job that asked for none opens none.
+   */
+  private sandboxSpec(workdir: string, devices: DeviceAssignment | undefined): SandboxSpec {
+    const files =
+      devices && this.book
+        ? [...this.book.ownFiles(devices), ...controlFiles(this.book.vendors(devices))]
+        : [];
+    return {
+      workdir,
+      keep: [...(this.opts.ca ? [this.opts.ca] : []), (this.berthRoot ??= packageRoot())],
+      devices: files,
+      tmpBytes: this.opts.sandbox!.tmpBytes,
+      network: this.opts.sandbox!.network,
+    };
   }
 
   /**
@@ -387,9 +414,16 @@ export class LocalFactory implements Factory {
     this.assigned.delete(workerId);
     // Nothing of it runs any more: the next worker may start while its directory goes.
     stopped?.();
-    // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others.
+    // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others —
+    // one that follows no link the job may have put in a directory's place (remove-beneath.ts).
     const workdir = handle?.workdir ?? this.workdir(workerId);
-    await rmdir(workdir).catch(() => rm(workdir, { recursive: true, force: true }));
+    await rmdir(workdir).catch(async () => {
+      const { left } = await removeBeneath(workdir);
+      if (left.length > 0)
+        process.stderr.write(
+          `berth: worker ${workerId}'s directory ${workdir}: not removed: ${left.join(', ')}\n`,
+        );
+    });
   }
 
   async close(): Promise<void> {

@@ -58,7 +58,7 @@ export function buildController(
       agentStart: (jobId, member, waitMs) => controller.agentStart(jobId, member, waitMs),
       agentHeartbeat: (jobId, waitMs, rank) => controller.agentHeartbeat(jobId, waitMs, rank),
       agentFinish: async (jobId, result, rank) => void (await controller.agentFinish(jobId, result, rank)),
-      agentLogs: (jobId, text) => controller.agentLogs(jobId, text),
+      agentLogs: (jobId, data) => controller.agentLogs(jobId, data),
       agentSpec: (jobId) => controller.agentSpec(jobId),
     },
   );

@@ -6,10 +6,11 @@
  * controller only while it holds the leader's lease.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../api/app.js';
+import { fileExposure, passwordKeys } from '../config/file-exposure.js';
 import { isLoopback, loadConfigFile, parseListen, resolveConfig } from '../config/load.js';
 import { targetWarnings } from '../config/targets.js';
 import type { Config, RawConfig } from '../config/schema.js';
@@ -61,6 +62,8 @@ export interface ServerOptions {
   insecureHttp?: boolean;
   /** API requests per second per token; overrides the config file's `rateLimit` (0: none). */
   requestsPerSecond?: number;
+  /** The same per job's token; overrides `rateLimit.jobRequestsPerSecond` (0: none). */
+  jobRequestsPerSecond?: number;
   /** Where human-readable lines go: start-up, and a replica's changes of role (stdout by default). */
   print?: (line: string) => void;
   /**
@@ -170,6 +173,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const file = configPath(opts);
   const raw: RawConfig = file ? loadConfigFile(file) : {};
+  // Before anything starts: a config file every user (every job) may read with a password in it,
+  // or may write, stops the server, naming its mode and the fix.
+  const exposure = file ? fileExposure(file, statSync(file), passwordKeys(raw)) : { warnings: [] };
+  if (exposure.refusal) throw new ConfigError('', exposure.refusal);
   const overrides = {
     listen: opts.listen,
     dataDir: opts.dataDir,
@@ -178,13 +185,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     tlsKey: opts.tlsKey,
     insecureHttp: opts.insecureHttp,
     requestsPerSecond: opts.requestsPerSecond,
+    jobRequestsPerSecond: opts.jobRequestsPerSecond,
   };
   const config = resolveConfig(raw, overrides, file);
   // Before anything starts: a bad certificate or key stops the server, naming its setting.
   const tls = config.tls ? loadServerTls(config.tls, file) : null;
   checkFactoryCas(config, file);
   const dataDir = resolve(config.dataDir);
-  secureDataDir(dataDir);
+  const dataDirWarnings = secureDataDir(dataDir);
   // Before anything starts: `cgroups: required` or `isolation: required` that this machine cannot
   // meet stops the server.
   const enforcement = describeEnforcement(config, dataDir, file);
@@ -220,6 +228,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       logger: { level: config.logLevel },
       ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       requestsPerSecond: config.rateLimit.requestsPerSecond,
+      jobRequestsPerSecond: config.rateLimit.jobRequestsPerSecond,
     });
     const log = app.log;
     if (store.dialect === 'sqlite') await moveFlatLogs(join(dataDir, 'logs'), print);
@@ -335,6 +344,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     announceServer({ url, pid: process.pid, dataDir, ...(config.tls ? { ca: config.tls.cert } : {}) });
     print(`berth ${VERSION} listening on ${url}`);
     for (const line of transportWarnings(config, tls, url)) print(line);
+    for (const line of [...exposure.warnings, ...dataDirWarnings]) print(line);
     print(`data directory: ${dataDir}`);
     for (const [name, e] of enforcement) print(`local factory "${name}": ${e.summary}`);
     for (const [name, i] of isolation) {
@@ -349,9 +359,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
           ? 'a job that asks for one is refused'
           : !files
             ? 'assigned; no device files listed, so nothing to keep jobs from'
-            : enforcement.get(name)?.devices
-              ? 'each job can open only its own (devices cgroup)'
-              : 'assigned, not enforced: jobs can open every device file (no devices cgroup)';
+            : isolation.get(name)?.sandbox
+              ? 'each job can open only its own (its own /dev)'
+              : enforcement.get(name)?.devices
+                ? 'each job can open only its own (devices cgroup)'
+                : 'assigned, not enforced: jobs can open every device file (no devices cgroup, no namespaces)';
       print(`local factory "${name}": devices ${d.summary}; ${kept}`);
     }
     for (const line of targetWarnings(config.targets)) print(line);

@@ -12,7 +12,15 @@ import { chmod, copyFile, cp, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { loadConfigFile, resolveConfig } from '../config/load.js';
 import { listLogFiles, logPath } from '../store/log-store.js';
-import { integrityOf, missingJobs, openReadOnly, orphanRows, snapshot } from '../store/sqlite-tools.js';
+import {
+  brokenUsageRows,
+  integrityOf,
+  missingJobs,
+  openReadOnly,
+  orphanRows,
+  snapshot,
+  type BrokenUsageRow,
+} from '../store/sqlite-tools.js';
 import { VERSION } from '../version.js';
 import { redactUrl } from './open-store.js';
 
@@ -170,6 +178,8 @@ export interface CheckReport {
   orphanRows: Record<string, number>;
   /** Log files of no job (a few ids named, up to 10). */
   orphanLogs: { count: number; jobIds: number[] };
+  /** Usage rollup rows no report can sum (a few named): what 0021_usage_repair removes. */
+  brokenUsage: { count: number; rows: BrokenUsageRow[] };
   ok: boolean;
 }
 
@@ -190,18 +200,29 @@ export async function runStoreCheck(
       db,
       files.map((f) => f.jobId),
     );
-    const ok = integrity.join() === 'ok' && Object.keys(rows).length === 0 && lost.length === 0;
+    const broken = brokenUsageRows(db);
+    const ok =
+      integrity.join() === 'ok' && Object.keys(rows).length === 0 && lost.length === 0 && broken.count === 0;
     o.print(`integrity: ${integrity.join('; ')}`);
     const tables = Object.entries(rows).map(([t, n]) => `${t} ${n.toLocaleString('en')}`);
     o.print(`rows without their job: ${tables.length === 0 ? 'none' : tables.join(', ')}`);
     o.print(
       `log files without their job: ${lost.length === 0 ? 'none' : `${lost.length.toLocaleString('en')} (jobs ${lost.slice(0, 10).join(', ')}${lost.length > 10 ? ', …' : ''})`}`,
     );
+    const named = broken.rows.map(
+      (r) =>
+        `${r.table} ${new Date(r.hour).toISOString()} ${r.project}/${r.user}/${r.queue} ${r.resource} = ${JSON.stringify(r.amount)}`,
+    );
+    o.print(
+      `usage rows no report can sum: ${broken.count === 0 ? 'none' : `${broken.count.toLocaleString('en')} (berth server removes them when it starts: migration 0021_usage_repair)`}`,
+    );
+    for (const line of named) o.print(`  ${line}`);
     return {
       dataDir: inst.dataDir,
       integrity,
       orphanRows: rows,
       orphanLogs: { count: lost.length, jobIds: lost.slice(0, 10) },
+      brokenUsage: broken,
       ok,
     };
   } finally {

@@ -7,7 +7,6 @@
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { loadConfigFile, resolveConfig } from '../config/load.js';
 import { ConfigError } from '../domain/errors.js';
 import { copyStore, nonEmptyTables, type CopyReport } from '../store/copy.js';
@@ -36,17 +35,10 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The job logs under DATA/logs, each read in chunks of at most 1 MiB (whole characters). */
-async function* logsOf(dir: string): AsyncGenerator<{ jobId: number; chunks: AsyncIterable<string> }> {
-  for (const { jobId, path } of await listLogFiles(dir)) {
-    async function* chunks(): AsyncGenerator<string> {
-      const decoder = new StringDecoder('utf8');
-      for await (const buf of createReadStream(path, { highWaterMark: 1 << 20 }))
-        yield decoder.write(buf as Buffer);
-      yield decoder.end();
-    }
-    yield { jobId, chunks: chunks() };
-  }
+/** The job logs under DATA/logs, each read in chunks of at most 1 MiB, bytes as they are. */
+async function* logsOf(dir: string): AsyncGenerator<{ jobId: number; chunks: AsyncIterable<Buffer> }> {
+  for (const { jobId, path } of await listLogFiles(dir))
+    yield { jobId, chunks: createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer> };
 }
 
 export async function runStoreCopy(o: StoreCopyOptions): Promise<CopyReport> {

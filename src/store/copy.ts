@@ -52,7 +52,7 @@ export interface CopyExtras {
   /** Settings to write on the target (the installation id). */
   settings: Record<string, string>;
   /** Job logs: for each job with output, its chunks in order. */
-  logs: AsyncIterable<{ jobId: number; chunks: AsyncIterable<string> }>;
+  logs: AsyncIterable<{ jobId: number; chunks: AsyncIterable<Buffer> }>;
 }
 
 export interface CopyReport {
@@ -132,7 +132,7 @@ export async function copyStore(
  * `job_logs` it is the id of the attempt's last row: the chunks are cut at those offsets, and each
  * attempt's `log_end` is set to the row that ends there. Returns the bytes copied.
  */
-async function copyLog(tx: Db, jobId: number, chunks: AsyncIterable<string>): Promise<number> {
+async function copyLog(tx: Db, jobId: number, chunks: AsyncIterable<Buffer>): Promise<number> {
   const ends = await tx
     .selectFrom('job_attempts')
     .select(['attempt', 'log_end'])
@@ -153,7 +153,7 @@ async function copyLog(tx: Db, jobId: number, chunks: AsyncIterable<string>): Pr
         .execute();
   };
   for await (const data of chunks) {
-    let buf = Buffer.from(data);
+    let buf = data;
     while (buf.length > 0) {
       await settle();
       const cut = next < ends.length ? Number(ends[next]!.log_end) - pos : buf.length;

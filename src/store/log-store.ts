@@ -20,7 +20,8 @@ export interface LogRange {
 }
 
 export interface LogStore {
-  append(jobId: number, text: string): Promise<void>;
+  /** Appends `data` as it is: output is kept byte for byte, whatever its encoding. */
+  append(jobId: number, data: Buffer): Promise<void>;
   /** Where the log ends now (a byte offset, or the last row's id): the bound of a LogRange. */
   mark(jobId: number): Promise<number>;
   /** Bytes of output written after mark `after` (a LogRange bound): one run's, from its start. */
@@ -133,20 +134,20 @@ export class FileLogStore implements LogStore {
     return logPath(this.dir, jobId);
   }
 
-  async append(jobId: number, text: string): Promise<void> {
-    if (!text) return;
+  async append(jobId: number, data: Buffer): Promise<void> {
+    if (data.length === 0) return;
     const shard = Math.floor(jobId / JOBS_PER_LOG_DIR);
     if (!this.shards.has(shard)) {
       await mkdir(join(this.dir, String(shard)), { recursive: true, mode: 0o700 });
       this.shards.add(shard);
     }
     try {
-      await appendFile(this.path(jobId), text);
+      await appendFile(this.path(jobId), data);
     } catch (e) {
       // Its directory was removed, emptied by the retention sweep (`discard`) since it was made.
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       await mkdir(join(this.dir, String(shard)), { recursive: true, mode: 0o700 });
-      await appendFile(this.path(jobId), text);
+      await appendFile(this.path(jobId), data);
     }
     this.emitter.emit(String(jobId));
   }

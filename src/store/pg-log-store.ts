@@ -36,14 +36,12 @@ export class PgLogStore implements LogStore {
     await bus.subscribe(CHANNEL, (m) => this.emitter.emit(String(m)));
   }
 
-  async append(jobId: number, text: string): Promise<void> {
-    if (!text) return;
+  async append(jobId: number, data: Buffer): Promise<void> {
+    if (data.length === 0) return;
     await this.db.transaction().execute(async (tx) => {
-      // As its UTF-8 bytes: output may hold a NUL, which a text column cannot (migration 0018).
-      await tx
-        .insertInto('job_logs')
-        .values({ job_id: jobId, data: Buffer.from(text, 'utf8') })
-        .execute();
+      // Bytes, as written: output may hold a NUL or bytes that are not UTF-8, which a text column
+      // cannot (migration 0018).
+      await tx.insertInto('job_logs').values({ job_id: jobId, data }).execute();
       if (this.bus) await notify(tx, CHANNEL, [jobId]);
     });
     this.emitter.emit(String(jobId));

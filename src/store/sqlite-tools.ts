@@ -5,6 +5,7 @@
  * would), the file's integrity, and rows that lost their job.
  */
 import BetterSqlite3 from 'better-sqlite3';
+import { OBJECT_MEMBERS } from '../domain/names.js';
 
 /** A read-only connection to `file`; closed by the caller. */
 export function openReadOnly(file: string): BetterSqlite3.Database {
@@ -72,6 +73,43 @@ export function orphanRows(db: BetterSqlite3.Database): Record<string, number> {
     if (n > 0) out[table] = n;
   }
   return out;
+}
+
+/** A usage rollup row a berth before issue #40 could write, and no report can sum. */
+export interface BrokenUsageRow {
+  table: string;
+  hour: number;
+  project: string;
+  user: string;
+  queue: string;
+  resource: string;
+  amount: unknown;
+}
+
+/**
+ * Usage rollup rows whose amount is not a number, or whose resource is named as a member of every
+ * JavaScript object (migration 0021_usage_repair removes them): up to `limit`, and how many in all.
+ */
+export function brokenUsageRows(
+  db: BetterSqlite3.Database,
+  limit = 10,
+): { count: number; rows: BrokenUsageRow[] } {
+  const rows: BrokenUsageRow[] = [];
+  let count = 0;
+  const members = OBJECT_MEMBERS.map(() => '?').join(', ');
+  for (const table of ['usage_hourly_resources', 'usage_daily_resources']) {
+    const where = `WHERE resource IN (${members}) OR typeof(amount_seconds) NOT IN ('real', 'integer')`;
+    count += (
+      db.prepare(`SELECT count(*) AS n FROM ${table} ${where}`).get(...OBJECT_MEMBERS) as { n: number }
+    ).n;
+    const found = db
+      .prepare(
+        `SELECT hour, project, user_name AS user, queue, resource, amount_seconds AS amount FROM ${table} ${where} ORDER BY hour LIMIT ?`,
+      )
+      .all(...OBJECT_MEMBERS, Math.max(0, limit - rows.length)) as Omit<BrokenUsageRow, 'table'>[];
+    rows.push(...found.map((r) => ({ table, ...r })));
+  }
+  return { count, rows };
 }
 
 /** Of `ids`, those with no job row. */

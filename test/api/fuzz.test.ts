@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { OBJECT_MEMBERS } from '../../src/domain/names.js';
 import { assertError, assertStatus, createProject, createQueue, createUser, useServer } from './fixtures.js';
 
 const ctx = useServer(async () => {
@@ -39,10 +40,13 @@ async function probe(method: string, path: string, body: unknown): Promise<numbe
   return res.status;
 }
 
+/** What every plain object has (`constructor`, `hasOwnProperty`, `__proto__`, …): keys and names that once reached inherited members (issue #40). */
+const member = fc.constantFrom(...OBJECT_MEMBERS);
 const name = fc.oneof(
   fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?$/),
   fc.string({ maxLength: 70 }),
   fc.constantFrom('q1', 'p1', 'bob', 'admin', 'default', 'A', '-', 'a'.repeat(64)),
+  member,
 );
 const quantity = fc.oneof(
   fc.stringMatching(/^[0-9]{0,4}(\.[0-9]{0,3})?(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|e-?[0-9]{1,3})?$/),
@@ -54,6 +58,7 @@ const quantity = fc.oneof(
 const resource = fc.oneof(
   fc.constantFrom('cpu', 'memory', 'jobs', 'nvidia.com/gpu', 'bad name', '', '/x'),
   fc.string({ maxLength: 8 }),
+  member,
 );
 const quantities = fc.oneof(fc.dictionary(resource, quantity, { maxKeys: 4 }), fc.jsonValue());
 const anything = fc.oneof(fc.jsonValue(), fc.string(), fc.constant(null));

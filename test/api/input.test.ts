@@ -71,13 +71,39 @@ function runRows(rows: Row[]): void {
 void describe('bodies that are not a JSON object', () => {
   const text = { 'content-type': 'text/plain' };
   runRows([
-    bad('malformed JSON', 'POST', '/users', '{"name": ', /malformed JSON/),
+    bad(
+      'malformed JSON',
+      'POST',
+      '/users',
+      '{"name": ',
+      /malformed JSON in request body: Unexpected end of JSON input/,
+    ),
     bad('trailing garbage', 'POST', '/users', '{"name": "x"} x', /malformed JSON/),
     bad('empty body with JSON content type', 'POST', '/users', '', /body is empty.*application\/json/),
     bad('a JSON array', 'POST', '/users', [{ name: 'x' }], /request body must be object/),
     bad('JSON null', 'POST', '/users', 'null', /request body must be object/),
     bad('a JSON string', 'POST', '/cluster-queues', '"q"', /request body must be object/),
-    bad('a __proto__ key', 'POST', '/users', '{"name":"x","__proto__":{"admin":true}}', /JSON/),
+    bad(
+      'a __proto__ key',
+      'POST',
+      '/users',
+      '{"name":"x","__proto__":{"admin":true}}',
+      /a key "__proto__".* is refused/,
+    ),
+    bad(
+      'a deep __proto__ key',
+      'POST',
+      '/cluster-queues',
+      '{"name":"q","quota":{"__proto__":"1"}}',
+      /"__proto__"/,
+    ),
+    bad(
+      'constructor.prototype',
+      'POST',
+      '/users',
+      '{"name":"x","constructor":{"prototype":{"admin":true}}}',
+      /"constructor" with "prototype"/,
+    ),
     {
       label: 'JSON sent as text/plain',
       method: 'POST',

@@ -12,6 +12,7 @@ import { serverDatabase } from '../helpers/store.js';
 import { waitDone } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { scratchDir } from '../helpers/scratch.js';
 import {
   assertError,
   assertStatus,
@@ -198,7 +199,8 @@ describe('the pending list', () => {
   test('a job short of quota names the resource, the queue and the amounts', async () => {
     await createQueue(api, ctx.admin, 'small', { quota: { cpu: '1' } });
     await createProject(api, ctx.admin, 'tight', 'small');
-    const gate = join(ctx.server.dataDir, 'gate-small');
+    // Where the job can see it: its namespaces hide the rest of /tmp, the data directory's too.
+    const gate = join(scratchDir('berth-pending-'), 'gate-small');
     const holder = await submit('tight', 'holder', {
       requests: { cpu: '1' },
       script: `while [ ! -e ${gate} ]; do sleep 0.05; done`,

@@ -158,7 +158,8 @@ describe('start-up checks', () => {
   }
   /** Starts a server with `opts`, returns what it printed at start, and stops it. */
   async function printed(opts: ServerOptions): Promise<string[]> {
-    const dataDir = tempDir();
+    // Made by the server, so the server's alone: no warning of a data directory others could read.
+    const dataDir = join(tempDir(), 'data');
     const database = await serverDatabase(dataDir);
     const lines: string[] = [];
     const server = await startServer({

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { after, before } from 'node:test';
 import { parse } from 'yaml';
 import { call, useTestServer, type StartOptions, type TestServer } from '../helpers/server.js';
@@ -48,6 +48,8 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** stdout as written, not decoded (a log need not be UTF-8). */
+  stdoutBytes: Buffer;
 }
 
 export interface RunOptions {
@@ -72,11 +74,19 @@ function spawnBerth(sb: Sandbox, args: string[], opts: RunOptions, stdin: 'pipe'
   const { stdout, stderr } = child;
   assert.ok(stdout && stderr, 'berth runs with piped output');
   const out = { stdout: '', stderr: '' };
-  stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
+  const bytes: Buffer[] = [];
+  const decoder = new StringDecoder('utf8');
+  stdout.on('data', (d: Buffer) => {
+    bytes.push(d);
+    out.stdout += decoder.write(d);
+  });
   stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
   const exit = new Promise<CliResult>((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, ...out }));
+    child.on('close', (code) => {
+      out.stdout += decoder.end();
+      resolve({ code, ...out, stdoutBytes: Buffer.concat(bytes) });
+    });
   });
   return { child, out, exit };
 }

@@ -77,7 +77,7 @@ function shell(program: string, args: string[], env: Record<string, string>): Pr
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr, stdoutBytes: Buffer.from(stdout) }));
   });
 }
 

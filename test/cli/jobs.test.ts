@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { countedRuns } from '../helpers/scratch.js';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
@@ -423,7 +423,28 @@ describe('berth submit', { timeout: SUITE_TIMEOUT_MS }, () => {
       // The job still waits for the gate, so "first" arrived while it ran.
       assert.equal((await job(id)).state, 'running');
       gate.open();
-      assert.deepEqual(await follow.exit, { code: 0, stdout: 'first\nsecond\n', stderr: '' });
+      const { code, stdout, stderr } = await follow.exit;
+      assert.deepEqual({ code, stdout, stderr }, { code: 0, stdout: 'first\nsecond\n', stderr: '' });
+    });
+
+    it('prints output byte for byte: every byte value, and bytes that are not UTF-8', async () => {
+      // Every byte value, and 0xff 0xfe (which decoding would turn into two U+FFFD, 6 bytes).
+      const every = Buffer.concat([
+        Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+        Buffer.from([0xff, 0xfe]),
+      ]);
+      const file = join(ctx.sb.root, 'every-byte');
+      writeFileSync(file, every);
+      chmodSync(file, 0o644); // the server in this process set its umask to 077
+      const id = submittedId(ok(await cli(['submit', '--wait', '--', 'cat', file])));
+      for (const args of [
+        ['logs', String(id)],
+        ['logs', '-f', String(id)],
+      ]) {
+        const r = await cli(args);
+        assert.equal(r.code, 0, r.stderr);
+        assert.deepEqual(r.stdoutBytes, every, args.join(' '));
+      }
     });
   });
 });

@@ -97,6 +97,11 @@ describe('queue create', () => {
       [admin(['queue', 'create', 'q', '--quota', 'cpu']), 2, /expected RESOURCE=QUANTITY, got "cpu"/],
       [admin(['queue', 'create', 'q', '--quota', 'cpu=1,cpu=2']), 2, /cpu is given twice/],
       [
+        admin(['queue', 'create', 'q', '--quota', 'hasOwnProperty=1']),
+        2,
+        /resource "hasOwnProperty" must be a resource name .*not a name every JavaScript object has/,
+      ],
+      [
         admin(['queue', 'create', 'q', '--quota', 'bad name=1']),
         2,
         /resource "bad name" must be a resource name/,

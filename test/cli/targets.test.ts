@@ -19,6 +19,7 @@ const CONFIG = [
   '  local: { factory: local }',
   '  capped: { factory: local, defaultTimeout: 90m }',
   '  gpu: { factory: sim, privilege: target.gpu }',
+  '  small: { factory: sim, defaultRequests: { memory: 1Gi }, maxRequests: { memory: 8Gi, cpu: 4 } }',
   'resources:',
   '  licence: { kind: semaphore, capacity: 2 }',
 ].join('\n');
@@ -52,6 +53,12 @@ describe('berth targets', () => {
     assert.equal(row(out, 'NAME', 'gpu').CAPACITY, '50');
     assert.equal(row(out, 'NAME', 'local')['DEFAULT TIMEOUT'], '-');
     assert.match(out, /^jobs submitted without --target run on local$/m);
+    // A target's bounds on a job's requests: a line of its own; targets without any have none.
+    assert.match(
+      out,
+      /^target small: default requests memory=1Gi cpu=4; at most memory=8Gi cpu=4 per worker$/m,
+    );
+    assert.doesNotMatch(out, /^target (local|capped|gpu):/m);
   });
 
   it("counts a running job's worker against every target of its factory; -o json has the fields", async () => {
@@ -80,12 +87,14 @@ describe('berth targets', () => {
       default: false,
       reuse: false,
       defaultTimeoutSeconds: 5400,
+      defaultRequests: {},
+      maxRequests: {},
       devices: null,
       capacity: 2,
       inUse: 1,
       waiting: 0,
     });
-    assert.match(isolation ?? '', /^each job runs as a uid of its own \(\d+-\d+\)$|one tenant only/);
+    assert.match(isolation ?? '', /^each job runs as a uid of its own \(\d+-\d+\); |one tenant only/);
     assert.match(out, /^factory local: (each job runs as a uid of its own|jobs run as the server's user)/m);
     assert.equal(json.find((t) => t.name === 'local')?.default, true);
     ok(await ctx.admin(['cancel', String(id)]));

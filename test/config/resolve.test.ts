@@ -62,6 +62,17 @@ describe('configuration: the rate limit per token', () => {
       'berth.yaml',
     );
     assert.equal(overridden.rateLimit.requestsPerSecond, 0);
+    assert.equal(overridden.rateLimit.jobRequestsPerSecond, 100, "--rate-limit leaves a job's token's");
+  });
+
+  it("is 100 per job's token by default; the file and then --job-rate-limit change it", () => {
+    assert.equal(resolve({}).rateLimit.jobRequestsPerSecond, 100);
+    const file = validateConfig({ rateLimit: { jobRequestsPerSecond: 20 } }, 'berth.yaml');
+    assert.equal(resolveConfig(file, {}, 'berth.yaml').rateLimit.jobRequestsPerSecond, 20);
+    assert.equal(
+      resolveConfig(file, { jobRequestsPerSecond: 0 }, 'berth.yaml').rateLimit.jobRequestsPerSecond,
+      0,
+    );
   });
 
   it('names the bad key', () => {
@@ -112,6 +123,15 @@ describe('local factories: who jobs run as', () => {
         ),
       /factories\.b\.runAs\.uids: 5500-6500 overlaps factory "a"'s uids \(5000-5999\)/,
     );
+    // isolation: required asks for cgroups and namespaces too; either off beside it is refused.
+    const whole = resolveConfig({ factories: { local: local({ isolation: 'required' }) } }, {}).factories
+      .local;
+    assert.deepEqual([whole?.cgroups, whole?.namespaces], ['required', 'required']);
+    for (const key of ['cgroups', 'namespaces'])
+      assert.throws(
+        () => resolveConfig({ factories: { l: local({ isolation: 'required', [key]: 'off' }) } }, {}),
+        new RegExp(`factories\\.l\\.${key}: off, but isolation: required asks for every protection`),
+      );
     assert.throws(
       () => resolveConfig({ factories: { s: { kind: 'simulated', isolation: 'required' } } }, {}),
       /factories\.s\.isolation: is for a local or slurm factory only/,

@@ -91,3 +91,41 @@ describe('configuration: pilot targets', () => {
     ]);
   });
 });
+
+describe('configuration: a target’s defaultRequests and maxRequests', () => {
+  it('keeps defaults as written and maxima as amounts; a maximum without a default is the default', () => {
+    const c = resolve(
+      withTargets({
+        t: {
+          factory: 'local',
+          defaultRequests: { memory: '1Gi', cpu: 1 },
+          maxRequests: { memory: '4Gi', gpu: 2 },
+        },
+        open: { factory: 'local' },
+      }),
+    );
+    assert.deepEqual(c.targets.t?.defaultRequests, { memory: '1Gi', cpu: '1', gpu: '2' });
+    assert.deepEqual(c.targets.t?.maxRequests, { memory: 4 * 1024 ** 3, gpu: 2 });
+    assert.equal(c.targets.open?.defaultRequests, undefined);
+    assert.equal(c.targets.open?.maxRequests, undefined);
+  });
+
+  it('names the key of a bad quantity, a bad resource name, jobs, or a default over its maximum', () => {
+    for (const [targets, message] of [
+      [
+        { defaultRequests: { memory: 'lots' } },
+        /^berth\.yaml: targets\.t\.defaultRequests\.memory: "lots" is not a quantity/,
+      ],
+      [{ maxRequests: { 'Bad Name': 1 } }, /^berth\.yaml: targets\.t\.maxRequests\.Bad Name: /],
+      [
+        { defaultRequests: { jobs: 1 } },
+        /targets\.t\.defaultRequests\.jobs: every job requests jobs: 1; leave it out/,
+      ],
+      [
+        { defaultRequests: { memory: '8Gi' }, maxRequests: { memory: '4Gi' } },
+        /targets\.t\.defaultRequests\.memory: 8Gi is more than its maximum \(maxRequests\.memory: 4Gi\)/,
+      ],
+    ] as const)
+      assert.match(failure(withTargets({ t: { factory: 'local', ...targets } })), message);
+  });
+});

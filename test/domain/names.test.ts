@@ -10,6 +10,7 @@ import {
   DNS_LABEL_HELP,
   PRIVILEGE,
   PRIVILEGE_HELP,
+  OBJECT_MEMBERS,
   RESOURCE_NAME,
   RESOURCE_NAME_HELP,
   USER_NAME,
@@ -68,6 +69,9 @@ void describe('resource names', () => {
       'ephemeral-storage',
       'x/y',
       'a.b-c/d',
+      'example.com/constructor',
+      'constructors',
+      'tostring',
     ],
     [
       '',
@@ -82,6 +86,8 @@ void describe('resource names', () => {
       'gpu!',
       'a'.repeat(64),
       'é',
+      // Every plain object has these: a key of one of them found the inherited member (#40).
+      ...OBJECT_MEMBERS,
     ],
   );
   void test('the name part is at most 63 characters, the prefix at most 253', () => {

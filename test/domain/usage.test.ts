@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { BadRequestError } from '../../src/domain/errors.js';
+import { OBJECT_MEMBERS } from '../../src/domain/names.js';
 import {
   addUsage,
   dailyUsage,
@@ -142,6 +143,33 @@ describe('hourlyUsage', () => {
           }
           assert.equal(pieces.at(-1)!.hour, Math.floor(endedAt / HOUR_MS) * HOUR_MS);
           assert.equal(new Set(pieces.map((p) => p.hour)).size, pieces.length, 'each hour once');
+        },
+      ),
+    );
+  });
+});
+
+describe('rollups keyed by names from outside', () => {
+  it('sum every resource as a number, whatever it is named: a member of every object (hasOwnProperty, __proto__, …) included', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.oneof(fc.constantFrom(...OBJECT_MEMBERS), fc.constantFrom('cpu', 'memory')), {
+          minLength: 1,
+        }),
+        fc.integer({ min: 1, max: 3 * DAY_MS }),
+        fc.nat({ max: 2 ** 20 }),
+        (names, held, amount) => {
+          const amounts = Object.fromEntries(names.map((n) => [n, amount + 1]));
+          const a = allocation({ admittedAt: T0, endedAt: T0 + held });
+          const hours = hourlyUsage(a, amounts);
+          const sum = noUsage();
+          for (const d of dailyUsage(hours)) addUsage(sum, d);
+          assert.deepEqual(Object.keys(sum.resources).sort(), [...names].sort());
+          for (const n of names) {
+            const v = sum.resources[n];
+            assert.equal(typeof v, 'number', `${n}: ${String(v)}`);
+            assert.ok(Math.abs(v! - ((amount + 1) * held) / 1000) <= 1e-6 * v!, `${n}: ${v}`);
+          }
         },
       ),
     );

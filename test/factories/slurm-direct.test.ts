@@ -136,16 +136,16 @@ describe('direct workers, the pure parts', () => {
       const p = directPaths(dir, 'w');
       writeFileSync(p.out, 'one\n');
       writeFileSync(p.exit, '0\n');
-      const logged: string[] = [];
+      const logged: Buffer[] = [];
       let finished: FinishRequest | undefined;
       const agent: AgentPort = {
         agentStart: (jobId) =>
           Promise.resolve({ ...spec, jobId, timeoutSeconds: null, heartbeatSeconds: 3600 }),
         agentHeartbeat: () => new Promise(() => {}),
         // Slow, as a commit is: the other read comes meanwhile.
-        agentLogs: async (_id, text) => {
+        agentLogs: async (_id, data) => {
           await new Promise((r) => setTimeout(r, 20));
-          logged.push(text);
+          logged.push(data);
         },
         agentFinish: (_id, r) => {
           finished = r;
@@ -165,7 +165,7 @@ describe('direct workers, the pure parts', () => {
       const poll = run.readOutput();
       writeFileSync(p.out, 'one\ntwo\n');
       await Promise.all([poll, run.end('COMPLETED', 'n1')]);
-      assert.equal(logged.join(''), 'one\ntwo\n');
+      assert.equal(Buffer.concat(logged).toString(), 'one\ntwo\n');
       assert.deepEqual(finished, { outcome: 'exited', exitCode: 0, signal: null });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -10,6 +10,7 @@ export interface JobView {
   reason: string;
   target: string;
   timeoutSeconds: number | null;
+  requests: Record<string, string>;
   exitCode: number | null;
   position: number | null;
   startedAt: string | null;

@@ -1,13 +1,16 @@
 /** Processes on this machine found by their environment (Linux /proc): what a test left running. */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import assert from 'node:assert/strict';
 
-/** The pids of processes with an environment variable for which `match` holds. */
-export function processesWithEnv(match: (variable: string) => boolean): number[] {
+/** The pids of processes with an environment variable for which `match` holds (every one, with several). */
+export function processesWithEnv(...match: ((variable: string) => boolean)[]): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').some(match)) pids.push(Number(entry));
+      const env = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
+      if (match.every((m) => env.some(m))) pids.push(Number(entry));
     } catch {
       // gone meanwhile, or not ours to read
     }
@@ -26,4 +29,60 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The host's pids of the processes job `jobId` reported by the numbers it sees (`$$`, `$!`): in
+ * namespaces of its own (docs/SECURITY.md) a job sees its pid namespace's numbers, which outside
+ * are other processes (2 is the kernel's kthreadd). Found by the innermost number of each
+ * process's `NSpid:` line (/proc/PID/status) among the job's processes (`jobProcesses`); a job without namespaces sees the host's numbers, kept as they are. Call it while
+ * the processes run: a number not found (a process gone already) is left out.
+ */
+export function hostPids(server: JobServer, jobId: number, pids: number[]): number[] {
+  // Inner number → the host's numbers of the processes that have it (a gang's members each have
+  // a namespace of their own, and each its pid 2).
+  const inner = new Map<number, number[]>();
+  let namespaced = false;
+  for (const pid of jobProcesses(server, jobId)) {
+    try {
+      const ns = /^NSpid:\s*(.*)$/m
+        .exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+        ?.trim()
+        .split(/\s+/);
+      if (!ns || ns.length < 2) continue;
+      namespaced = true;
+      const n = Number(ns.at(-1));
+      inner.set(n, [...(inner.get(n) ?? []), pid]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  if (!namespaced) return pids;
+  return [...new Set(pids)].flatMap((p) => inner.get(p) ?? []);
+}
+
+/** Which server's job: its URL, which the job's BERTH_URL names (job ids repeat across servers). */
+export interface JobServer {
+  url: string;
+}
+
+/** The running processes (not zombies) of job `jobId` of `server`, by their environment. */
+export function jobProcesses(server: JobServer, jobId: number): number[] {
+  return processesWithEnv(
+    (v) => v === `BERTH_JOB_ID=${jobId}`,
+    (v) => v === `BERTH_URL=${server.url}`,
+  ).filter(alive);
+}
+
+/**
+ * The pid of the local factory's agent host (agent/host-main.ts) of a server running in this test
+ * process: the one process that runs every local job's agent. Stopped with SIGSTOP, it is a frozen
+ * agent: no heartbeat, no report, its jobs' exits left unread until SIGCONT.
+ */
+export function agentHost(): number {
+  const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'host-main'], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
+  assert.equal(pids.length, 1, 'one agent host');
+  return Number(pids[0]);
 }

@@ -52,7 +52,7 @@ export async function spawnServer(
       '--config',
       configFile,
       ...(database ? ['--database', database.url] : []),
-      ...(opts.rateLimited ? [] : ['--rate-limit', '0']),
+      ...(opts.rateLimited ? [] : ['--rate-limit', '0', '--job-rate-limit', '0']),
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -74,7 +74,7 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
       configFile,
       database: database?.url,
       print: () => {},
-      ...(opts.rateLimited ? {} : { requestsPerSecond: 0 }),
+      ...(opts.rateLimited ? {} : { requestsPerSecond: 0, jobRequestsPerSecond: 0 }),
       requestsGraceMs: opts.requestsGraceMs,
     });
   } catch (e) {

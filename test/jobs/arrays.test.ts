@@ -156,6 +156,9 @@ describe('job arrays', () => {
       array: '0-9%1',
     });
     await waitFor('the first task to run', async () => (await arrayOf(head.id)).counts.running === 1);
+    // "running" says its process was started, not that its first line has run (in a sandbox that
+    // takes a few milliseconds more): cancel once it has written, so the log has one line to show.
+    await waitFor('the first task to write', async () => readFileSync(log, 'utf8').includes('start 0'));
     const r = await call<ArrayView>(s.api, s.adminToken, 'POST', `/arrays/${head.id}/cancel`);
     assert.equal(r.status, 200, r.text);
     const done = await settled(head.id);

@@ -14,85 +14,31 @@ import { joinArgv } from '../../src/agent/cgroups.js';
 import { resolveConfig } from '../../src/config/load.js';
 import { CgroupEnforcement } from '../../src/factories/cgroups.js';
 import { LocalFactory } from '../../src/factories/local.js';
-import { startServer, type RunningServer } from '../../src/server/run.js';
-import { call } from '../helpers/server.js';
-import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
-import { serverDatabase } from '../helpers/store.js';
+import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { waitFor } from '../helpers/wait.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { groupsOf, localConfig, logs, start, type Started } from '../helpers/started-server.js';
+import { call } from '../helpers/server.js';
 
 // Checked before any test: what this machine allows, found as the factory finds it.
 const probeDir = scratchDir('berth-enforce-probe-');
 const probe = CgroupEnforcement.open({ factory: 'local', dataDir: probeDir, mode: 'auto' }, false);
 rmSync(probeDir, { recursive: true });
 const skipUnless = (controller: 'memory' | 'cpu'): false | string =>
-  probe.controllers.has(controller)
-    ? false
-    : `no writable cgroup ${controller} controller on this machine (${probe.summary})`;
-
-interface Started {
-  server: RunningServer;
-  api: string;
-  token: string;
-  dataDir: string;
-  /** What the server printed at start. */
-  lines: string[];
-  close(): Promise<void>;
-}
-
-/** A real server on `config`, keeping its start lines (the shared helper drops them). */
-async function start(config: string): Promise<Started> {
-  const dataDir = scratchDir('berth-enforce-');
-  const configFile = join(dataDir, 'berth.yaml');
-  writeFileSync(configFile, config);
-  const database = await serverDatabase(dataDir);
-  const lines: string[] = [];
-  const server = await startServer({
-    dataDir,
-    listen: '127.0.0.1:0',
-    configFile,
-    database: database?.url,
-    print: (line) => lines.push(line),
-  });
-  return {
-    server,
-    api: `${server.url}/api/v1`,
-    token: readFileSync(join(dataDir, 'admin.token'), 'utf8').trim(),
-    dataDir,
-    lines,
-    async close() {
-      await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-      await database?.drop();
-    },
-  };
-}
-
-const localConfig = (extra = '') =>
-  [
-    'graceSeconds: 1',
-    'heartbeatSeconds: 10',
-    'factories:',
-    `  local: { kind: local, capacity: 4${extra} }`,
-    'targets:',
-    '  local: { factory: local }',
-  ].join('\n');
-
-const logs = async (s: Started, id: number) => (await call(s.api, s.token, 'GET', `/jobs/${id}/logs`)).text;
-
-/** The job's groups, from the factory's own record, once its worker exists. */
-function groupsOf(s: Started, job: JobView): string[] {
-  const factory = s.server.factories.get('local');
-  assert.ok(factory instanceof LocalFactory);
-  return job.worker ? factory.cgroupDirs(job.worker.id) : [];
-}
+  probe.version === 2
+    ? 'cgroup v2 here: test/security/cgroup-v2.test.ts tries it'
+    : probe.controllers.has(controller)
+      ? false
+      : `no writable cgroup ${controller} controller on this machine (${probe.summary})`;
 
 describe('requests enforced with cgroups', { skip: skipUnless('memory') }, () => {
   let s: Started;
   let scratch: string;
   before(async () => {
     scratch = scratchDir('berth-enforce-gates-');
-    s = await start(localConfig());
+    s = await start(
+      `${localConfig()}\n  bounded: { factory: local, defaultRequests: { memory: 64Mi }, maxRequests: { memory: 128Mi } }`,
+    );
   });
   after(async () => {
     await s.close();
@@ -102,6 +48,36 @@ describe('requests enforced with cgroups', { skip: skipUnless('memory') }, () =>
   it('says so at start', () => {
     const line = s.lines.find((l) => l.startsWith('local factory "local":'));
     assert.match(line ?? '', /^local factory "local": requests enforced by cgroup v1 \(memory/);
+  });
+
+  it("holds a job that asked for nothing to its target's defaultRequests, and refuses one over maxRequests", async () => {
+    const job = await submit(s.api, s.token, 'default', {
+      target: 'bounded',
+      command: ['sh', '-c', 'head -c 600M /dev/zero | tail'],
+    });
+    assert.deepEqual(job.requests, { memory: '64Mi' });
+    const done = await waitDone(s.api, s.token, job.id);
+    assert.deepEqual([done.state, done.reason], ['failed', 'killed: out of memory (limit 64Mi)']);
+    const submitted = (
+      await call<{ type: string; message: string }[]>(s.api, s.token, 'GET', `/jobs/${job.id}/events`)
+    ).body.find((e) => e.type === 'submitted');
+    assert.match(submitted?.message ?? '', /; requests memory=64Mi, target bounded's defaultRequests$/);
+    const over = await call<{ error: { message: string } }>(
+      s.api,
+      s.token,
+      'POST',
+      '/projects/default/jobs',
+      {
+        target: 'bounded',
+        command: ['true'],
+        requests: { memory: '1Gi' },
+      },
+    );
+    assert.equal(over.status, 422);
+    assert.equal(
+      over.body.error.message,
+      'requests.memory: 1Gi is more than target "bounded" lets a job ask for (maxRequests.memory: 128Mi)',
+    );
   });
 
   it('kills a job over its memory limit and says it ran out of memory', async () => {
@@ -209,7 +185,8 @@ describe('cgroups: off', () => {
 describe('cgroups: required', { skip: skipUnless('memory') || skipUnless('cpu') }, () => {
   it('starts where the machine allows, and applies pidsLimit', async () => {
     const s = await start(localConfig(', cgroups: required, pidsLimit: 64'));
-    const gate = join(s.dataDir, 'gate-pids');
+    // Where the job can see it: its namespaces hide the rest of /tmp, the data directory's too.
+    const gate = join(scratchDir('berth-enforce-'), 'gate-pids');
     try {
       const line = s.lines.find((l) => l.startsWith('local factory "local":'));
       assert.match(line ?? '', /requests enforced by cgroup v1 \(memory, cpu, pids\)/);

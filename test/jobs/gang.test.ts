@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { alive } from '../helpers/processes.js';
+import { alive, hostPids } from '../helpers/processes.js';
 import { scratchDir, sharedFile } from '../helpers/scratch.js';
 
 let s: TestServer;
@@ -64,18 +64,25 @@ describe('a gang job', () => {
 
   it('fails when one rank fails, naming it, and stops the others', async () => {
     const pids = sharedFile(join(scratch, 'pids'));
+    const gate = join(scratch, 'rank-1-fails');
     const job = await submit(s.api, s.adminToken, 'default', {
-      script: `echo $$ >> ${pids}; if [ "$BERTH_RANK" = 1 ]; then sleep 0.5; exit 3; fi; sleep 60`,
+      script: `echo $$ >> ${pids}; if [ "$BERTH_RANK" = 1 ]; then while [ ! -e ${gate} ]; do sleep 0.05; done; exit 3; fi; sleep 60`,
       workers: 3,
     });
+    // Every rank's process as the host numbers it (each may see a pid namespace of its own).
+    const ranPids = await waitFor('every rank to run', () => {
+      const seen = readFileSync(pids, 'utf8').trim().split('\n').filter(Boolean).map(Number);
+      const found = seen.length === 3 ? hostPids(s, job.id, seen) : [];
+      return found.length === 3 ? found : undefined;
+    });
+    assert.ok(ranPids.every(alive));
     const started = Date.now();
+    writeFileSync(gate, '');
     const done = await waitDone(s.api, s.adminToken, job.id);
     assert.equal(done.state, 'failed');
     assert.equal(done.reason, 'rank 1: exited with code 3');
     assert.equal(done.exitCode, 3);
     assert.ok(Date.now() - started < 30_000, 'the other ranks were stopped, not waited for');
-    const ranPids = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
-    assert.equal(ranPids.length, 3);
     await waitFor('every rank to be gone', () => ranPids.every((p) => !alive(p)));
   });
 

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { alive } from '../helpers/processes.js';
+import { alive, hostPids } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratch.js';
 
 let s: TestServer;
@@ -197,8 +197,9 @@ describe('stopping a job', () => {
   const treeScript = (dir: string) =>
     `trap '' TERM; sleep 300 & echo "$! $$" > ${dir}/pids.part && mv ${dir}/pids.part ${dir}/pids; wait`;
 
-  async function pidsOf(dir: string): Promise<number[]> {
-    return waitFor('the job to write its pids', () =>
+  /** The job's two processes, as the host numbers them (it may see its own pid namespace's). */
+  async function pidsOf(dir: string, jobId: number): Promise<number[]> {
+    const seen = await waitFor('the job to write its pids', () =>
       existsSync(join(dir, 'pids'))
         ? readFileSync(join(dir, 'pids'), 'utf8')
             .trim()
@@ -207,26 +208,41 @@ describe('stopping a job', () => {
             .filter((n) => n > 0)
         : undefined,
     );
+    return hostPids(s, jobId, seen);
   }
 
   it('cancel ends the whole process tree, even one that ignores SIGTERM', async () => {
     const dir = scratchDir('cancel-', scratch);
     const job = await submit(s.api, s.adminToken, 'default', { script: treeScript(dir) });
-    const pids = await pidsOf(dir);
+    const pids = await pidsOf(dir, job.id);
     assert.equal(pids.length, 2);
     assert.ok(pids.every(alive));
-    const r = await call(s.api, s.adminToken, 'POST', `/jobs/${job.id}/cancel`);
-    assert.equal(r.status, 200);
-    const done = await waitDone(s.api, s.adminToken, job.id);
-    assert.equal(done.state, 'cancelled');
-    assert.match(done.reason, /cancelled by admin/);
+    // The heartbeats the agent sends from the cancel on: the server answers each at once.
+    const port = s.server.controller;
+    const heartbeat = port.agentHeartbeat.bind(port);
+    let beats = 0;
+    port.agentHeartbeat = (jobId, waitMs, rank) => {
+      if (jobId === job.id) beats++;
+      return heartbeat(jobId, waitMs, rank);
+    };
+    try {
+      const r = await call(s.api, s.adminToken, 'POST', `/jobs/${job.id}/cancel`);
+      assert.equal(r.status, 200);
+      const done = await waitDone(s.api, s.adminToken, job.id);
+      assert.equal(done.state, 'cancelled');
+      assert.match(done.reason, /cancelled by admin/);
+    } finally {
+      port.agentHeartbeat = heartbeat;
+    }
     await waitFor('the job processes to be gone', () => pids.every((p) => !alive(p)));
+    // Its 1 s grace: a poll or two at the heartbeat's pace (every 3 s), not a poll a millisecond.
+    assert.ok(beats <= 3, `${beats} heartbeats while the job was stopping`);
   });
 
   it('a timeout ends the whole process tree and fails the job', async () => {
     const dir = scratchDir('timeout-', scratch);
     const job = await submit(s.api, s.adminToken, 'default', { script: treeScript(dir), timeoutSeconds: 1 });
-    const pids = await pidsOf(dir);
+    const pids = await pidsOf(dir, job.id);
     const done = await waitDone(s.api, s.adminToken, job.id);
     assert.equal(done.state, 'failed');
     assert.match(done.reason, /timed out after 1s/);
@@ -242,7 +258,7 @@ describe('stopping a job', () => {
       submitted?.message ?? '',
       /^submitted by admin to cluster queue default; timeout 1s, target capped's defaultTimeout$/,
     );
-    const pids = await pidsOf(dir);
+    const pids = await pidsOf(dir, job.id);
     const done = await waitDone(s.api, s.adminToken, job.id);
     assert.equal(done.state, 'failed');
     assert.match(done.reason, /timed out after 1s/);

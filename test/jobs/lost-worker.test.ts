@@ -3,13 +3,12 @@
  * The agent is frozen for real (SIGSTOP to the agent host process), not simulated.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { agentHost } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -32,11 +31,7 @@ it('fails the job of a worker that stopped heartbeating', async () => {
     'the job to run',
     async () => (await getJob(s.api, s.adminToken, job.id)).state === 'running',
   );
-  const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'host-main'], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  assert.equal(pids.length, 1, 'one agent host');
-  hostPid = Number(pids[0]);
+  hostPid = agentHost();
   process.kill(hostPid, 'SIGSTOP');
   const done = await waitDone(s.api, s.adminToken, job.id, 30_000);
   assert.equal(done.state, 'failed');

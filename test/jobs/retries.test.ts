@@ -5,12 +5,12 @@
  * reason and exit code, and its own part of the log.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 
 import { after, before, describe, it } from 'node:test';
 import { events, getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
+import { agentHost } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { countedRuns, runsOf, scratchDir } from '../helpers/scratch.js';
 
@@ -185,11 +185,7 @@ describe('retries', () => {
       retryBackoffSeconds: 0,
     });
     await waitFor('the job to run', async () => (await view(job.id)).state === 'running');
-    const pids = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'host-main'], { encoding: 'utf8' })
-      .trim()
-      .split('\n');
-    assert.equal(pids.length, 1, 'one agent host');
-    hostPid = Number(pids[0]);
+    hostPid = agentHost();
     process.kill(hostPid, 'SIGSTOP');
     await waitFor(
       'the lost worker to be noticed',

@@ -1,14 +1,14 @@
 /**
  * Nothing a job sends harms the installation, with real jobs on the local factory over real HTTP.
  * Job code holds its token and may call the agent protocol itself: a NUL in its output is kept
- * byte for byte; a NUL in a finish message it sends is refused (400) and the server carries on —
+ * byte for byte, as is every byte value; a NUL in a finish message it sends is refused (400) and the server carries on —
  * other jobs run, and on PostgreSQL its leader keeps leading (the write used to fail in a way
  * taken for the database being down); its output is bounded per run (`logs.maxBytesPerJob`),
  * whether its agent uploads it or the job calls the upload route itself.
  */
 import assert from 'node:assert/strict';
 import { scratchDir } from '../helpers/scratch.js';
-import { readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { submit, waitDone } from '../helpers/jobs.js';
@@ -62,6 +62,20 @@ describe('what a job sends', () => {
     const expected = Buffer.from('a\u0000b\n\u0000\u0000 end\n', 'utf8');
     assert.deepEqual(await logBytes(job.id), expected);
     assert.deepEqual(await logBytes(job.id, '?attempt=1'), expected);
+  });
+
+  it('output of every byte value, not UTF-8, is kept and served as written (none decoded on the way)', async () => {
+    // 0xff 0xfe alone: decoding would give two U+FFFD (ef bf bd ef bf bd), the bug this guards.
+    const every = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      Buffer.from([0xff, 0xfe]),
+    ]);
+    const file = join(scratch, 'every-byte');
+    writeFileSync(file, every);
+    chmodSync(file, 0o644); // the server in this process set its umask to 077
+    const job = await run(`cat ${file}; cat ${file} >&2`);
+    assert.equal(job.state, 'succeeded');
+    assert.deepEqual(await logBytes(job.id), Buffer.concat([every, every]));
   });
 
   it('a finish message with a NUL, sent by the job itself, is refused with 400; the server stays well', async () => {

@@ -22,6 +22,7 @@ import { killHard, spawnServer, type ServerProcess } from '../helpers/server-pro
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { serverDatabase } from '../helpers/store.js';
 import { waitFor } from '../helpers/wait.js';
+import { OBJECT_MEMBERS } from '../../src/domain/names.js';
 import { countedRuns, runsOf, scratchDir, sharedFile } from '../helpers/scratch.js';
 
 interface ErrorBody {
@@ -87,6 +88,36 @@ const close = (actual: number, expected: number, what: string) =>
     Math.abs(actual - expected) <= Math.abs(expected) * 1e-9 + 1e-12,
     `${what}: ${actual}, expected ${expected}`,
   );
+
+describe('names every object has (issue #40)', () => {
+  it("refuses them as a member's request names and a queue's quota, saying why; every report still answers", async () => {
+    for (const name of OBJECT_MEMBERS) {
+      const job = await call<ErrorBody>(s.api, alice, 'POST', '/projects/ml/jobs', {
+        command: ['true'],
+        requests: { [name]: '1' },
+      });
+      assert.equal(job.status, 400, `${name}: ${job.text}`);
+      // __proto__ never reaches the rule: the body's parser refuses it in any object first.
+      const why = name === '__proto__' ? /a key "__proto__"/ : /not a name every JavaScript object has/;
+      assert.match(job.body.error.message, why, name);
+      const queue = await call<ErrorBody>(s.api, s.adminToken, 'POST', '/cluster-queues', {
+        name: 'protoq',
+        quota: { [name]: '1' },
+      });
+      assert.equal(queue.status, 400, `${name}: ${queue.text}`);
+      assert.match(queue.body.error.message, why, name);
+    }
+    // A request whose JSON names __proto__ as a key of its own, as a hand-written client sends it.
+    const raw = await fetch(`${s.api}/projects/ml/jobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: '{"command":["true"],"requests":{"__proto__":"1","cpu":"1"}}',
+    });
+    assert.equal(raw.status, 400, await raw.text());
+    for (const by of ['project', 'user', 'queue']) await report(`?by=${by}`);
+    await report('', alice);
+  });
+});
 
 describe('usage accounting', () => {
   /** Per job: cpu cores and memory bytes per worker, and its workers. */
@@ -398,10 +429,8 @@ describe('usage across kill -9', () => {
       infraRetries: 1,
       retryBackoffSeconds: 0,
     });
-    await waitFor(
-      'the second job to run',
-      async () => (await getJob(api, token, lost.id)).state === 'running',
-    );
+    // Its command runs (not only its worker): a kill before its first line would leave no run to count.
+    await waitFor('the second job to run', () => readFileSync(runs, 'utf8') === 'run\n');
     const before = (await call<UsageReport>(api, token, 'GET', '/usage?since=1d')).body;
     assert.deepEqual([before.totals.jobs.succeeded, before.totals.allocations], [1, 1]);
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { agentHost } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { EVICTED_ONCE_THEN_SUCCEEDED } from '../helpers/jobs.js';
 import { alive, Env, inQueue, peak, type Job } from './support.js';
@@ -232,34 +233,36 @@ describe('preemption within a queue (LowerPriority)', () => {
     });
     const low = env.gate('eq-low');
     const high = env.gate('eq-high');
-    // l finishes its work, records it, and exits 0, leaving a background process that holds its
-    // output open: the agent waits (up to 1 s) for the output to close before it reports, so
-    // for that long the job is still "running" although its process has exited.
+    // While l's agent is frozen (SIGSTOP), the server picks l as the victim of h and asks its
+    // agent to stop it; then l finishes its work, records it, and exits 0. Thawed, the agent has
+    // both to read, the stop first (it came first): the exit, already done, is the outcome.
     const finished = `${env.dir}/finished-eq`;
     const l = await env.submit('eq', {
-      script: `${env.recordPid()}; ${low.wait}; echo done > ${finished}-$$; sleep 30 & exit 0`,
+      script: `${env.recordPid()}; ${low.wait}; echo done > ${finished}-$$; exit 0`,
       requests: { cpu: '2' },
     });
     const jobs: Job[] = [l];
+    const host = agentHost();
     try {
       const [pid] = await env.running(l.id);
+      process.kill(host, 'SIGSTOP');
+      const h = await env.blocking('eq', high, { cpu: 2, priority: 10 });
+      jobs.push(h);
+      await env.until(l.id, 'to be asked to stop', (j) => /^stopping: preempted by job/.test(j.reason));
       low.open();
       await waitFor(`the process of job ${l.id} to exit`, () => !alive(pid!));
       assert.equal((await env.job(l.id)).state, 'running');
-
-      // h arrives in that window and picks l as its victim.
-      const h = await env.blocking('eq', high, { cpu: 2, priority: 10 });
-      jobs.push(h);
+      process.kill(host, 'SIGCONT');
       await env.running(h.id);
-      const ended = await env.until(l.id, 'to end or be requeued', (j) => j.state !== 'running');
-      assert.equal(ended.attempts, 0, `job ${l.id}: ${JSON.stringify(await env.events(l.id))}`);
       const done = await env.done(l.id);
+      assert.equal(done.attempts, 0, `job ${l.id}: ${JSON.stringify(await env.events(l.id))}`);
       assert.equal(done.state, 'succeeded');
       assert.equal(done.exitCode, 0);
       const runs = readdirSync(env.dir).filter((f) => f.startsWith('finished-eq-'));
       assert.equal(runs.length, 1, 'l ran once');
       assert.equal(readFileSync(join(env.dir, runs[0]!), 'utf8'), 'done\n');
     } finally {
+      process.kill(host, 'SIGCONT');
       env.openGates();
       for (const j of jobs) await env.done(j.id);
     }

@@ -11,6 +11,7 @@ import { after, afterEach, before } from 'node:test';
 import { call, localFactoryConfig, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { hostPids } from '../helpers/processes.js';
 
 export interface Job {
   id: number;
@@ -61,6 +62,8 @@ const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 
 export class Env {
   private readonly gates: Gate[] = [];
+  /** Each pid file's process as the host numbers it (see `pids`). */
+  private readonly hostPid = new Map<string, number>();
   private barrierReady = false;
   private started: { s: TestServer; dir: string } | undefined;
 
@@ -236,14 +239,27 @@ export class Env {
     });
   }
 
+  /**
+   * Each run's pid as the host numbers it (a run may see its own pid namespace's numbers): found
+   * while the run's process lives, the first time its file is read, and kept (-1, never alive, for
+   * a run gone before it was looked at).
+   */
   pids(id: number): number[] {
     const prefix = `pids-${id}-`;
     return readdirSync(this.dir)
       .filter((f) => f.startsWith(prefix))
       .map((f) => ({ f, at: BigInt(f.slice(prefix.length)) }))
       .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
-      .map(({ f }) => Number(readFileSync(join(this.dir, f), 'utf8').trim()))
-      .filter((pid) => pid > 0);
+      .map(({ f }) => {
+        const known = this.hostPid.get(f);
+        if (known !== undefined) return known;
+        const seen = Number(readFileSync(join(this.dir, f), 'utf8').trim());
+        if (!(seen > 0)) return 0;
+        const pid = hostPids(this.current().s, id, [seen])[0] ?? -1;
+        this.hostPid.set(f, pid);
+        return pid;
+      })
+      .filter((pid) => pid !== 0);
   }
 
   async done(id: number, timeoutMs = 30_000): Promise<Job> {

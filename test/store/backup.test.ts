@@ -143,7 +143,7 @@ describe(
       assert.equal(clean.code, 0, clean.stdout + clean.stderr);
       assert.equal(
         clean.stdout,
-        'integrity: ok\nrows without their job: none\nlog files without their job: none\n',
+        'integrity: ok\nrows without their job: none\nlog files without their job: none\nusage rows no report can sum: none\n',
       );
       const stray = logPath(join(restored, 'logs'), 987_654);
       mkdirSync(join(stray, '..'), { recursive: true });

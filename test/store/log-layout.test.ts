@@ -20,9 +20,9 @@ describe('job logs in directories', { skip: TEST_STORE !== 'sqlite' && 'runs in 
 
   it('keeps a directory per thousand jobs, lists them, and removes them', async () => {
     const logs = new FileLogStore(join(dir, 'store'));
-    await logs.append(7, 'seven\n');
-    await logs.append(12_345, 'a\0b\n');
-    await logs.append(12_345, 'more\n');
+    await logs.append(7, Buffer.from('seven\n'));
+    await logs.append(12_345, Buffer.from('a\0b\n'));
+    await logs.append(12_345, Buffer.from('more\n'));
     assert.equal(readFileSync(join(dir, 'store', '0', '7.log'), 'utf8'), 'seven\n');
     assert.equal(readFileSync(join(dir, 'store', '12', '12345.log'), 'utf8'), 'a\0b\nmore\n');
     assert.deepEqual(

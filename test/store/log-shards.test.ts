@@ -17,7 +17,7 @@ describe('the log directories', () => {
 
   it('go when a discard empties them, and stay while a log is left', async () => {
     const logs = new FileLogStore(join(dir, 'a'));
-    for (const id of [1000, 1001, 1999, 2000, 2001]) await logs.append(id, `job ${id}\n`);
+    for (const id of [1000, 1001, 1999, 2000, 2001]) await logs.append(id, Buffer.from(`job ${id}\n`));
     assert.deepEqual(readdirSync(join(dir, 'a')).sort(), ['1', '2']);
     // Job 1500 wrote nothing: it has no file, and its directory goes with the others' files.
     await logs.discard([1000, 1001, 1500, 1999, 2000]);
@@ -29,10 +29,10 @@ describe('the log directories', () => {
 
   it('are made again for a log written after its directory went', async () => {
     const logs = new FileLogStore(join(dir, 'b'));
-    await logs.append(3000, 'first\n');
+    await logs.append(3000, Buffer.from('first\n'));
     await logs.discard([3000]);
     assert.equal(existsSync(join(dir, 'b', '3')), false);
-    await logs.append(3001, 'later\n');
+    await logs.append(3001, Buffer.from('later\n'));
     assert.equal(logs.size(3001), 'later\n'.length);
     assert.equal(existsSync(join(dir, 'b', '3', '3001.log')), true);
   });

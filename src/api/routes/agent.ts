@@ -20,6 +20,10 @@ import {
 } from '../job-schemas.js';
 import type { Router } from './types.js';
 
+const OCTETS = 'application/octet-stream';
+/** The largest upload of output: the agent sends at most 256 KiB at a time (log-uploader.ts). */
+const LOG_BODY_LIMIT = 4 * 1024 * 1024;
+
 /** The job a job token reaches; anyone else is refused (403). */
 export function jobId(p: Principal): number {
   if (p.kind !== 'job')
@@ -63,7 +67,7 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   api.post(
     '/job/self/start',
     {
-      config: { leader: 'only' },
+      config: { leader: 'only', lifeline: true },
       schema: {
         tags,
         summary:
@@ -77,23 +81,35 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
       return spec ?? reply.status(202).send();
     },
   );
-  api.post(
-    '/job/self/logs',
-    {
-      bodyLimit: 4 * 1024 * 1024,
-      config: { leader: 'only' },
-      schema: { tags, summary: 'Agent: append output (text/plain)' },
-    },
-    async (req, reply) => {
-      const text = typeof req.body === 'string' ? req.body : '';
-      await controller().agentLogs(jobId(req.principal), text);
-      return reply.status(204).send();
-    },
-  );
+  // Output is bytes, kept as written (application/octet-stream): only in this context (a plugin
+  // of its own), so no other route takes octets as a whole body. text/plain, which earlier agents
+  // sent (an agent on a Slurm node may be older than its server), is still taken, as its UTF-8.
+  await api.register(async (logs: Router) => {
+    logs.addContentTypeParser(OCTETS, { parseAs: 'buffer', bodyLimit: LOG_BODY_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
+    logs.post(
+      '/job/self/logs',
+      {
+        bodyLimit: LOG_BODY_LIMIT,
+        config: { leader: 'only' },
+        schema: {
+          tags,
+          summary: 'Agent: append output, byte for byte (application/octet-stream; text/plain as UTF-8)',
+        },
+      },
+      async (req, reply) => {
+        const body = req.body;
+        const data = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : '', 'utf8');
+        await controller().agentLogs(jobId(req.principal), data);
+        return reply.status(204).send();
+      },
+    );
+  });
   api.post(
     '/job/self/heartbeat',
     {
-      config: { leader: 'only' },
+      config: { leader: 'only', lifeline: true },
       schema: {
         tags,
         summary: 'Agent: heartbeat, long-polled; answers early when the job must stop',
@@ -146,7 +162,7 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
   api.post(
     '/job/self/finish',
     {
-      config: { leader: 'only' },
+      config: { leader: 'only', lifeline: true },
       schema: {
         tags,
         summary:

@@ -1,5 +1,7 @@
 /** `berth agent`: run one worker's agent on this machine (started by a factory, e.g. slurm's). */
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { DEFAULT_TMP_BYTES } from '../../domain/private-tmp.js';
+import { parseAmount } from '../../domain/quantity.js';
 import { CliError } from '../errors.js';
 import { hostname } from 'node:os';
 import { integer, nonNegativeInteger } from '../flags.js';
@@ -31,6 +33,15 @@ export function registerAgentCommand(program: Command): void {
       'run each job as this uid (gid the same number), one per gang member by rank, comma-separated; the agent must be root, and ends every process of the uid before and after each job (factories pass it: docs/SECURITY.md)',
       uidList,
     )
+    .addOption(
+      new Option(
+        '--namespaces <mode>',
+        'each job in namespaces of its own — its own /tmp, /dev/shm, /dev and process view, and nothing of it outlives it (docs/SECURITY.md): auto (where the agent is root and bubblewrap runs), required, or off',
+      )
+        .choices(['auto', 'required', 'off'])
+        .default('auto'),
+    )
+    .option('--tmp-size <size>', "the size of a job's private /tmp, and of its /dev/shm (default 1Gi)", bytes)
     .option(
       '--ca <file>',
       "PEM certificates to trust for the server's (a private CA, or the server's own certificate), besides Node's built-in CAs (default: $BERTH_CA)",
@@ -44,6 +55,8 @@ export function registerAgentCommand(program: Command): void {
         host?: string;
         ca?: string;
         runAs?: number[];
+        namespaces: 'auto' | 'required' | 'off';
+        tmpSize?: number;
       }) => {
         const credential = process.env.BERTH_AGENT_CREDENTIAL;
         if (!credential)
@@ -73,6 +86,7 @@ export function registerAgentCommand(program: Command): void {
           host,
           ...(uid !== undefined ? { identity: { uid, gid: uid } } : {}),
           ...(ca ? { ca } : {}),
+          namespaces: { mode: o.namespaces, tmpBytes: o.tmpSize ?? DEFAULT_TMP_BYTES },
         });
         // Reported: exit at once. Kept-alive connections and a heartbeat long poll still in flight
         // would hold the process (and so its Slurm job, and its slot) for seconds more.
@@ -87,4 +101,15 @@ function uidList(text: string): number[] {
   if (uids.length === 0 || uids.some((u) => !Number.isInteger(u) || u < 1000 || u > 0x7fffffff))
     throw new InvalidArgumentError('expected uids of 1000 or more, comma-separated');
   return uids;
+}
+
+/** `--tmp-size 512Mi`: a size in bytes. */
+function bytes(text: string): number {
+  try {
+    const n = parseAmount('bytes', text);
+    if (n > 0) return n;
+  } catch {
+    // said below
+  }
+  throw new InvalidArgumentError('expected a size in bytes (512Mi, 1G, or a number)');
 }

@@ -33,7 +33,7 @@ import {
   watching,
   type ArrayStatus,
 } from '../job-watch.js';
-import { json, outputWidth } from '../output.js';
+import { json, outputWidth, printable } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags, type Session } from '../session.js';
 
 interface SubmitFlags extends CommonFlags {
@@ -102,7 +102,8 @@ function submitBody(command: string[], f: SubmitFlags): Record<string, unknown> 
 }
 
 /** `submitted job 12 (queued: waiting in cluster queue default)`. */
-const submittedLine = (job: Job): string => `submitted job ${job.id} (${job.state}: ${job.reason})`;
+const submittedLine = (job: Job): string =>
+  `submitted job ${job.id} (${job.state}: ${printable(job.reason)})`;
 
 /**
  * `--wait`/`--follow`: report the end of the job and exit with its code. Progress lines go to

@@ -11,6 +11,7 @@ interface ServerFlags {
   tlsKey?: string;
   insecureHttp?: true;
   rateLimit?: number;
+  jobRateLimit?: number;
 }
 
 export function registerServerCommand(program: Command): void {
@@ -35,6 +36,11 @@ export function registerServerCommand(program: Command): void {
       "API requests per second one token may make, then 429 (default: the config's rateLimit, else 1000; 0: no limit)",
       nonNegativeInteger,
     )
+    .option(
+      '--job-rate-limit <n>',
+      "API requests per second one job's token may make, then 429 (default: the config's rateLimit.jobRequestsPerSecond, else 100; 0: no limit)",
+      nonNegativeInteger,
+    )
     .action(async (o: ServerFlags) => {
       // Loaded here so that client commands do not pay for the server's modules.
       const { runServer } = await import('../../server/run.js');
@@ -48,6 +54,7 @@ export function registerServerCommand(program: Command): void {
         tlsKey: o.tlsKey,
         insecureHttp: o.insecureHttp,
         requestsPerSecond: o.rateLimit,
+        jobRequestsPerSecond: o.jobRateLimit,
       });
     });
 }

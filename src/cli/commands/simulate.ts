@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { ConfigError } from '../../domain/errors.js';
+import { dictionary } from '../../domain/names.js';
 import { CliError, UsageError } from '../errors.js';
 import { nonNegativeInteger, positiveInteger } from '../flags.js';
 import { QUEUEING_STRATEGIES, RUNTIME_ESTIMATES } from '../../domain/cluster-queue.js';
@@ -21,14 +22,14 @@ interface SimulateFlags extends LiveFlags, SwfFlags {
 /** `--quota cq=30`, repeatable → `{cq: 30}` (a scenario's queue classes). */
 function classValues(flag: string, values: string[] | undefined): Record<string, number> | undefined {
   if (values === undefined) return undefined;
-  const out: Record<string, number> = {};
+  const out = dictionary<number>();
   for (const value of values) {
     const m = /^\s*([^=\s]+)\s*=\s*(\d+)\s*$/.exec(value);
     if (!m?.[1] || !m[2])
       throw new UsageError(`${flag} ${value}: expected CLASS=N (a queue class and whole units)`);
     const n = Number(m[2]);
     if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} ${value}: ${m[2]} is too large`);
-    if (m[1] in out) throw new UsageError(`${flag}: ${m[1]} is given twice`);
+    if (Object.hasOwn(out, m[1])) throw new UsageError(`${flag}: ${m[1]} is given twice`);
     out[m[1]] = n;
   }
   return out;

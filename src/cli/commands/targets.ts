@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { TargetView } from '../../domain/pool-figures.js';
 import { formatSpan } from '../../domain/duration.js';
-import { table } from '../output.js';
+import { quantities, table } from '../output.js';
 import { clientCommand, openSession, type CommonFlags } from '../session.js';
 
 export function registerTargetCommand(program: Command): void {
@@ -29,6 +29,18 @@ export function registerTargetCommand(program: Command): void {
       // Who jobs run as is the factory's: one line per factory, under the table.
       const isolation = new Map(targets.flatMap((t) => (t.isolation ? [[t.factory, t.isolation]] : [])));
       const devices = new Map(targets.flatMap((t) => (t.devices ? [[t.factory, t.devices]] : [])));
+      // A job's requests as a target bounds them: one line per target that sets any.
+      const bounds = targets.flatMap((t) => {
+        const parts = [
+          ...(Object.keys(t.defaultRequests).length > 0
+            ? [`default requests ${quantities(t.defaultRequests)}`]
+            : []),
+          ...(Object.keys(t.maxRequests).length > 0
+            ? [`at most ${quantities(t.maxRequests)} per worker`]
+            : []),
+        ];
+        return parts.length > 0 ? [`target ${t.name}: ${parts.join('; ')}`] : [];
+      });
       return [
         table(
           ['NAME', 'FACTORY', 'CAPACITY', 'IN USE', 'WAITING', 'PILOTS', 'DEFAULT TIMEOUT', 'PRIVILEGE'],
@@ -37,6 +49,7 @@ export function registerTargetCommand(program: Command): void {
         ...(chosen ? [`jobs submitted without --target run on ${chosen.name}`] : []),
         ...[...isolation].map(([factory, how]) => `factory ${factory}: ${how}`),
         ...[...devices].map(([factory, what]) => `factory ${factory}: devices ${what}`),
+        ...bounds,
       ].join('\n');
     });
   });

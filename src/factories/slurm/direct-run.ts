@@ -22,7 +22,6 @@
  * of kernel time (PERFORMANCE.md, "Slurm"). For the same reason the working directory is made in
  * libuv's thread pool, off the event loop, not by a synchronous call.
  */
-import { constants as osConstants } from 'node:os';
 import {
   closeSync,
   fstatSync,
@@ -34,6 +33,8 @@ import {
   type FSWatcher,
 } from 'node:fs';
 import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { exitStatus } from '../../agent/job-process.js';
+import { removeBeneath } from '../../agent/remove-beneath.js';
 import { join } from 'node:path';
 import type { JobIdentity } from '../../agent/identity.js';
 import type { FinishRequest, StartResponse } from '../../agent/protocol.js';
@@ -171,9 +172,8 @@ export async function prepareDirect(
 /** Removes what the worker left in sharedDir (its working directory whole: it may be a large tree). */
 export async function removeDirect(paths: DirectPaths): Promise<void> {
   const files = [paths.env, paths.out, paths.exit, paths.logged];
-  await Promise.all(
-    [...files, paths.work].map((path) => rm(path, { recursive: path === paths.work, force: true })),
-  );
+  // The working directory is the job's: removed without following a link it put there.
+  await Promise.all([...files.map((path) => rm(path, { force: true })), removeBeneath(paths.work)]);
 }
 
 /**
@@ -209,9 +209,7 @@ export function readExit(paths: DirectPaths): number | undefined {
 
 /** How a command that left exit status `rc` ended, as an agent reports it (sh: 128 + N is signal N). */
 export function exitedWith(rc: number): FinishRequest {
-  const signal =
-    rc > 128 ? Object.entries(osConstants.signals).find(([, n]) => n === rc - 128)?.[0] : undefined;
-  return { outcome: 'exited', exitCode: rc, signal: signal ?? null };
+  return { outcome: 'exited', ...exitStatus(rc) };
 }
 
 /** Why the server stops a direct run. */
@@ -325,10 +323,9 @@ export class DirectRun {
         const buf = Buffer.allocUnsafe(size);
         const n = readSync(fd, buf, 0, size, this.offset);
         if (n === 0) return;
-        // Whole characters only: a UTF-8 sequence cut by the read waits for the next one.
-        const end = n < READ_CHUNK ? n : wholeUtf8(buf, n);
-        await this.o.agent.agentLogs(this.o.jobId, buf.toString('utf8', 0, end));
-        this.offset += end;
+        // Bytes as written: the log store keeps them so (a sequence cut by the read joins up there).
+        await this.o.agent.agentLogs(this.o.jobId, buf.subarray(0, n));
+        this.offset += n;
         if (!ended) writeFileSync(this.o.paths.logged, String(this.offset));
         if (n < READ_CHUNK) return;
       }
@@ -380,14 +377,4 @@ function readOffset(paths: DirectPaths): number {
   } catch {
     return 0;
   }
-}
-
-/** How many of the first `n` bytes end on a whole UTF-8 character. */
-function wholeUtf8(buf: Buffer, n: number): number {
-  let i = n - 1;
-  // Step back over continuation bytes to the last sequence's lead byte.
-  while (i > 0 && n - i < 4 && (buf[i]! & 0xc0) === 0x80) i--;
-  const lead = buf[i]!;
-  const len = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return i + len <= n ? n : i;
 }

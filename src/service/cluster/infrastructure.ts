@@ -3,6 +3,7 @@ import type { PoolFigures, ResourceTypeView, TargetView } from '../../domain/poo
 import type { InstanceState, InstanceView } from '../../domain/resource-instance.js';
 import type { Principal } from '../../domain/user.js';
 import type { WorkerState, WorkerView } from '../../domain/worker.js';
+import { formatAmount } from '../../domain/quantity.js';
 import { listInstances } from '../../store/queries/resource-instances.js';
 import { listWorkers } from '../../store/queries/workers.js';
 import { requireAdmin, requireUser } from '../tenancy/access.js';
@@ -27,6 +28,10 @@ export function targets(ctx: With<'runtime'>, p: Principal): TargetView[] {
       default: name === rt.defaultTarget,
       reuse: t.reuse === true,
       defaultTimeoutSeconds: t.defaultTimeoutSeconds ?? null,
+      defaultRequests: t.defaultRequests ?? {},
+      maxRequests: Object.fromEntries(
+        Object.entries(t.maxRequests ?? {}).map(([r, max]) => [r, formatAmount(r, max)]),
+      ),
       isolation: rt.isolation?.[t.factory] ?? null,
       devices: rt.devices?.[t.factory]?.summary ?? null,
       capacity: f?.capacity ?? 0,

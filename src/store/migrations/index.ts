@@ -25,6 +25,7 @@ import { usageLedger } from './0017_usage_ledger.js';
 import { logBytes } from './0018_log_bytes.js';
 import { retention } from './0019_retention.js';
 import { schemaRepair } from './0020_schema_repair.js';
+import { usageRepair } from './0021_usage_repair.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -47,6 +48,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0018_log_bytes', logBytes],
   ['0019_retention', retention],
   ['0020_schema_repair', schemaRepair],
+  ['0021_usage_repair', usageRepair],
 ];
 
 /** The migrations a berth knows: MIGRATIONS, or fewer where a test plays an older berth. */

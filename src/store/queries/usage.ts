@@ -6,6 +6,7 @@
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Amounts } from '../../domain/quantity.js';
+import { dictionary } from '../../domain/names.js';
 import {
   addUsage,
   dailyUsage,
@@ -118,8 +119,12 @@ async function addToRollups(db: Db, dialect: Dialect, grain: Grain, pieces: Hour
   // Each hour once per statement: PostgreSQL refuses an upsert that meets one row twice.
   const rows = pieces.map((h) => [h.hour, ...who, ...counterValues(h)]);
   await insertRows(db, dialect, counts.table, COUNT_COLUMNS, rows, counts.conflict);
+  // Only numbers go into amount_seconds: SQLite would keep text there, and every report that
+  // summed it would fail (issue #40).
   const amounts = pieces.flatMap((h) =>
-    Object.entries(h.resources).map(([resource, amountSeconds]) => [h.hour, ...who, resource, amountSeconds]),
+    Object.entries(h.resources)
+      .filter(([, amountSeconds]) => typeof amountSeconds === 'number' && Number.isFinite(amountSeconds))
+      .map(([resource, amountSeconds]) => [h.hour, ...who, resource, amountSeconds]),
   );
   await insertRows(db, dialect, resources.table, RESOURCE_COLUMNS, amounts, resources.conflict);
 }
@@ -245,7 +250,7 @@ async function sumGrain(db: Db, grain: Grain, spans: UsagePeriod[], q: UsageQuer
       waitCount: n('wait_count'),
       waitMsMax: n('wait_ms_max'),
       heldMs: n('held_ms'),
-      resources: {},
+      resources: dictionary<number>(),
     });
   }
   for (const r of amounts) {

@@ -8,6 +8,7 @@ import { api, ApiError } from '../api.js';
 import { formatDateTime, formatWhen } from '../format.js';
 import type { Job, JobAttempt } from '../types.js';
 import { ErrorAlert, Loading, TableWrap } from './Status.js';
+import { printable } from '../../../src/domain/printable.js';
 
 const CHARGED: Record<string, string> = {
   job: "the job's own failure",
@@ -73,7 +74,7 @@ export function Attempts({ job }: { job: Job }) {
                 <tr key={a.attempt}>
                   <td>{a.attempt}</td>
                   <td>{a.outcome}</td>
-                  <td>{a.reason}</td>
+                  <td>{printable(a.reason)}</td>
                   <td className="num">{a.exitCode ?? <span className="muted">–</span>}</td>
                   <td>
                     {a.charged === null ? (

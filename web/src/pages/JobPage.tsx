@@ -22,6 +22,7 @@ import { mayCancelAs, roleIn } from '../roles.js';
 import { Link, paths } from '../router.js';
 import { stream } from '../stream.js';
 import { isFinished, type Job, type JobEvent, type Role } from '../types.js';
+import { printable } from '../../../src/domain/printable.js';
 
 /** The most log text kept on screen; older output is dropped from the top. */
 const LOG_LIMIT = 2_000_000;
@@ -133,7 +134,7 @@ export function JobPage({ id }: { id: number }) {
       </div>
       <p className="status-line" role="status">
         <StateChip state={job.state} />
-        <span className="reason">{job.reason}</span>
+        <span className="reason">{printable(job.reason)}</span>
         {job.cancelRequested && !isFinished(job.state) && <span className="badge">cancel requested</span>}
       </p>
       {error && <ErrorAlert>{error.message}</ErrorAlert>}
@@ -324,7 +325,7 @@ function Timeline({ events }: { events: JobEvent[] | null }) {
                 {formatWhen(e.at)}
               </time>
               <span className={`event-type event-${e.type}`}>{e.type}</span>
-              <span className="event-message">{e.message}</span>
+              <span className="event-message">{printable(e.message)}</span>
             </li>
           ))}
         </ol>

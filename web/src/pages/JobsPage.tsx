@@ -18,6 +18,7 @@ import { formatCount } from '../format.js';
 import { useDebounced, useStreamEvent, useTitle } from '../hooks.js';
 import { Link, navigate, paths, useLocation } from '../router.js';
 import { isFinished, JOB_STATES, type Job, type JobPage, type JobSort, type JobState } from '../types.js';
+import { printable } from '../../../src/domain/printable.js';
 
 export const PAGE_SIZE = 50;
 const SORTS: readonly JobSort[] = ['-id', 'id', '-priority', 'priority'];
@@ -304,11 +305,11 @@ function JobRow({ job: j }: { job: Job }) {
       <td className="num">
         <Link to={paths.job(j.id)}>{j.id}</Link>
       </td>
-      <td className="name">{j.name}</td>
+      <td className="name">{printable(j.name)}</td>
       <td>
         <StateChip state={j.state} />
       </td>
-      <td className="reason">{j.reason}</td>
+      <td className="reason">{printable(j.reason)}</td>
       <td className="num">{j.position ?? <span className="muted">–</span>}</td>
       <td className="num">
         {j.priorityClass ? <span title={`priority class ${j.priorityClass}`}>{j.priority}</span> : j.priority}

@@ -1,0 +1,153 @@
+/**
+ * A real OCI registry for the image tests: Debian's `docker-registry` (the CNCF distribution
+ * registry) on 127.0.0.1, storing in a scratch directory, and images built here with umoci from
+ * files already on the machine (busybox from `busybox-static`), pushed with skopeo. Nothing is
+ * downloaded. CI installs the four packages (.ci/run).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { waitFor } from './wait.js';
+
+export interface TestRegistry {
+  /** `127.0.0.1:PORT` */
+  host: string;
+  /** The requests the registry has answered so far, `METHOD path` each (its access log). */
+  requests(): string[];
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts a registry storing under `dir`. */
+export async function startRegistry(dir: string): Promise<TestRegistry> {
+  const port = await freePort();
+  const config = join(dir, 'registry.yml');
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log: { level: info, formatter: json }',
+      `storage: { filesystem: { rootdirectory: ${join(dir, 'storage')} }, delete: { enabled: true } }`,
+      `http: { addr: "127.0.0.1:${port}" }`,
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn('/usr/bin/docker-registry', ['serve', config], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const requests: string[] = [];
+  let partial = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        if (entry.msg === 'response completed')
+          requests.push(`${String(entry['http.request.method'])} ${String(entry['http.request.uri'])}`);
+      } catch {
+        // not a log entry
+      }
+    }
+  });
+  const host = `127.0.0.1:${port}`;
+  await waitFor(`the registry on ${host}`, async () => {
+    if (child.exitCode !== null) throw new Error(`docker-registry exited ${child.exitCode}`);
+    try {
+      return (await fetch(`http://${host}/v2/`)).ok;
+    } catch {
+      return false;
+    }
+  });
+  return {
+    host,
+    requests: () => [...requests],
+    async close() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export interface ImageSpec {
+  /** Files in the image besides busybox (`/bin/busybox` and its applets): path → text. */
+  files?: Record<string, string>;
+  /** Megabytes of incompressible filler in `/filler` (a bigger image). */
+  fillerMegabytes?: number;
+  entrypoint?: string[];
+  cmd?: string[];
+  env?: string[];
+  workingDir?: string;
+}
+
+const APPLETS = ['sh', 'cat', 'echo', 'ls', 'id', 'touch', 'sleep', 'test', 'pwd', 'env'];
+
+/**
+ * Builds an image from `spec` with umoci in `work` and pushes it to `registry` as `name:tag` with
+ * skopeo; returns its digest (the registry's).
+ */
+export function pushImage(
+  work: string,
+  registry: TestRegistry,
+  name: string,
+  tag: string,
+  spec: ImageSpec,
+): string {
+  const layout = join(work, `${name.replace(/\W/g, '_')}-${tag}-layout`);
+  const bundle = join(work, `${name.replace(/\W/g, '_')}-${tag}-bundle`);
+  const umoci = (...args: string[]) => execFileSync('/usr/bin/umoci', args, { stdio: 'pipe' });
+  umoci('init', '--layout', layout);
+  umoci('new', '--image', `${layout}:img`);
+  umoci('unpack', '--image', `${layout}:img`, bundle);
+  const root = join(bundle, 'rootfs');
+  mkdirSync(join(root, 'bin'), { recursive: true });
+  execFileSync('cp', ['/usr/bin/busybox', join(root, 'bin', 'busybox')]);
+  for (const applet of APPLETS) symlinkSync('busybox', join(root, 'bin', applet));
+  for (const [path, text] of Object.entries(spec.files ?? {})) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(join(root, path), text);
+    chmodSync(join(root, path), 0o644);
+  }
+  if (spec.fillerMegabytes)
+    execFileSync(
+      'dd',
+      ['if=/dev/urandom', `of=${join(root, 'filler')}`, 'bs=1M', `count=${spec.fillerMegabytes}`],
+      {
+        stdio: 'ignore',
+      },
+    );
+  umoci('repack', '--image', `${layout}:img`, bundle);
+  const config = ['config', '--image', `${layout}:img`];
+  for (const e of spec.entrypoint ?? []) config.push('--config.entrypoint', e);
+  for (const c of spec.cmd ?? []) config.push('--config.cmd', c);
+  for (const e of spec.env ?? ['PATH=/bin']) config.push('--config.env', e);
+  config.push('--config.workingdir', spec.workingDir ?? '/');
+  umoci(...config);
+  execFileSync(
+    '/usr/bin/skopeo',
+    [
+      'copy',
+      '--quiet',
+      '--dest-tls-verify=false',
+      `oci:${layout}:img`,
+      `docker://${registry.host}/${name}:${tag}`,
+    ],
+    { stdio: 'pipe' },
+  );
+  const digest = execFileSync(
+    '/usr/bin/skopeo',
+    ['inspect', '--tls-verify=false', '--format', '{{.Digest}}', `docker://${registry.host}/${name}:${tag}`],
+    { encoding: 'utf8' },
+  ).trim();
+  return digest;
+}
