@@ -2,7 +2,7 @@
 import type { JobCgroup } from './cgroups.js';
 import type { JobIdentity } from './identity.js';
 import type { FinishRequest } from './protocol.js';
-import type { SandboxSpec } from './sandbox.js';
+import type { JobImage, SandboxSpec } from './sandbox.js';
 
 export type HostCommand =
   | {
@@ -21,6 +21,8 @@ export type HostCommand =
       env?: Record<string, string>;
       /** Its namespaces (sandbox.ts); absent: the host's. */
       sandbox?: SandboxSpec;
+      /** With a sandbox: the image it runs in, unpacked, and that image's config. */
+      image?: JobImage;
     }
   /** Kills every member of the worker. */
   | { type: 'kill'; workerId: number };

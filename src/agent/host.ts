@@ -60,6 +60,7 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     cgroup: cmd.cgroup,
     ...(cmd.identity ? { identity: cmd.identity } : {}),
     ...(cmd.sandbox ? { sandbox: cmd.sandbox } : {}),
+    ...(cmd.image ? { image: cmd.image } : {}),
     abandoned: () => !process.connected,
     rank,
     onSpawn: (pid) => {

@@ -17,7 +17,8 @@ import {
   type StartResponse,
 } from './protocol.js';
 import { JobProcess } from './job-process.js';
-import type { SandboxSpec } from './sandbox.js';
+import type { JobImage, SandboxSpec } from './sandbox.js';
+import { imageCommand, imageEnv } from '../images/image-config.js';
 import { RankLabel } from './rank-label.js';
 
 export interface RunJobOptions {
@@ -52,6 +53,11 @@ export interface RunJobOptions {
    * end the kernel vouches for. Absent: the host's, as the agent's.
    */
   sandbox?: SandboxSpec;
+  /**
+   * With a sandbox: the OCI image it runs in. Its command and environment combine with the
+   * image's config as `docker run` does (images/image-config.ts).
+   */
+  image?: JobImage;
   /** Amends the outcome before it is reported (the agent knows why its job was killed). */
   amend?: (result: FinishRequest) => FinishRequest | Promise<FinishRequest>;
   /** Which member of a gang job this agent runs (0 by default: the only one). */
@@ -105,11 +111,30 @@ function inheritedEnv(): NodeJS.ProcessEnv {
   return (inherited = env);
 }
 
+/** The PATH of a job in an image that sets none (Docker's). */
+const IMAGE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
 /** A job under its own uid: the agent's user, home and temporary directory are not its own. */
 function ownUserEnv(opts: RunJobOptions): NodeJS.ProcessEnv {
+  // In an image, little of the host's environment (its paths name the host's files): Docker's
+  // PATH under the image's own variables, and a home the job may write (the image's is most
+  // often /root, not its uid's). Its own variables are laid over this (jobEnv).
+  if (opts.image)
+    return {
+      PATH: IMAGE_PATH,
+      ...pick(inheritedEnv(), ['LANG', 'TZ', 'TERM']),
+      ...imageEnv(opts.image.config, {}),
+      HOME: opts.workdir,
+    };
   if (!opts.identity) return inheritedEnv();
   const { USER: _user, LOGNAME: _logname, ...env } = inheritedEnv();
   return { ...env, HOME: opts.workdir, TMPDIR: opts.workdir };
+}
+
+function pick(env: NodeJS.ProcessEnv, keys: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of keys) if (env[k] !== undefined) out[k] = env[k];
+  return out;
 }
 
 function jobEnv(opts: RunJobOptions, spec: StartResponse): NodeJS.ProcessEnv {
@@ -216,8 +241,15 @@ function execute(
   client: AgentClient,
   logs: LogUploader,
 ): Promise<FinishRequest> {
+  // In an image, its command is the image's Entrypoint with the job's command (or the image's Cmd).
+  const command = opts.image ? imageCommand(opts.image.config, spec.command) : spec.command;
+  if (!command || command.length === 0) {
+    const message = 'the job gives no command, and its image has none (no Entrypoint or Cmd)';
+    logs.write(`berth: ${message}\n`);
+    return Promise.resolve({ outcome: 'start-failed', exitCode: 127, signal: null, message });
+  }
   return new Promise((resolve) => {
-    const file = spec.command[0];
+    const file = command[0];
     let stopping: 'timeout' | 'cancelled' | undefined;
     let stopReason: string | undefined;
     let done = false;
@@ -233,12 +265,13 @@ function execute(
       return { outcome: 'start-failed', exitCode: 127, signal: null, message };
     };
     const job = JobProcess.start({
-      command: spec.command,
+      command,
       workdir: opts.workdir,
       env,
       ...(opts.identity ? { identity: opts.identity } : {}),
       ...(opts.cgroup ? { cgroup: opts.cgroup } : {}),
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+      ...(opts.image ? { image: opts.image.root } : {}),
     });
     const { child } = job;
     for (const stream of [child.stdout!, child.stderr!]) {

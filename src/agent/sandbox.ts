@@ -21,6 +21,7 @@
  *
  * Pure: the argv only. The probe that says whether bubblewrap runs here is sandbox-probe.ts.
  */
+import type { ImageConfig } from '../images/image-config.js';
 import type { JobIdentity } from './identity.js';
 
 export interface SandboxSpec {
@@ -65,6 +66,12 @@ export interface ImageRoot {
   layer: string;
   /** Where the command starts inside the image (the image's working directory, or the job's). */
   cwd: string;
+}
+
+/** A job's image as its agent gets it: where its root is, and what the image's config says it runs. */
+export interface JobImage {
+  root: ImageRoot;
+  config: ImageConfig;
 }
 
 /** util-linux's unshare: mounts the image's overlay in a mount namespace of its own, and enters the image as the job. */

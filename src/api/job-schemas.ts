@@ -94,6 +94,14 @@ export const SubmitBody = strict({
         "glob patterns (results/*.csv, out/**), relative to the job's working directory, of the files its agent uploads as artifacts when the job has run: no absolute paths, no '..'",
     }),
   ),
+  image: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description:
+        "an OCI image to run in (registry/name:tag or registry/name@sha256:…; docker.io's when no registry is named), pinned to its digest when the job is admitted; its Entrypoint runs the command (or its Cmd when the job gives none), with the image's environment and working directory, as docker run. Default: the target's image, else none",
+    }),
+  ),
 });
 
 export const JobParams = strict({ id: Type.Integer({ minimum: 1, description: 'job id' }) });

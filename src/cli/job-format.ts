@@ -165,7 +165,13 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['resources', job.resources.map((r) => `${r.type}${r.id === null ? '' : ` #${r.id}`} (${r.state})`)],
     ['worker', job.worker && `#${job.worker.id} (${job.worker.state})`],
     ['devices', job.worker?.devices ? devicesText(job.worker.devices) : null],
-    ['command', shellWords(job.command)],
+    ['command', job.command.length === 0 && job.image !== null ? "the image's own" : shellWords(job.command)],
+    [
+      'image',
+      job.image === null
+        ? null
+        : `${job.image}${job.imageDigest === null ? ' (its digest: once admitted)' : ` @ ${job.imageDigest}`}`,
+    ],
     [
       'depends on',
       [

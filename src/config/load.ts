@@ -335,6 +335,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     targets,
     resources,
     artifacts: resolveArtifacts(raw.artifacts, file),
+    images: resolveImages(raw.images, file),
     logs: resolveLogs(raw.logs, file),
     queueHistory: resolveQueueHistory(raw.queueHistory, file),
     retention: resolveRetention(raw.retention, file),
@@ -364,6 +365,15 @@ function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): Artifacts
     maxBytesPerJob: bytesSetting('artifacts.maxBytesPerJob', raw?.maxBytesPerJob, file) ?? 100 * 2 ** 20,
     maxFilesPerJob: raw?.maxFilesPerJob ?? DEFAULT_MAX_ARTIFACT_FILES,
     retentionSeconds: durationSetting('artifacts.retention', raw?.retention, file) ?? 30 * 86_400,
+  };
+}
+
+/** `images` with its defaults: DATA_DIR/images (dir null), 20Gi, plain HTTP to the loopback only. */
+function resolveImages(raw: RawConfig['images'], file?: string): Config['images'] {
+  return {
+    dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
+    cacheBytes: bytesSetting('images.cacheBytes', raw?.cacheBytes, file) ?? 20 * 2 ** 30,
+    insecureRegistries: (raw?.insecureRegistries ?? []).map((r) => r.toLowerCase()),
   };
 }
 

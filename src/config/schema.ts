@@ -156,6 +156,13 @@ const TargetSchema = strict({
   defaultRequests: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]))),
   /** The most a job on this target may request of a resource, per worker: more is refused (422). */
   maxRequests: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]))),
+  /** The OCI image its jobs run in when they name none (`registry/name:tag`); default: none. */
+  image: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * The registries (`host[:port]`) its jobs' images may come from; default: any. Plain HTTP is
+   * spoken only to the loopback's and to `images.insecureRegistries`.
+   */
+  registries: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
 });
 const ResourceSchema = strict({
   kind: Type.Union(RESOURCE_KINDS.map((k) => Type.Literal(k))),
@@ -183,6 +190,16 @@ const ArtifactsSchema = strict({
   maxFilesPerJob: Type.Optional(Type.Integer({ minimum: 0 })),
   /** How long after its job ended an artifact is kept: `30d`, `12h`, or seconds (default 30d). */
   retention: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+});
+
+/** OCI images (images/): where they are kept on this machine, how much of it, and how pulled. */
+const ImagesSchema = strict({
+  /** Default DATA_DIR/images. */
+  dir: Type.Optional(Type.String({ minLength: 1 })),
+  /** The most the unpacked images may take: a quantity (`20Gi`) or bytes (default 20Gi). */
+  cacheBytes: Type.Optional(Bytes),
+  /** Registries (`host[:port]`) spoken to over plain HTTP besides the loopback's (default: none). */
+  insecureRegistries: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
 });
 
 /** Jobs' output. */
@@ -253,6 +270,7 @@ export const ConfigSchema = strict({
   targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
   resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
   artifacts: Type.Optional(ArtifactsSchema),
+  images: Type.Optional(ImagesSchema),
   logs: Type.Optional(LogsSchema),
   queueHistory: Type.Optional(QueueHistorySchema),
   retention: Type.Optional(RetentionSchema),
@@ -322,6 +340,8 @@ export interface Config {
   targets: Record<string, TargetConfig>;
   resources: Record<string, ResourceConfig>;
   artifacts: ArtifactsConfig;
+  /** OCI images: their directory (null: DATA_DIR/images), its bound, and the registries spoken to in plain HTTP. */
+  images: { dir: string | null; cacheBytes: number; insecureRegistries: string[] };
   /** Jobs' output: the most bytes one run keeps. */
   logs: { maxBytesPerJob: number };
   /** The queues' figures over time: a sample every `sampleSeconds`, kept for `keepSeconds`. */

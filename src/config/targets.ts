@@ -11,6 +11,13 @@ import { PRIVILEGE, PRIVILEGE_HELP, RESOURCE_NAME, RESOURCE_NAME_HELP } from '..
 import { formatAmount } from '../domain/quantity.js';
 import type { FactoryConfig, RawConfig, TargetConfig } from './schema.js';
 import { checkName, durationSetting, quantitySetting } from './settings.js';
+import {
+  formatImageReference,
+  ImageReferenceError,
+  parseImageReference,
+  registryRefusal,
+  type ImageReference,
+} from '../images/reference.js';
 
 /** Every target, checked against the factories; with none configured, `local` on the local factory. */
 export function resolveTargets(
@@ -49,12 +56,41 @@ export function resolveTargets(
       );
     targets[name] = {
       ...rest,
+      ...targetImages(name, t, factory, file),
       ...(t.reuse ? { idleTimeoutSeconds: idleTimeoutSeconds ?? 300 } : {}),
       ...(defaultTimeoutSeconds !== undefined ? { defaultTimeoutSeconds } : {}),
       ...requests,
     };
   }
   return targets;
+}
+
+/**
+ * A target's `image` and `registries`, checked: images run only on a local factory's workers
+ * (docs/IMAGES.md), its image is a reference (written out in full) from a registry it allows.
+ */
+function targetImages(
+  target: string,
+  t: NonNullable<RawConfig['targets']>[string],
+  factory: FactoryConfig,
+  file?: string,
+): Pick<TargetConfig, 'image' | 'registries'> {
+  const out: Pick<TargetConfig, 'image' | 'registries'> = {};
+  if (t.registries !== undefined) out.registries = t.registries.map((r) => r.trim().toLowerCase());
+  if (t.image === undefined) return out;
+  const key = `targets.${target}.image`;
+  if (factory.kind !== 'local')
+    throw new ConfigError(key, `factory "${t.factory}" (${factory.kind}) does not run images yet`, file);
+  let ref: ImageReference;
+  try {
+    ref = parseImageReference(t.image);
+  } catch (e) {
+    throw new ConfigError(key, e instanceof ImageReferenceError ? e.message : String(e), file);
+  }
+  const refused = registryRefusal(ref, out.registries, target);
+  if (refused) throw new ConfigError(key, refused, file);
+  out.image = formatImageReference(ref);
+  return out;
 }
 
 /**

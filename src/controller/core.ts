@@ -3,6 +3,7 @@
  * jobs, the journal that records transitions, the pools, and the loop's wake-up. Built once by
  * controller.ts and handed to each part.
  */
+import type { ImageReference } from '../images/reference.js';
 import type { TargetConfig } from '../config/schema.js';
 import type { RuntimeHistory } from '../domain/runtime-history.js';
 import type { Factory } from '../factories/factory.js';
@@ -38,6 +39,14 @@ export interface ControllerOptions extends JournalOptions {
   onError?: (err: unknown, what: string) => void;
   /** Where timings and counts go (GET /metrics); none in tests that do not look. */
   metrics?: ControllerMetrics;
+  /** What a tag stands for now, asked of its registry (images/skopeo.ts); absent: no job may ask for an image. */
+  images?: ImageDigests;
+}
+
+/** The registry's answer to which digest an image reference stands for. */
+export interface ImageDigests {
+  /** Rejects with a RegistryError (images/skopeo.ts) saying whose failure it is. */
+  resolve(ref: ImageReference): Promise<string>;
 }
 
 export interface ControllerCore {

@@ -135,17 +135,27 @@ export class Lifecycle implements ProvisioningOutcomes {
   }
 
   /** The job failed (its quota released): retried while the budget `charge` draws on lasts, else it ends failed. */
-  fail(job: TrackedJob, reason: string, exitCode: number | null, charge: FailureKind): Promise<void> {
-    return this.carryOut(job, decide(this.factsOf(job), { type: 'failed', reason, exitCode, charge }));
+  fail(
+    job: TrackedJob,
+    reason: string,
+    exitCode: number | null,
+    charge: FailureKind,
+    final = false,
+  ): Promise<void> {
+    return this.carryOut(
+      job,
+      decide(this.factsOf(job), { type: 'failed', reason, exitCode, charge, ...(final ? { final } : {}) }),
+    );
   }
 
   /**
    * An admitted job cannot get what it needs (a resource its well keeps failing to make): its
-   * quota is released, and it is retried or fails, charged to the infrastructure.
+   * quota is released, and it is retried or fails, charged to the infrastructure — or, `final`,
+   * it fails at once, its own mistake that no retry could change (an image that does not exist).
    */
-  async failAdmitted(job: TrackedJob, reason: string): Promise<void> {
+  async failAdmitted(job: TrackedJob, reason: string, final = false): Promise<void> {
     this.core.o.scheduler.release(job.id);
-    await this.fail(job, reason, null, 'infrastructure');
+    await this.fail(job, reason, null, final ? 'job' : 'infrastructure', final);
   }
 
   /** The slice of the model a transition reads (domain/job-transitions.ts). */

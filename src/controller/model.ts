@@ -25,6 +25,13 @@ export interface TrackedJob extends ActiveJob {
   /** What its agent runs (served by agentStart without a store read). */
   command: string[];
   env: Record<string, string>;
+  /**
+   * The image it runs in, as its spec keeps it (`…@sha256:…` once pinned); undefined: none. Pinned
+   * before it waits for anything else once admitted (provisioning.ts).
+   */
+  image: string | undefined;
+  /** While its image's digest is being asked of the registry. */
+  pinning: boolean;
   /** A task's array (its first task's id), index, and the array's throttle; null otherwise. */
   arrayId: number | null;
   arrayIndex: number | null;

@@ -31,7 +31,9 @@
 import type { FinishRequest } from '../agent/protocol.js';
 import { hashToken, newToken } from '../domain/tokens.js';
 import type { Factory } from '../factories/factory.js';
-import { updateJob } from '../store/queries/jobs.js';
+import { pinJobImage, updateJob } from '../store/queries/jobs.js';
+import { formatImageReference, imageParts, parseImageReference, pinned } from '../images/reference.js';
+import { RegistryError } from '../images/skopeo.js';
 import { insertInstance, updateInstance } from '../store/queries/resource-instances.js';
 import { deleteJobTokens, insertJobToken } from '../store/queries/tokens.js';
 import { insertWorker, updateWorker } from '../store/queries/workers.js';
@@ -51,8 +53,11 @@ const MAX_CREATE_ATTEMPTS = 3;
 export interface ProvisioningOutcomes {
   /** The run ended before it began (the worker could not be made: the infrastructure's failure). */
   endRun(job: TrackedJob, result: FinishRequest, charge: FailureKind): Promise<void>;
-  /** The job cannot get a resource: it releases its quota and fails with `reason`. */
-  failAdmitted(job: TrackedJob, reason: string): Promise<void>;
+  /**
+   * The job cannot get a resource (or its image): it releases its quota and fails with `reason`,
+   * retried unless `final`.
+   */
+  failAdmitted(job: TrackedJob, reason: string, final?: boolean): Promise<void>;
 }
 
 export class Provisioning {
@@ -65,6 +70,8 @@ export class Provisioning {
 
   /** Puts an admitted job in line for the next thing it needs, in the global order. */
   advance(job: TrackedJob): void {
+    // Its image pinned first: the registry's answer, asked while the job holds nothing but quota.
+    if (job.image !== undefined && imageParts(job.image).digest === null) return this.pinImage(job);
     const pool =
       job.acquired < job.resources.length
         ? this.core.pools.get('resource', job.resources[job.acquired]!)
@@ -113,6 +120,46 @@ export class Provisioning {
       job.ending === null &&
       (attempt === undefined || job.attempts === attempt)
     );
+  }
+
+  /**
+   * Asks the registry which digest the job's image stands for, records it in the job's spec (every
+   * later attempt runs those bytes) and puts the job in line for the rest. An image or tag the
+   * registry does not have, or credentials it refuses, fail the job at once with the registry's
+   * words; a registry that cannot be reached is the infrastructure's failure (infra retries).
+   */
+  private pinImage(job: TrackedJob): void {
+    if (job.pinning) return;
+    job.pinning = true;
+    const work = this.pin(job, job.attempts).finally(() => (job.pinning = false));
+    this.core.background.run(work, `image of job ${job.id}`);
+  }
+
+  private async pin(job: TrackedJob, attempt: number): Promise<void> {
+    const { o, journal } = this.core;
+    const ref = parseImageReference(job.image!);
+    const name = formatImageReference(ref);
+    let digest: string;
+    try {
+      if (!o.images) throw new Error('this server resolves no images');
+      digest = await o.images.resolve(ref);
+    } catch (e) {
+      if (!this.stillWants(job, attempt)) return;
+      const message = e instanceof Error ? e.message : String(e);
+      const final = e instanceof RegistryError && e.jobsFault;
+      await this.outcomes().failAdmitted(job, `image ${name}: ${message}`, final);
+      return;
+    }
+    if (!this.stillWants(job, attempt)) return;
+    const full = formatImageReference(pinned(ref, digest));
+    await journal.write(async ({ db, event }) => {
+      await pinJobImage(db, job.id, full);
+      await event(job, 'image-pinned', `image ${name} is ${digest}`);
+    });
+    job.image = full;
+    if (!this.stillWants(job, attempt)) return;
+    this.advance(job);
+    this.core.wake();
   }
 
   private async createInstance(well: Well, job: TrackedJob): Promise<void> {
@@ -231,6 +278,7 @@ export class Provisioning {
         ...(registration ? { registration } : {}),
         requests: workerRequests(job),
         members: job.workers,
+        ...(job.image !== undefined ? { image: job.image } : {}),
       });
       const devices = record.handle.devices;
       await journal.write(async ({ db, event }) => {

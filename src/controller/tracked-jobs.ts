@@ -158,6 +158,8 @@ export class TrackedJobs {
       queuedAt: r.queuedAt ?? r.createdAt,
       command: r.spec.command,
       env: r.spec.env,
+      image: r.spec.image,
+      pinning: false,
       artifacts: derived.artifacts,
       arrayId: r.arrayId,
       arrayIndex: r.arrayIndex,

@@ -58,8 +58,11 @@ export type JobEvent =
   | { type: 'stop'; kind: StopKind; reason: string }
   /** Its run ended; `charge`: whose fault a failure is, which says which retry budget it draws on. */
   | { type: 'run-ended'; report: RunReport; charge: FailureKind }
-  /** It failed without a run's report (a resource its well keeps failing to make). */
-  | { type: 'failed'; reason: string; exitCode: number | null; charge: FailureKind };
+  /**
+   * It failed without a run's report (a resource its well keeps failing to make). `final`: a
+   * failure no retry could change (an image the registry does not have): never retried.
+   */
+  | { type: 'failed'; reason: string; exitCode: number | null; charge: FailureKind; final?: boolean };
 
 /** How a job leaves the scheduler when it ends before it ran: from its queue, or from admission. */
 export type LeavesFrom = 'queue' | 'admission';
@@ -109,7 +112,9 @@ export function decide(f: JobFacts, e: JobEvent): Decision {
     case 'run-ended':
       return onRunEnded(f, e.report, e.charge);
     case 'failed':
-      return onFailure(f, e.reason, e.exitCode, e.charge);
+      return e.final
+        ? { do: 'finish', state: 'failed', reason: e.reason, exitCode: e.exitCode }
+        : onFailure(f, e.reason, e.exitCode, e.charge);
   }
 }
 

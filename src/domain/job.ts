@@ -16,6 +16,7 @@ export type JobSort = (typeof JOB_SORTS)[number];
 
 /** What the submitter asked for, kept verbatim (quantities as written). */
 export interface JobSpec {
+  /** Its argv; empty only for a job in an image that runs the image's own Entrypoint and Cmd. */
   command: string[];
   env: Record<string, string>;
   timeoutSeconds: number | null;
@@ -49,6 +50,12 @@ export interface JobSpec {
   array?: string;
   /** How many of its array's tasks may be in play at once; absent: all. */
   arrayThrottle?: number;
+  /**
+   * The OCI image it runs in (images/reference.ts), written out in full: `registry/name:tag`, and
+   * `@sha256:…` once pinned — as given, or when the job first got past admission (the registry's
+   * answer then), so that every later attempt runs the same bytes. Absent: the host's files.
+   */
+  image?: string;
 }
 
 /** The most workers one gang job may ask for. */
@@ -138,6 +145,10 @@ export interface Job {
   /** Its worker, and the devices each member holds (by rank: kind → ids) where it has any. */
   worker: { id: number; state: string; devices?: Record<string, string[]>[] } | null;
   command: string[];
+  /** The image it runs in (`registry/name:tag`, as given or its target's default); null: none. */
+  image: string | null;
+  /** The digest that image was pinned to (at submission when given, else when admitted); null until then. */
+  imageDigest: string | null;
   env: Record<string, string>;
   timeoutSeconds: number | null;
   dependsOn: number[];

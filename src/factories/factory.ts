@@ -34,6 +34,11 @@ export interface WorkerRequest {
    * controller has counted them all against the factory's capacity.
    */
   members: number;
+  /**
+   * The OCI image its members run in, pinned (`registry/name:tag@sha256:…`): the factory makes it
+   * their root (images/, agent/sandbox.ts). Only a factory whose targets allow images is given one.
+   */
+  image?: string;
 }
 
 /** What a factory tells the controller on its own initiative. */

@@ -1,5 +1,8 @@
 /** Builds the configured factories. */
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ImageCache } from '../images/image-cache.js';
+import { WorkerImages } from './worker-images.js';
 import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
 import type { FactoryIsolation } from './isolation.js';
@@ -32,6 +35,7 @@ export function createFactories(
   agent: AgentPort,
 ): Map<string, Factory> {
   const factories = new Map<string, Factory>();
+  const images = workerImages(config, dataDir, isolation);
   for (const [name, f] of Object.entries(config.factories)) {
     const { uids, users, sandbox } = isolation.get(name) ?? {};
     switch (f.kind) {
@@ -50,7 +54,7 @@ export function createFactories(
             ...(uids && users?.size ? { users } : {}),
             ...(f.workRoot !== undefined ? { workRoot: f.workRoot } : {}),
             ...(devices.has(name) ? { devices: devices.get(name)!.inventory } : {}),
-            ...(sandbox ? { sandbox } : {}),
+            ...(sandbox ? { sandbox, ...(images ? { images } : {}) } : {}),
           }),
         );
         break;
@@ -86,4 +90,26 @@ export function createFactories(
     }
   }
   return factories;
+}
+
+/**
+ * This machine's images (config `images`: DATA/images by default) and its workers' layers
+ * (DATA/image-layers), shared by its local factories; none when no local factory gives its jobs
+ * namespaces of their own, which images need.
+ */
+function workerImages(
+  config: Config,
+  dataDir: string,
+  isolation: Map<string, FactoryIsolation>,
+): WorkerImages | undefined {
+  const runs = Object.entries(config.factories).some(
+    ([name, f]) => f.kind === 'local' && isolation.get(name)?.sandbox !== undefined,
+  );
+  if (!runs) return undefined;
+  const cache = new ImageCache(
+    config.images.dir ?? join(dataDir, 'images'),
+    { insecureRegistries: config.images.insecureRegistries },
+    { cacheBytes: config.images.cacheBytes },
+  );
+  return new WorkerImages(cache, join(dataDir, 'image-layers'));
 }

@@ -38,6 +38,8 @@ import {
 import { controlFiles, denyRule } from './devices.js';
 import type { SandboxSpec } from '../agent/sandbox.js';
 import { packageRoot } from '../package-root.js';
+import type { JobImage } from '../agent/sandbox.js';
+import type { WorkerImages } from './worker-images.js';
 
 /** The host's entry point, as .ts under tsx (tests) or .js when built. */
 const HOST_MAIN = fileURLToPath(
@@ -65,6 +67,8 @@ export interface LocalFactoryOptions {
   devices?: DeviceInventory;
   /** Namespaces per job (namespaces.ts, agent/sandbox.ts); absent: the host's. */
   sandbox?: { tmpBytes: number; network: 'host' | 'none' };
+  /** Where its workers' images and layers come from (worker-images.ts); absent: no image runs here. */
+  images?: WorkerImages;
 }
 
 export class LocalFactory implements Factory {
@@ -277,8 +281,10 @@ export class LocalFactory implements Factory {
     const identities = this.takeIdentities(req.members, req.project);
     const cgroups: (JobCgroup | undefined)[] = [];
     let devices: DeviceAssignment[] | undefined;
+    let images: JobImage[] | undefined;
     let host: ChildProcess;
     try {
+      if (req.image !== undefined) images = await this.prepareImage(req, dirs);
       devices = this.takeDevices(req, ranks);
       await makeWorkdirs(workdir, gang ? dirs : [], identities);
       if (this.enforcement.enabled)
@@ -300,6 +306,7 @@ export class LocalFactory implements Factory {
       for (const c of cgroups) if (c) await removeCgroup(c.dirs).catch(() => {});
       for (const id of identities ?? []) if (!id.shared) this.uids?.give(id.uid);
       this.book?.release(String(req.workerId));
+      if (images) await this.opts.images?.release(req.workerId);
       throw e;
     }
     if (identities) this.identities.set(req.workerId, identities);
@@ -323,9 +330,22 @@ export class LocalFactory implements Factory {
         ...(identity ? { identity } : {}),
         ...(devices ? { env: deviceEnv(this.opts.devices!, devices[rank]!) } : {}),
         ...(this.opts.sandbox ? { sandbox: this.sandboxSpec(dirs[rank]!, devices?.[rank]) } : {}),
+        ...(images ? { image: images[rank]! } : {}),
       });
     }
     return { workdir, ...(devices ? { devices } : {}) };
+  }
+
+  /** The worker's image for each member, pulled if this machine lacks it (said as the worker's wait). */
+  private prepareImage(req: WorkerRequest, dirs: string[]): Promise<JobImage[]> {
+    // The server refuses an image for a target whose factory cannot run one (server/run.ts).
+    if (!this.opts.images || !this.opts.sandbox)
+      return Promise.reject(
+        new Error(`factory ${this.name} runs no images (they need namespaces of their own)`),
+      );
+    return this.opts.images.prepare(req.workerId, req.image!, dirs, (reason) =>
+      this.opts.listener.workerWaiting?.(req.workerId, reason),
+    );
   }
 
   /**
@@ -414,6 +434,8 @@ export class LocalFactory implements Factory {
     this.assigned.delete(workerId);
     // Nothing of it runs any more: the next worker may start while its directory goes.
     stopped?.();
+    for (const layer of (await this.opts.images?.release(workerId)) ?? [])
+      process.stderr.write(`berth: worker ${workerId}'s image layer: not removed: ${layer}\n`);
     // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others —
     // one that follows no link the job may have put in a directory's place (remove-beneath.ts).
     const workdir = handle?.workdir ?? this.workdir(workerId);

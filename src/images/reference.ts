@@ -103,6 +103,15 @@ export function pinned(r: ImageReference, digest: string): ImageReference {
 }
 
 /**
+ * A job's image as its spec keeps it (`registry/name:tag@sha256:…` once pinned), apart: the name
+ * it was asked by and the digest it stands for (null until pinned).
+ */
+export function imageParts(full: string): { image: string; digest: string | null } {
+  const at = full.indexOf('@');
+  return at < 0 ? { image: full, digest: null } : { image: full.slice(0, at), digest: full.slice(at + 1) };
+}
+
+/**
  * Whether the registry is on this machine's loopback (127.0.0.0/8, ::1, localhost): the one place
  * plain HTTP is spoken without being configured, as Docker allows.
  */
@@ -111,4 +120,17 @@ export function isLoopbackRegistry(registry: string): boolean {
     ? registry.slice(1, registry.indexOf(']'))
     : registry.replace(/:\d+$/, '');
   return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Why a target whose `registries` are `allowed` refuses the image, or undefined when it takes it
+ * (any registry, when it names none).
+ */
+export function registryRefusal(
+  ref: ImageReference,
+  allowed: readonly string[] | undefined,
+  target: string,
+): string | undefined {
+  if (allowed === undefined || allowed.includes(ref.registry.toLowerCase())) return undefined;
+  return `registry ${ref.registry} is not one target "${target}" allows (its registries: ${allowed.join(', ') || 'none'})`;
 }

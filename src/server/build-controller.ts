@@ -16,6 +16,7 @@ import type { GroupCommit } from '../store/group-commit.js';
 import type { LogStore } from '../store/log-store.js';
 import type { Db } from '../store/store.js';
 import { createWells } from '../wells/index.js';
+import { resolveDigest } from '../images/skopeo.js';
 
 export interface ControllerDeps {
   config: Config;
@@ -87,6 +88,9 @@ export function buildController(
     onWriteFailed: writes.onWriteFailed,
     metrics: d.metrics,
     onJobChanged: d.onJobChanged,
+    images: {
+      resolve: (ref) => resolveDigest(ref, { insecureRegistries: d.config.images.insecureRegistries }),
+    },
   });
   return controller;
 }

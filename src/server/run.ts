@@ -17,7 +17,7 @@ import type { Config, RawConfig } from '../config/schema.js';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import { describeEnforcement } from '../factories/cgroups.js';
-import { isolationOf } from '../factories/isolation.js';
+import { isolationOf, type FactoryIsolation } from '../factories/isolation.js';
 import { devicesOf } from '../factories/devices.js';
 import { deviceCounts } from '../domain/devices.js';
 import type { Factory } from '../factories/factory.js';
@@ -169,6 +169,23 @@ async function moveFlatLogs(dir: string, print: (line: string) => void): Promise
   writeFileSync(mark, '', { mode: 0o600 });
 }
 
+/**
+ * Per target whose jobs cannot run in an image, why: images run on a local factory's workers,
+ * in namespaces of their own (agent/sandbox.ts).
+ */
+function imagesRefused(config: Config, isolation: Map<string, FactoryIsolation>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, t] of Object.entries(config.targets)) {
+    const f = config.factories[t.factory];
+    if (!f) continue;
+    if (f.kind !== 'local') out[name] = `its factory "${t.factory}" (${f.kind}) does not run images yet`;
+    else if (!isolation.get(t.factory)?.sandbox)
+      out[name] =
+        `its factory "${t.factory}" runs jobs without namespaces of their own (namespaces: off, or bubblewrap missing), which images need`;
+  }
+  return out;
+}
+
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const file = configPath(opts);
@@ -253,6 +270,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         }),
       ),
       isolation: Object.fromEntries([...isolation].map(([name, i]) => [name, i.summary])),
+      imagesRefused: imagesRefused(config, isolation),
       devices: Object.fromEntries(
         [...devices].map(([name, d]) => [name, { counts: deviceCounts(d.inventory), summary: d.summary }]),
       ),

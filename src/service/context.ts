@@ -23,6 +23,8 @@ export interface JobRuntime {
   workerCapacity?: Record<string, number>;
   /** Per factory, who its jobs run as (factories/isolation.ts), for `GET /targets`. */
   isolation?: Record<string, string>;
+  /** Per target whose jobs cannot run in an image, why (its factory's kind, no namespaces). */
+  imagesRefused?: Record<string, string>;
   /** Per factory, its devices (factories/devices.ts): how many of each kind, and in words. */
   devices?: Record<string, { counts: Record<string, number>; summary: string }>;
   controller: ControllerPort;

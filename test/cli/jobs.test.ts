@@ -596,7 +596,7 @@ describe('bad input', { timeout: SUITE_TIMEOUT_MS }, () => {
       [
         cli(['submit']),
         2,
-        /^berth: nothing to run: give a command \(berth submit -- CMD \[ARG\.\.\.\]\) or --script/,
+        /^berth: nothing to run: give a command \(berth submit -- CMD \[ARG\.\.\.\]\), --script 'CODE', or --image REF/,
       ],
       [
         cli(['submit', '--request', 'cpu=lots', '--', 'true']),

@@ -129,3 +129,33 @@ describe('configuration: a target’s defaultRequests and maxRequests', () => {
       assert.match(failure(withTargets({ t: { factory: 'local', ...targets } })), message);
   });
 });
+
+describe('configuration: a target’s image and registries', () => {
+  it('keeps its image written out in full, and its registries', () => {
+    const c = resolve(
+      withTargets({
+        boxed: { factory: 'local', image: 'busybox:1', registries: ['docker.io', 'Reg.Example.org:5000'] },
+        open: { factory: 'local' },
+      }),
+    );
+    assert.equal(c.targets.boxed?.image, 'docker.io/library/busybox:1');
+    assert.deepEqual(c.targets.boxed?.registries, ['docker.io', 'reg.example.org:5000']);
+    assert.equal(c.targets.open?.image, undefined);
+    assert.equal(c.targets.open?.registries, undefined);
+  });
+
+  it('names the key of an image that is not a reference, from a registry it refuses, or on a factory without images', () => {
+    assert.match(
+      failure(withTargets({ t: { factory: 'local', image: 'Busy Box' } })),
+      /^berth\.yaml: targets\.t\.image: image "Busy Box": has white space/,
+    );
+    assert.match(
+      failure(withTargets({ t: { factory: 'local', image: 'busybox', registries: ['reg.example.org'] } })),
+      /^berth\.yaml: targets\.t\.image: registry docker\.io is not one target "t" allows \(its registries: reg\.example\.org\)/,
+    );
+    assert.match(
+      failure(withTargets({ t: { factory: 'hpc', image: 'busybox' } })),
+      /^berth\.yaml: targets\.t\.image: factory "hpc" \(slurm\) does not run images yet/,
+    );
+  });
+});

@@ -299,6 +299,18 @@ const retries: Row[] = [
     },
     want: finish('failed', 'cannot create resource db: refused'),
   },
+  {
+    name: 'a failure no retry could change (an image the registry lacks) fails it, whatever its budget',
+    facts: { ...admitted, retryPolicy: withRetries.retryPolicy },
+    event: {
+      type: 'failed',
+      reason: 'image 127.0.0.1:5000/x:1: manifest unknown',
+      exitCode: null,
+      charge: 'job',
+      final: true,
+    },
+    want: finish('failed', 'image 127.0.0.1:5000/x:1: manifest unknown'),
+  },
 ];
 
 for (const [title, rows] of Object.entries({ cancels, stops, evictions, runEnds, retries }))

@@ -5,6 +5,7 @@
  * downloaded. CI installs the four packages (.ci/run).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -90,6 +91,8 @@ export interface ImageSpec {
   workingDir?: string;
 }
 
+let pushes = 0;
+
 const APPLETS = ['sh', 'cat', 'echo', 'ls', 'id', 'touch', 'sleep', 'test', 'pwd', 'env'];
 
 /**
@@ -103,8 +106,10 @@ export function pushImage(
   tag: string,
   spec: ImageSpec,
 ): string {
-  const layout = join(work, `${name.replace(/\W/g, '_')}-${tag}-layout`);
-  const bundle = join(work, `${name.replace(/\W/g, '_')}-${tag}-bundle`);
+  // A directory of its own each time: a tag may be pushed again with other files.
+  const base = `${name.replace(/\W/g, '_')}-${tag}-${++pushes}`;
+  const layout = join(work, `${base}-layout`);
+  const bundle = join(work, `${base}-bundle`);
   const umoci = (...args: string[]) => execFileSync('/usr/bin/umoci', args, { stdio: 'pipe' });
   umoci('init', '--layout', layout);
   umoci('new', '--image', `${layout}:img`);
@@ -126,6 +131,8 @@ export function pushImage(
         stdio: 'ignore',
       },
     );
+  // Readable by every uid whatever the umask (a server in this process sets 077): as real images are.
+  execFileSync('chmod', ['-R', 'go+rX', root]);
   umoci('repack', '--image', `${layout}:img`, bundle);
   const config = ['config', '--image', `${layout}:img`];
   for (const e of spec.entrypoint ?? []) config.push('--config.entrypoint', e);
@@ -144,10 +151,13 @@ export function pushImage(
     ],
     { stdio: 'pipe' },
   );
-  const digest = execFileSync(
-    '/usr/bin/skopeo',
-    ['inspect', '--tls-verify=false', '--format', '{{.Digest}}', `docker://${registry.host}/${name}:${tag}`],
-    { encoding: 'utf8' },
-  ).trim();
+  // The manifest as served, its sha256 the digest: one read, and no blob read (a test counts those).
+  const manifest = execFileSync('/usr/bin/skopeo', [
+    'inspect',
+    '--raw',
+    '--tls-verify=false',
+    `docker://${registry.host}/${name}:${tag}`,
+  ]);
+  const digest = `sha256:${createHash('sha256').update(manifest).digest('hex')}`;
   return digest;
 }

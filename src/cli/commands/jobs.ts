@@ -46,6 +46,7 @@ interface SubmitFlags extends CommonFlags {
   timeout?: number;
   workers?: number;
   artifact?: string[];
+  image?: string;
   array?: string;
   retries?: number;
   infraRetries?: number;
@@ -75,12 +76,16 @@ function submitBody(command: string[], f: SubmitFlags): Record<string, unknown> 
   if (f.script !== undefined && command.length > 0) {
     throw new UsageError('give either --script or a command after --, not both');
   }
-  if (f.script === undefined && command.length === 0) {
-    throw new UsageError("nothing to run: give a command (berth submit -- CMD [ARG...]) or --script 'CODE'");
+  // In an image, no command runs the image's own (its Entrypoint and Cmd), as docker run does.
+  if (f.script === undefined && command.length === 0 && f.image === undefined) {
+    throw new UsageError(
+      "nothing to run: give a command (berth submit -- CMD [ARG...]), --script 'CODE', or --image REF to run the image's own",
+    );
   }
   const given = {
     name: f.name,
-    ...(f.script !== undefined ? { script: f.script } : { command }),
+    ...(f.script !== undefined ? { script: f.script } : command.length > 0 ? { command } : {}),
+    image: f.image,
     target: f.target,
     requests: f.request,
     resources: f.resource,
@@ -209,6 +214,10 @@ function registerSubmit(program: Command): void {
       "keep the files this glob matches in the job's working directory when it has run, e.g. 'results/*.csv' (repeatable; see berth artifacts)",
       each,
     )
+    .option(
+      '--image <ref>',
+      "run it in this OCI image (registry/name:tag, or @sha256:…), pinned to its digest when admitted: the image's Entrypoint runs the command, or its Cmd without one (default: the target's image, if any)",
+    )
     .option('--idempotency-key <key>', 'submitting again with the same key returns the same job')
     .option('--script <code>', 'run this shell code with /bin/sh -c instead of a command')
     .addOption(
@@ -233,6 +242,7 @@ function registerSubmit(program: Command): void {
     'berth submit --array 0-999%50 -- ./task.sh   # $BERTH_ARRAY_INDEX says which',
     'berth submit -o json -- make test | jq .id',
     "berth submit --artifact 'results/*.csv' --artifact model.bin --wait -- ./train.sh",
+    'berth submit --image registry.example.org/team/pytorch:2.3 --request nvidia.com/gpu=1 -- python train.py',
   ]).action(async (command: string[], f: SubmitFlags) => {
     const body = submitBody(command, f);
     if (f.array !== undefined && f.follow)

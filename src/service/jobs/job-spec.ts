@@ -13,6 +13,12 @@ import { retrySpec } from '../../domain/retry.js';
 import { arraySpecOf } from '../../domain/job-array.js';
 import { checkName, CONTROL_CHARACTER, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../../domain/names.js';
 import { parseAmount, type QuantityInput } from '../../domain/quantity.js';
+import {
+  formatImageReference,
+  imageParts,
+  ImageReferenceError,
+  parseImageReference,
+} from '../../images/reference.js';
 
 export interface SubmitInput {
   name?: string;
@@ -39,6 +45,8 @@ export interface SubmitInput {
   array?: string;
   /** Glob patterns of the files kept as artifacts (domain/artifact.ts). */
   artifacts?: string[];
+  /** An OCI image to run in (`registry/name:tag` or `…@sha256:…`, images/reference.ts). */
+  image?: string;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -48,8 +56,12 @@ export function buildSpec(input: SubmitInput): JobSpec {
   if (input.command && input.script !== undefined)
     throw new BadRequestError('give either command or script, not both');
   const command = input.command ?? (input.script !== undefined ? ['/bin/sh', '-c', input.script] : undefined);
-  if (!command || command.length === 0 || !command[0])
+  const image = input.image === undefined ? undefined : imageOf(input.image);
+  // In an image, no command runs the image's own (its Entrypoint and Cmd), as `docker run` does.
+  if (image === undefined && (!command || command.length === 0))
     throw new BadRequestError('a job needs a command (argv list) or a script');
+  if (command && command.length > 0 && !command[0])
+    throw new BadRequestError('command: its first element (the program) is empty');
   const requests: Record<string, string> = {};
   for (const [resource, value] of Object.entries(input.requests ?? {})) {
     checkName(RESOURCE_NAME, RESOURCE_NAME_HELP, 'requests: resource', resource);
@@ -82,7 +94,8 @@ export function buildSpec(input: SubmitInput): JobSpec {
     throw new BadRequestError(`workers: ${workers} is not a whole number from 1 to ${MAX_GANG_WORKERS}`);
   const artifacts = checkArtifactPatterns(input.artifacts ?? []);
   return {
-    command,
+    command: command ?? [],
+    ...(image !== undefined ? { image } : {}),
     env: input.env ?? {},
     timeoutSeconds: input.timeoutSeconds ?? null,
     requests,
@@ -97,6 +110,17 @@ export function buildSpec(input: SubmitInput): JobSpec {
     ...arraySpecOf(input.array),
     ...(artifacts.length > 0 ? { artifacts } : {}),
   };
+}
+
+/** `text` as an image reference written out in full (images/reference.ts); 400 saying why if it is not one. */
+function imageOf(text: string): string {
+  try {
+    return formatImageReference(parseImageReference(text));
+  } catch (e) {
+    // "image "Busybox": "Busybox" is not a repository name component (lowercase letters, …)"
+    if (e instanceof ImageReferenceError) throw new BadRequestError(e.message);
+    throw e;
+  }
 }
 
 /**
@@ -123,10 +147,12 @@ function withDefaultRequests(
   return { spec: { ...spec, requests }, given };
 }
 
-/** What a target gives a job that does not say: `defaultTimeout`, `defaultRequests`. */
+/** What a target gives a job that does not say: `defaultTimeout`, `defaultRequests`, `image`. */
 export interface TargetDefaults {
   defaultTimeoutSeconds?: number;
   defaultRequests?: Record<string, string>;
+  /** The image of its jobs that name none (written out in full). */
+  image?: string;
 }
 
 /**
@@ -140,14 +166,17 @@ export function withTargetDefaults(
   defaults: TargetDefaults | undefined,
 ): { spec: JobSpec; note: string } {
   const timed = withDefaultTimeout(spec, defaults?.defaultTimeoutSeconds);
-  const { spec: out, given } = withDefaultRequests(timed, defaults?.defaultRequests);
+  const { spec: requested, given } = withDefaultRequests(timed, defaults?.defaultRequests);
+  const imaged = requested.image === undefined && defaults?.image !== undefined;
+  const out = imaged ? { ...requested, image: defaults.image } : requested;
   const note =
     (timed !== spec && out.timeoutSeconds !== null
       ? `; timeout ${formatSpan(out.timeoutSeconds * 1000, 2)}, target ${target}'s defaultTimeout`
       : '') +
     (given.length > 0
       ? `; requests ${given.map((r) => `${r}=${out.requests[r]}`).join(', ')}, target ${target}'s defaultRequests`
-      : '');
+      : '') +
+    (imaged ? `; image ${out.image}, target ${target}'s image` : '');
   return { spec: out, note };
 }
 
@@ -160,14 +189,16 @@ export function submissionDetail(name: string, target: string, spec: JobSpec): R
     ...(env.length > 0 ? { env } : {}),
     ...((spec.workers ?? 1) > 1 ? { workers: spec.workers } : {}),
     ...(spec.array !== undefined ? { array: spec.array } : {}),
+    ...(spec.image !== undefined ? { image: spec.image } : {}),
   };
 }
 
 const CONTROL_CHARACTERS = new RegExp(CONTROL_CHARACTER, 'g');
 
-/** The name of a job that gives none: its command's, cleaned. */
-export function defaultName(command: string[]): string {
-  const first = command[0] === '/bin/sh' && command[1] === '-c' ? 'script' : (command[0] ?? 'job');
+/** The name of a job that gives none: its command's (its image's when it runs the image's own), cleaned. */
+export function defaultName(command: string[], image?: string): string {
+  const own = image !== undefined ? imageParts(image).image.replace(/:[^:/]*$/, '') : 'job';
+  const first = command[0] === '/bin/sh' && command[1] === '-c' ? 'script' : (command[0] ?? own);
   // A name given is refused with a control character (api/job-schemas.ts); one made is cleaned.
   return first.split('/').pop()!.replace(CONTROL_CHARACTERS, '').slice(0, 63) || 'job';
 }

@@ -11,6 +11,7 @@ import { latestWorkers, workersOfLastAllocations } from '../../store/queries/wor
 import type { Principal } from '../../domain/user.js';
 import type { ServiceContext } from '../context.js';
 import { envFor } from '../tenancy/env-visibility.js';
+import { imageParts } from '../../images/reference.js';
 
 /** A job's retry budgets and their use; `retryAt` only while it waits out a retry's backoff. */
 function retryView(
@@ -57,6 +58,7 @@ export function toJobView(r: JobRecord, live: Live, viewer: Principal): Job {
     resources: live.resources,
     worker: live.worker,
     command: r.spec.command,
+    ...imageView(r.spec.image),
     env: envFor(viewer, r),
     timeoutSeconds: r.spec.timeoutSeconds,
     dependsOn: r.spec.dependsOn,
@@ -129,4 +131,11 @@ export async function jobView(
   fresh = false,
 ): Promise<Job> {
   return (await jobViews(ctx, viewer, [record], fresh))[0]!;
+}
+
+/** The job's image and the digest it is pinned to, apart (null, null: none). */
+function imageView(image: string | undefined): Pick<Job, 'image' | 'imageDigest'> {
+  if (image === undefined) return { image: null, imageDigest: null };
+  const { image: name, digest } = imageParts(image);
+  return { image: name, imageDigest: digest };
 }

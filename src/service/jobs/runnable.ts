@@ -15,6 +15,7 @@ import { listPrivileges } from '../../store/queries/projects.js';
 import type { Db } from '../../store/store.js';
 import type { QueueModel } from '../../controller/port.js';
 import type { JobRuntime } from '../context.js';
+import { parseImageReference, registryRefusal } from '../../images/reference.js';
 
 /**
  * Refuses with 422 anything that could never run: unknown target or resource, missing privilege,
@@ -55,6 +56,7 @@ export async function checkRunnable(
       );
     }
   }
+  if (spec.image !== undefined) checkImage(rt, target, spec.image);
   const limit = rt.workerTimeLimits?.[target];
   if (limit !== undefined && spec.timeoutSeconds !== null && spec.timeoutSeconds > limit) {
     throw new UnprocessableError(
@@ -114,6 +116,14 @@ export async function checkDependencies(db: Db, project: string, spec: JobSpec):
   const field = FIELD_OF[unknown.on];
   const missing = deps.filter((d) => d.on === unknown.on && !known.has(d.job)).map((d) => d.job);
   throw new UnprocessableError(`${field}: no job ${missing.join(', ')} in project "${project}"`);
+}
+
+/** Refuses (422) an image the target cannot run, or from a registry it does not allow. */
+function checkImage(rt: JobRuntime, target: string, image: string): void {
+  const why = rt.imagesRefused?.[target];
+  if (why) throw new UnprocessableError(`image: target "${target}" cannot run jobs in images: ${why}`);
+  const refused = registryRefusal(parseImageReference(image), rt.targets[target]?.registries, target);
+  if (refused) throw new UnprocessableError(`image: ${refused}`);
 }
 
 /**

@@ -53,7 +53,7 @@ export async function submitJob(
   const priority = await resolvePriority(db, input.priority);
   const job: NewJob = {
     project: project.name,
-    name: input.name ?? defaultName(spec.command),
+    name: input.name ?? defaultName(spec.command, spec.image),
     clusterQueue: project.clusterQueue,
     target,
     priority: priority.value,

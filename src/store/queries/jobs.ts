@@ -397,6 +397,18 @@ export async function updateJob(db: Db, id: number, set: JobUpdate): Promise<voi
   await updateById(db, 'jobs', id, row);
 }
 
+/**
+ * Sets the job's image to `image` (its reference pinned to a digest): the one change a spec sees
+ * after submission, so that every later attempt runs the same bytes. Read and written in the
+ * caller's transaction.
+ */
+export async function pinJobImage(db: Db, id: number, image: string): Promise<void> {
+  const row = await db.selectFrom('jobs').select('spec').where('id', '=', id).executeTakeFirst();
+  if (!row) return;
+  const spec = JSON.parse(row.spec) as JobSpec;
+  await updateById(db, 'jobs', id, { spec: JSON.stringify({ ...spec, image }) });
+}
+
 const UNFINISHED: JobState[] = ['queued', 'admitted', 'running'];
 
 /** The ids of a project's unfinished jobs, oldest first. */

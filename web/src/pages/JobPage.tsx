@@ -164,7 +164,29 @@ function shellWords(argv: string[]): string {
 function Spec({ job }: { job: Job }) {
   const env = Object.entries(job.env);
   const rows: [string, ReactNode][] = [
-    ['Command', <code>{shellWords(job.command)}</code>],
+    [
+      'Command',
+      job.command.length === 0 && job.image !== null ? (
+        <span className="muted">the image&rsquo;s own</span>
+      ) : (
+        <code>{shellWords(job.command)}</code>
+      ),
+    ],
+    ...(job.image !== null
+      ? ([
+          [
+            'Image',
+            <>
+              <code>{job.image}</code>{' '}
+              {job.imageDigest === null ? (
+                <span className="muted">its digest: once admitted</span>
+              ) : (
+                <code className="muted">{job.imageDigest}</code>
+              )}
+            </>,
+          ],
+        ] as [string, ReactNode][])
+      : []),
     ['Project', <Link to={paths.jobs(job.project)}>{job.project}</Link>],
     ...(job.arrayId !== null
       ? ([

@@ -1,0 +1,92 @@
+/**
+ * The images of a local factory's workers: a worker's image held in this machine's cache
+ * (images/image-cache.ts) for as long as the worker lives — pulled first if the machine lacks it,
+ * its progress said as the worker's wait — and a writable layer for each member (an overlay's
+ * upper and work directories, agent/sandbox.ts), removed with the worker.
+ *
+ * The layers are under a directory of root's alone (0700), never in a worker's own directory:
+ * root mounts a layer before the job runs, and a job that owned its layer's parent could put a
+ * link in its place and have root mount over a path of its choosing.
+ */
+import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { removeBeneath } from '../agent/remove-beneath.js';
+import type { JobImage } from '../agent/sandbox.js';
+import type { ImageCache, PullProgress } from '../images/image-cache.js';
+import { formatImageReference, imageParts, parseImageReference } from '../images/reference.js';
+
+/** What a worker holds: its image, and its members' layers. */
+interface Held {
+  release: () => void;
+  layers: string[];
+}
+
+export class WorkerImages {
+  private readonly held = new Map<number, Held>();
+
+  /**
+   * Images from `cache`; layers in `layersDir` (made 0700; what a server that died left there is
+   * removed, before any worker can have a layer in it).
+   */
+  constructor(
+    private readonly cache: ImageCache,
+    private readonly layersDir: string,
+  ) {
+    mkdirSync(layersDir, { recursive: true, mode: 0o700 });
+    this.swept = Promise.all(readdirSync(layersDir).map((name) => removeBeneath(join(layersDir, name)))).then(
+      () => {},
+    );
+  }
+
+  private readonly swept: Promise<void>;
+
+  /**
+   * The image `image` (pinned) for each of a worker's `workdirs` (one per member): held until
+   * `release`, with a new layer each. `waiting` hears what a pull has done so far, and null once
+   * the image is here. Rejects with the registry's error (a RegistryError) when it cannot be had.
+   */
+  async prepare(
+    workerId: number,
+    image: string,
+    workdirs: string[],
+    waiting: (reason: string | null) => void,
+  ): Promise<JobImage[]> {
+    await this.swept;
+    const ref = parseImageReference(image);
+    const name = imageParts(formatImageReference(ref)).image;
+    const { image: cached, release } = await this.cache.use(ref, (p) => waiting(pullReason(name, p)));
+    waiting(null);
+    const held: Held = { release, layers: [] };
+    this.held.set(workerId, held);
+    const out: JobImage[] = [];
+    for (const [rank, workdir] of workdirs.entries()) {
+      const layer = join(this.layersDir, `${workerId}-${rank}`);
+      held.layers.push(layer);
+      await mkdir(layer, { mode: 0o700 });
+      // The image's working directory, or the job's own when the image names none.
+      const cwd = cached.config.workingDir === '/' ? workdir : cached.config.workingDir;
+      out.push({ root: { rootfs: cached.rootfs, layer, cwd }, config: cached.config });
+    }
+    return out;
+  }
+
+  /** Lets go of the worker's image and removes its layers (their files are the job's: no link followed). */
+  async release(workerId: number): Promise<string[]> {
+    const held = this.held.get(workerId);
+    if (!held) return [];
+    this.held.delete(workerId);
+    held.release();
+    const left: string[] = [];
+    for (const layer of held.layers) left.push(...(await removeBeneath(layer)).left);
+    return left;
+  }
+}
+
+/** "pulling image 127.0.0.1:5000/team/app:1: 120 MB so far", "unpacking image …". */
+export function pullReason(name: string, p: PullProgress): string {
+  const mb = (p.bytes / 1e6).toFixed(p.bytes < 10e6 ? 1 : 0);
+  return p.phase === 'pulling'
+    ? `pulling image ${name}: ${mb} MB so far`
+    : `unpacking image ${name} (${mb} MB)`;
+}

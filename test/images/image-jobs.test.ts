@@ -1,0 +1,186 @@
+/**
+ * Jobs in OCI images, end to end (issue #41): submitted with `image` to a real server whose local
+ * factory runs them in namespaces of their own, the images pulled from a real registry (Debian's
+ * docker-registry on 127.0.0.1) where the test built and pushed them. Root and bubblewrap needed.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { probeSandbox } from '../../src/agent/sandbox-probe.js';
+import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
+import { pushImage, startRegistry, type TestRegistry } from '../helpers/registry.js';
+import { scratchDir } from '../helpers/scratch.js';
+import { call } from '../helpers/server.js';
+import { localConfig, logs, start, type Started } from '../helpers/started-server.js';
+import { waitFor } from '../helpers/wait.js';
+
+const support = probeSandbox();
+const skip = !support.available
+  ? support.why
+  : !['/usr/bin/skopeo', '/usr/bin/umoci', '/usr/bin/docker-registry'].every((f) => existsSync(f))
+    ? 'skopeo, umoci and docker-registry are needed (apt-get install skopeo umoci docker-registry)'
+    : false;
+
+interface ImageJob {
+  id: number;
+  state: string;
+  reason: string;
+  image: string | null;
+  imageDigest: string | null;
+  command: string[];
+  attempts: number;
+}
+
+describe('jobs in images', { skip }, () => {
+  let registry: TestRegistry;
+  let work: string;
+  let s: Started;
+  let digest: string;
+
+  before(async () => {
+    work = scratchDir('berth-image-jobs-');
+    registry = await startRegistry(work);
+    digest = pushImage(work, registry, 'team/tools', '1', {
+      files: { '/etc/only-here': 'from the image\n', '/srv/README': 'its working directory\n' },
+      env: ['PATH=/bin', 'FROM_IMAGE=yes'],
+      workingDir: '/srv',
+      cmd: ['cat', '/etc/only-here'],
+    });
+    s = await start(
+      [
+        localConfig(),
+        `  allowed: { factory: local, registries: ["${registry.host}"] }`,
+        `  elsewhere: { factory: local, registries: ["registry.example.org"] }`,
+      ].join('\n'),
+    );
+  });
+  after(async () => {
+    await s?.close();
+    await registry?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const job = async (id: number) => (await getJob(s.api, s.token, id)) as unknown as ImageJob;
+
+  it("runs the command in the image: its files, its environment, its working directory, as a uid of the job's own", async () => {
+    const j = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:1`,
+      script:
+        'cat /etc/only-here; echo "FROM_IMAGE=$FROM_IMAGE"; pwd; id -u; test -e /usr/bin/node && echo HOST; exit 0',
+    });
+    const done = await waitDone(s.api, s.token, j.id);
+    assert.equal(done.state, 'succeeded', `${done.reason}: ${await logs(s, j.id)}`);
+    const out = (await logs(s, j.id)).trim().split('\n');
+    assert.equal(out[0], 'from the image');
+    assert.equal(out[1], 'FROM_IMAGE=yes');
+    assert.equal(out[2], '/srv');
+    assert.notEqual(out[3], '0', 'not root');
+    assert.ok(!out.includes('HOST'), "the host's files are not there");
+    const view = await job(j.id);
+    assert.equal(view.image, `${registry.host}/team/tools:1`);
+    assert.equal(view.imageDigest, digest, 'pinned to what the registry served');
+    const timeline = await events(s.api, s.token, j.id);
+    assert.ok(
+      timeline.some((e) => e.type === 'image-pinned' && e.message.includes(digest)),
+      JSON.stringify(timeline),
+    );
+    // Its layer went with its worker.
+    assert.deepEqual(readdirSync(join(s.dataDir, 'image-layers')), []);
+  });
+
+  it("runs the image's own command when the job gives none", async () => {
+    const r = await call<ImageJob>(s.api, s.token, 'POST', '/projects/default/jobs', {
+      image: `${registry.host}/team/tools:1`,
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.body.command, []);
+    const done = await waitDone(s.api, s.token, r.body.id);
+    assert.equal(done.state, 'succeeded', done.reason);
+    assert.equal(await logs(s, r.body.id), 'from the image\n');
+  });
+
+  it("fails a job at once, with the registry's words, when the tag does not exist: no retry", async () => {
+    const j = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:no-such-tag`,
+      command: ['true'],
+      retries: 3,
+      infraRetries: 3,
+    });
+    const done = (await waitDone(s.api, s.token, j.id)) as unknown as ImageJob;
+    assert.equal(done.state, 'failed');
+    assert.match(done.reason, /^image 127\.0\.0\.1:\d+\/team\/tools:no-such-tag: .*manifest unknown/);
+    assert.equal(done.attempts, 0, 'never retried');
+  });
+
+  it('pulls an image once for two jobs that want it at the same time', async () => {
+    const second = pushImage(work, registry, 'team/pair', '1', { files: { '/etc/pair': 'pair\n' } });
+    const blobs = () =>
+      registry.requests().filter((r) => r.startsWith('GET ') && r.includes('/team/pair/blobs/')).length;
+    const jobs = await Promise.all(
+      [0, 1].map(() =>
+        submit(s.api, s.token, 'default', {
+          image: `${registry.host}/team/pair:1`,
+          command: ['cat', '/etc/pair'],
+        }),
+      ),
+    );
+    for (const j of jobs) {
+      const done = await waitDone(s.api, s.token, j.id);
+      assert.equal(done.state, 'succeeded', `${done.reason}: ${await logs(s, j.id)}`);
+      assert.equal(await logs(s, j.id), 'pair\n');
+      assert.equal((await job(j.id)).imageDigest, second);
+    }
+    // Its config and one layer: each fetched once (a second pull would fetch both again).
+    assert.equal(blobs(), 2, registry.requests().join('\n'));
+  });
+
+  it('runs every attempt of a job on the bytes it was pinned to, though its tag moves', async () => {
+    pushImage(work, registry, 'team/moving', 'v', { files: { '/etc/version': 'one\n' } });
+    const j = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/moving:v`,
+      // Fails each time: retried once, after the test has moved the tag.
+      script: 'cat /etc/version; exit 1',
+      retries: 1,
+      retryBackoffSeconds: 0,
+    });
+    await waitFor('its image pinned', async () => (await job(j.id)).imageDigest ?? undefined);
+    pushImage(work, registry, 'team/moving', 'v', { files: { '/etc/version': 'two\n' } });
+    const done = (await waitDone(s.api, s.token, j.id)) as unknown as ImageJob;
+    assert.equal(done.state, 'failed');
+    assert.equal(done.attempts, 1, 'retried once');
+    for (const attempt of [1, 2]) {
+      const r = await call(s.api, s.token, 'GET', `/jobs/${j.id}/logs?attempt=${attempt}`);
+      assert.equal(r.text, 'one\n', `attempt ${attempt}`);
+    }
+    const fresh = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/moving:v`,
+      command: ['cat', '/etc/version'],
+    });
+    await waitDone(s.api, s.token, fresh.id);
+    assert.equal(await logs(s, fresh.id), 'two\n', 'a new job gets what the tag is now');
+  });
+
+  it('refuses an image reference that is not one (400), and a registry its target does not allow (422)', async () => {
+    const bad = await call(s.api, s.token, 'POST', '/projects/default/jobs', {
+      image: 'Team/Tools:1',
+      command: ['true'],
+    });
+    assert.equal(bad.status, 400, bad.text);
+    assert.match(bad.text, /image \\"Team\/Tools:1\\": \\"Team\\" is not a repository name component/);
+    const elsewhere = await call(s.api, s.token, 'POST', '/projects/default/jobs', {
+      image: `${registry.host}/team/tools:1`,
+      target: 'elsewhere',
+      command: ['true'],
+    });
+    assert.equal(elsewhere.status, 422, elsewhere.text);
+    assert.match(elsewhere.text, /registry 127\.0\.0\.1:\d+ is not one target \\"elsewhere\\" allows/);
+    const allowed = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:1`,
+      target: 'allowed',
+      command: ['echo', 'allowed'],
+    });
+    const done = await waitDone(s.api, s.token, allowed.id);
+    assert.equal(done.state, 'succeeded', `${done.reason}: ${await logs(s, allowed.id)}`);
+  });
+});
