@@ -33,7 +33,7 @@ import {
 import { join } from 'node:path';
 import { parseImageConfig, type ImageConfig } from './image-config.js';
 import { formatImageReference, type ImageReference } from './reference.js';
-import { copyToLayout, dieWithParent, RegistryError, type RegistryOptions } from './skopeo.js';
+import { copyToLayout, dieWithParent, manifestBytes, RegistryError, type RegistryOptions } from './skopeo.js';
 
 export const UMOCI = '/usr/bin/umoci';
 export const UMOCI_PACKAGE = 'umoci (Debian, Ubuntu: apt-get install umoci)';
@@ -42,6 +42,8 @@ export const UMOCI_PACKAGE = 'umoci (Debian, Ubuntu: apt-get install umoci)';
 export interface PullProgress {
   phase: 'pulling' | 'unpacking';
   bytes: number;
+  /** What the pull fetches in all, as the image's manifest says (absent for a multi-platform index). */
+  total?: number;
 }
 
 /** An image on this machine, as `berth images` lists it. */
@@ -233,18 +235,25 @@ export class ImageCache {
     mkdirSync(staging, { mode: 0o700 });
     try {
       const layout = join(staging, 'layout');
+      // Its size first, for the progress to say "N of M MB" (a failure here is the copy's too).
+      const total = await manifestBytes(ref, this.registry);
+      const of = total === undefined ? {} : { total };
       // What has arrived so far: the blobs skopeo has written (it writes each as it fetches it).
       const watch = setInterval(() => {
         // Walked only for someone who listens.
         if (this.listeners.get(digest)?.size)
-          this.progress(digest, { phase: 'pulling', bytes: existsSync(layout) ? diskBytes(layout) : 0 });
+          this.progress(digest, {
+            phase: 'pulling',
+            bytes: existsSync(layout) ? diskBytes(layout) : 0,
+            ...of,
+          });
       }, this.o.progressEveryMs ?? 1000);
       try {
         await copyToLayout(ref, layout, TAG, this.registry);
       } finally {
         clearInterval(watch);
       }
-      this.progress(digest, { phase: 'unpacking', bytes: diskBytes(layout) });
+      this.progress(digest, { phase: 'unpacking', bytes: diskBytes(layout), ...of });
       const bundle = join(staging, 'bundle');
       await umoci(['unpack', '--image', `${layout}:${TAG}`, bundle]);
       const final = join(this.dir, dirName(digest));

@@ -135,3 +135,28 @@ export async function copyToLayout(
   const source = `docker://${ref.registry}/${ref.repository}@${ref.digest}`;
   await run(['copy', '--quiet', ...tlsFlag(ref, o, '--src-tls-verify'), source, `oci:${layout}:${tag}`], o);
 }
+
+/**
+ * The bytes a pull of `ref` (pinned) fetches, as its manifest lists them (config and layers,
+ * compressed); undefined for an index of several platforms, whose pick is skopeo's.
+ */
+export async function manifestBytes(
+  ref: ImageReference,
+  o: RegistryOptions = {},
+): Promise<number | undefined> {
+  const raw = await run(
+    [
+      'inspect',
+      '--raw',
+      ...tlsFlag(ref, o, '--tls-verify'),
+      `docker://${ref.registry}/${ref.repository}@${ref.digest}`,
+    ],
+    o,
+  );
+  const m = JSON.parse(String(raw)) as { config?: { size?: unknown }; layers?: { size?: unknown }[] };
+  if (!Array.isArray(m.layers)) return undefined;
+  const sizes = [m.config?.size, ...m.layers.map((l) => l.size)];
+  return sizes.every((n) => typeof n === 'number')
+    ? (sizes as number[]).reduce((a, b) => a + b, 0)
+    : undefined;
+}
