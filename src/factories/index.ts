@@ -1,7 +1,7 @@
 /** Builds the configured factories. */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ImageCache } from '../images/image-cache.js';
+import { ImageCache, type ImageCacheEvents } from '../images/image-cache.js';
 import { WorkerImages } from './worker-images.js';
 import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
@@ -19,6 +19,8 @@ export interface FactorySetting {
   isolation: Map<string, FactoryIsolation>;
   /** Each local factory's devices (devices.ts), by factory name. */
   devices: Map<string, FactoryDevices>;
+  /** What this machine's image cache tells as it works (the server's metrics). */
+  imageEvents?: ImageCacheEvents;
 }
 
 /** How a Slurm node starts this berth's CLI: the same Node, flags (tsx under tests) and entry. */
@@ -30,12 +32,12 @@ function thisBerth(): string[] {
 
 export function createFactories(
   config: Config,
-  { dataDir, installationId, isolation, devices }: FactorySetting,
+  { dataDir, installationId, isolation, devices, imageEvents }: FactorySetting,
   listener: FactoryListener,
   agent: AgentPort,
 ): Map<string, Factory> {
   const factories = new Map<string, Factory>();
-  const images = workerImages(config, dataDir, isolation);
+  const images = workerImages(config, dataDir, isolation, imageEvents);
   for (const [name, f] of Object.entries(config.factories)) {
     const { uids, users, sandbox } = isolation.get(name) ?? {};
     switch (f.kind) {
@@ -101,6 +103,7 @@ function workerImages(
   config: Config,
   dataDir: string,
   isolation: Map<string, FactoryIsolation>,
+  events: ImageCacheEvents | undefined,
 ): WorkerImages | undefined {
   const runs = Object.entries(config.factories).some(
     ([name, f]) => f.kind === 'local' && isolation.get(name)?.sandbox !== undefined,
@@ -109,7 +112,7 @@ function workerImages(
   const cache = new ImageCache(
     config.images.dir ?? join(dataDir, 'images'),
     { insecureRegistries: config.images.insecureRegistries },
-    { cacheBytes: config.images.cacheBytes },
+    { cacheBytes: config.images.cacheBytes, ...(events ? { events } : {}) },
   );
   return new WorkerImages(cache, join(dataDir, 'image-layers'));
 }

@@ -55,9 +55,20 @@ export interface ImageEntry {
   users: number;
 }
 
+/** What the cache tells as it works (the server's metrics: berth_image_*). */
+export interface ImageCacheEvents {
+  /** A pull ended: `bytes` fetched when it got the image, null when it failed. */
+  pulled(bytes: number | null): void;
+  /** An image was asked for and served without a pull of its own (on disk, or another's pull). */
+  hit(): void;
+  /** The bound removed an image. */
+  evicted(): void;
+}
+
 export interface ImageCacheOptions {
   /** The most the unpacked images may take, in bytes (absent: no bound). */
   cacheBytes?: number;
+  events?: ImageCacheEvents;
   /** How often a pull's progress is looked at (ms). */
   progressEveryMs?: number;
 }
@@ -122,6 +133,7 @@ export class ImageCache {
     const have = this.cached(digest);
     if (have) {
       this.touch(digest);
+      this.o.events?.hit();
       return Promise.resolve(have);
     }
     if (onProgress) {
@@ -130,7 +142,8 @@ export class ImageCache {
       set.add(onProgress);
     }
     let pull = this.pulls.get(digest);
-    if (!pull) {
+    if (pull) this.o.events?.hit();
+    else {
       pull = this.pull(ref, digest).finally(() => {
         this.pulls.delete(digest);
         this.listeners.delete(digest);
@@ -199,6 +212,7 @@ export class ImageCache {
       if (total <= cacheBytes) break;
       if (image.users > 0 || this.pulls.has(image.digest)) continue;
       this.remove(image.digest);
+      this.o.events?.evicted();
       total -= image.bytes;
       removed.push(image.digest);
     }
@@ -253,7 +267,8 @@ export class ImageCache {
       } finally {
         clearInterval(watch);
       }
-      this.progress(digest, { phase: 'unpacking', bytes: diskBytes(layout), ...of });
+      const fetched = diskBytes(layout);
+      this.progress(digest, { phase: 'unpacking', bytes: fetched, ...of });
       const bundle = join(staging, 'bundle');
       await umoci(['unpack', '--image', `${layout}:${TAG}`, bundle]);
       const final = join(this.dir, dirName(digest));
@@ -273,9 +288,13 @@ export class ImageCache {
         if (!this.cached(digest)) throw e;
       }
       this.touch(digest);
+      this.o.events?.pulled(fetched);
       // Room for it: the least recently used others go (never one held, nor this one, being pulled).
       this.prune();
       return this.cached(digest)!;
+    } catch (e) {
+      this.o.events?.pulled(null);
+      throw e;
     } finally {
       rmSync(staging, { recursive: true, force: true });
     }

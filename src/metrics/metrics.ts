@@ -78,6 +78,10 @@ export class Metrics implements ControllerMetrics {
   private readonly retried: Counter<'kind'>;
   private readonly ticks: Histogram;
   private readonly removed: Counter<'kind'>;
+  private readonly pulls: Counter<'outcome'>;
+  private readonly pulledBytes: Counter;
+  private readonly imageHits: Counter;
+  private readonly evictions: Counter;
 
   constructor() {
     const registers = [this.registry];
@@ -130,7 +134,43 @@ export class Metrics implements ControllerMetrics {
       'kind',
       ['jobs', 'audit', 'ledger'],
     );
+    this.pulls = countedBy(
+      registers,
+      'berth_image_pulls_total',
+      'Pulls of OCI images into this machine’s cache, by outcome',
+      'outcome',
+      ['pulled', 'failed'],
+    );
+    this.pulledBytes = new Counter({
+      name: 'berth_image_pull_bytes_total',
+      help: 'Bytes fetched by the pulls that got their image (compressed, as the registry served them)',
+      registers,
+    });
+    this.imageHits = new Counter({
+      name: 'berth_image_cache_hits_total',
+      help: 'Images a worker asked for and got without a pull of its own (on disk, or another’s pull)',
+      registers,
+    });
+    this.evictions = new Counter({
+      name: 'berth_image_evictions_total',
+      help: 'Images the cache bound (images.cacheBytes) removed, least recently used first',
+      registers,
+    });
     this.liveGauges(registers);
+  }
+
+  /** A pull ended: the bytes it fetched, or null when it failed. */
+  imagePulled(bytes: number | null): void {
+    this.pulls.inc({ outcome: bytes === null ? 'failed' : 'pulled' });
+    if (bytes !== null) this.pulledBytes.inc(bytes);
+  }
+
+  imageCacheHit(): void {
+    this.imageHits.inc();
+  }
+
+  imageEvicted(): void {
+    this.evictions.inc();
   }
 
   /** Where the gauges read their figures (the controller, once it exists). */

@@ -49,7 +49,17 @@ export function buildController(
   // which is never before it exists.
   const factories = createFactories(
     d.config,
-    { dataDir: d.dataDir, installationId: d.installationId, isolation: d.isolation, devices: d.devices },
+    {
+      dataDir: d.dataDir,
+      installationId: d.installationId,
+      isolation: d.isolation,
+      devices: d.devices,
+      imageEvents: {
+        pulled: (bytes) => d.metrics.imagePulled(bytes),
+        hit: () => d.metrics.imageCacheHit(),
+        evicted: () => d.metrics.imageEvicted(),
+      },
+    },
     {
       handleChanged: (id, handle) => controller.handleChanged(id, handle),
       workerLost: (id, message) => controller.workerLost(id, message),

@@ -183,4 +183,34 @@ describe('jobs in images', { skip }, () => {
     const done = await waitDone(s.api, s.token, allowed.id);
     assert.equal(done.state, 'succeeded', `${done.reason}: ${await logs(s, allowed.id)}`);
   });
+
+  it('counts pulls, their bytes and cache hits in GET /metrics', async () => {
+    const metric = async (name: string) => {
+      const text = (await call(s.api, s.token, 'GET', '/metrics')).text;
+      return Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    };
+    const figures = async () => ({
+      pulled: await metric('berth_image_pulls_total{outcome="pulled"}'),
+      bytes: await metric('berth_image_pull_bytes_total'),
+      hits: await metric('berth_image_cache_hits_total'),
+    });
+    const before = await figures();
+    const cached = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:1`,
+      command: ['echo', 'ok'],
+    });
+    await waitDone(s.api, s.token, cached.id);
+    const hit = await figures();
+    assert.deepEqual(hit, { ...before, hits: before.hits + 1 }, 'a cached image: a hit, no pull');
+    pushImage(work, registry, 'team/metered', '1', { fillerMegabytes: 2 });
+    const fresh = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/metered:1`,
+      command: ['echo', 'ok'],
+    });
+    await waitDone(s.api, s.token, fresh.id);
+    const pulled = await figures();
+    assert.equal(pulled.pulled, hit.pulled + 1, 'one pull more');
+    assert.equal(pulled.hits, hit.hits);
+    assert.ok(pulled.bytes - hit.bytes >= 2 << 20, `${pulled.bytes - hit.bytes} bytes fetched`);
+  });
 });
