@@ -156,7 +156,5 @@ export async function manifestBytes(
   const m = JSON.parse(String(raw)) as { config?: { size?: unknown }; layers?: { size?: unknown }[] };
   if (!Array.isArray(m.layers)) return undefined;
   const sizes = [m.config?.size, ...m.layers.map((l) => l.size)];
-  return sizes.every((n) => typeof n === 'number')
-    ? (sizes as number[]).reduce((a, b) => a + b, 0)
-    : undefined;
+  return sizes.every((n) => typeof n === 'number') ? sizes.reduce((a, b) => a + b, 0) : undefined;
 }
