@@ -12,6 +12,7 @@ import { registerQueueCommands } from './commands/queue.js';
 import { registerResourceCommands } from './commands/resources.js';
 import { registerServerCommand } from './commands/server.js';
 import { registerTargetCommand } from './commands/targets.js';
+import { registerImagesCommand } from './commands/images.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerStoreCommands } from './commands/store.js';
 import { registerUserCommands } from './commands/user.js';
@@ -43,6 +44,7 @@ the context's (berth login --ca FILE), else a local server's own certificate.`,
   registerJobCommands(program);
   registerArtifactCommands(program);
   registerTargetCommand(program);
+  registerImagesCommand(program);
   registerResourceCommands(program);
   registerSimulateCommand(program);
   registerStoreCommands(program);

@@ -13,6 +13,7 @@
  *   pilots        workers kept for the next job (reuse: true)
  *   background    work nobody awaits, which a stop waits for
  */
+import type { CachedImageView } from '../domain/image.js';
 import type { ForecastInput } from '../scheduler/forecast.js';
 import { recentRuns } from '../store/queries/usage.js';
 import { RuntimeHistory } from '../domain/runtime-history.js';
@@ -271,6 +272,14 @@ export class Controller implements ControllerPort, FactoryListener {
 
   forecastInput(): ForecastInput {
     return this.estimates.forecastInput();
+  }
+
+  images(): CachedImageView[] {
+    return this.o.machineImages?.list() ?? [];
+  }
+
+  pruneImages(): CachedImageView[] {
+    return this.o.machineImages?.prune() ?? [];
   }
 
   pendingIds(queue: string, offset: number, limit: number): number[] {

@@ -4,6 +4,7 @@
  * controller.ts and handed to each part.
  */
 import type { ImageReference } from '../images/reference.js';
+import type { CachedImageView } from '../domain/image.js';
 import type { TargetConfig } from '../config/schema.js';
 import type { RuntimeHistory } from '../domain/runtime-history.js';
 import type { Factory } from '../factories/factory.js';
@@ -41,6 +42,14 @@ export interface ControllerOptions extends JournalOptions {
   metrics?: ControllerMetrics;
   /** What a tag stands for now, asked of its registry (images/skopeo.ts); absent: no job may ask for an image. */
   images?: ImageDigests;
+  /** The images on this machine, for `berth images` (factories/worker-images.ts); absent: none run here. */
+  machineImages?: MachineImages;
+}
+
+/** The images on the leader's machine: listed, and pruned of those no job holds. */
+export interface MachineImages {
+  list(): CachedImageView[];
+  prune(): CachedImageView[];
 }
 
 /** The registry's answer to which digest an image reference stands for. */

@@ -6,6 +6,7 @@
  * side from memory (`ControllerReadModel`). A follower replica's port (replicas/follower-port.ts)
  * forwards the first, refuses the second, and reads the leader's published figures for the third.
  */
+import type { CachedImageView } from '../domain/image.js';
 import type { ForecastInput } from '../scheduler/forecast.js';
 export type { ForecastInput, ForecastPending } from '../scheduler/forecast.js';
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
@@ -121,6 +122,10 @@ export interface ControllerReadModel {
   resourceFigures(): PoolFigures[];
   /** The metadata of the resources job `id` holds: for that job only (GET /job/self). */
   heldMetadata(id: number): Record<string, Metadata>;
+  /** The OCI images on the machine whose factories this controller runs (`GET /images`); [] where none run. */
+  images(): CachedImageView[];
+  /** Removes the images no job holds (`POST /images/prune`); returns them. */
+  pruneImages(): CachedImageView[];
 }
 
 export interface ControllerPort extends ControllerCommands, AgentProtocol, ControllerReadModel {}

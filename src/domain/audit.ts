@@ -26,7 +26,8 @@ export type AuditAction =
   | 'priority-class.create'
   | 'priority-class.delete'
   | 'job.submit'
-  | 'job.cancel';
+  | 'job.cancel'
+  | 'image.prune';
 
 /** `GET /audit`: one change. */
 export interface AuditEntry {

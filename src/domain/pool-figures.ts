@@ -38,6 +38,12 @@ export interface TargetView {
   isolation: string | null;
   /** Its factory's devices, in words (`gpu: 2 (0, 1)`); null when it has none. */
   devices: string | null;
+  /** The OCI image its jobs run in when they name none; null: none (docs/IMAGES.md). */
+  image: string | null;
+  /** The registries its jobs' images may come from; null: any. */
+  registries: string[] | null;
+  /** Why its jobs cannot run in images; null when they can. */
+  imagesRefused: string | null;
   capacity: number;
   inUse: number;
   waiting: number;

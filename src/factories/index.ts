@@ -1,8 +1,6 @@
 /** Builds the configured factories. */
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ImageCache, type ImageCacheEvents } from '../images/image-cache.js';
-import { WorkerImages } from './worker-images.js';
+import type { WorkerImages } from './worker-images.js';
 import type { Config } from '../config/schema.js';
 import type { AgentPort, Factory, FactoryListener } from './factory.js';
 import type { FactoryIsolation } from './isolation.js';
@@ -19,8 +17,8 @@ export interface FactorySetting {
   isolation: Map<string, FactoryIsolation>;
   /** Each local factory's devices (devices.ts), by factory name. */
   devices: Map<string, FactoryDevices>;
-  /** What this machine's image cache tells as it works (the server's metrics). */
-  imageEvents?: ImageCacheEvents;
+  /** This machine's images, for its local factories' workers (worker-images.ts). */
+  images?: WorkerImages;
 }
 
 /** How a Slurm node starts this berth's CLI: the same Node, flags (tsx under tests) and entry. */
@@ -32,12 +30,11 @@ function thisBerth(): string[] {
 
 export function createFactories(
   config: Config,
-  { dataDir, installationId, isolation, devices, imageEvents }: FactorySetting,
+  { dataDir, installationId, isolation, devices, images }: FactorySetting,
   listener: FactoryListener,
   agent: AgentPort,
 ): Map<string, Factory> {
   const factories = new Map<string, Factory>();
-  const images = workerImages(config, dataDir, isolation, imageEvents);
   for (const [name, f] of Object.entries(config.factories)) {
     const { uids, users, sandbox } = isolation.get(name) ?? {};
     switch (f.kind) {
@@ -94,25 +91,3 @@ export function createFactories(
   return factories;
 }
 
-/**
- * This machine's images (config `images`: DATA/images by default) and its workers' layers
- * (DATA/image-layers), shared by its local factories; none when no local factory gives its jobs
- * namespaces of their own, which images need.
- */
-function workerImages(
-  config: Config,
-  dataDir: string,
-  isolation: Map<string, FactoryIsolation>,
-  events: ImageCacheEvents | undefined,
-): WorkerImages | undefined {
-  const runs = Object.entries(config.factories).some(
-    ([name, f]) => f.kind === 'local' && isolation.get(name)?.sandbox !== undefined,
-  );
-  if (!runs) return undefined;
-  const cache = new ImageCache(
-    config.images.dir ?? join(dataDir, 'images'),
-    { insecureRegistries: config.images.insecureRegistries },
-    { cacheBytes: config.images.cacheBytes, ...(events ? { events } : {}) },
-  );
-  return new WorkerImages(cache, join(dataDir, 'image-layers'));
-}

@@ -343,7 +343,7 @@ export class LocalFactory implements Factory {
       return Promise.reject(
         new Error(`factory ${this.name} runs no images (they need namespaces of their own)`),
       );
-    return this.opts.images.prepare(req.workerId, req.image!, dirs, (reason) =>
+    return this.opts.images.prepare(req.workerId, req.jobId, req.image!, dirs, (reason) =>
       this.opts.listener.workerWaiting?.(req.workerId, reason),
     );
   }

@@ -11,13 +11,19 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { ImageCache, type ImageCacheEvents } from '../images/image-cache.js';
+import type { FactoryIsolation } from './isolation.js';
 import { removeBeneath } from '../agent/remove-beneath.js';
 import type { JobImage } from '../agent/sandbox.js';
-import type { ImageCache, PullProgress } from '../images/image-cache.js';
+import type { CachedImageView } from '../domain/image.js';
+import type { ImageEntry, PullProgress } from '../images/image-cache.js';
 import { formatImageReference, imageParts, parseImageReference } from '../images/reference.js';
 
 /** What a worker holds: its image, and its members' layers. */
 interface Held {
+  jobId: number;
+  digest: string;
   release: () => void;
   layers: string[];
 }
@@ -48,6 +54,7 @@ export class WorkerImages {
    */
   async prepare(
     workerId: number,
+    jobId: number,
     image: string,
     workdirs: string[],
     waiting: (reason: string | null) => void,
@@ -57,7 +64,7 @@ export class WorkerImages {
     const name = imageParts(formatImageReference(ref)).image;
     const { image: cached, release } = await this.cache.use(ref, (p) => waiting(pullReason(name, p)));
     waiting(null);
-    const held: Held = { release, layers: [] };
+    const held: Held = { jobId, digest: cached.digest, release, layers: [] };
     this.held.set(workerId, held);
     const out: JobImage[] = [];
     for (const [rank, workdir] of workdirs.entries()) {
@@ -69,6 +76,28 @@ export class WorkerImages {
       out.push({ root: { rootfs: cached.rootfs, layer, cwd }, config: cached.config });
     }
     return out;
+  }
+
+  /** The images on this machine, least recently used first, with the jobs that hold each. */
+  list(): CachedImageView[] {
+    return this.cache.list().map((e) => this.view(e));
+  }
+
+  /** Removes every image no job holds (`berth images prune`); returns what it removed. */
+  prune(): CachedImageView[] {
+    const before = new Map(this.cache.list().map((e) => [e.digest, e]));
+    return this.cache.prune(0).map((digest) => this.view(before.get(digest)!));
+  }
+
+  private view(e: ImageEntry): CachedImageView {
+    const jobs = [...this.held.values()].filter((h) => h.digest === e.digest).map((h) => h.jobId);
+    return {
+      digest: e.digest,
+      reference: e.reference,
+      bytes: e.bytes,
+      lastUsedAt: e.lastUsed.toISOString(),
+      jobs: jobs.sort((a, b) => a - b),
+    };
   }
 
   /** Lets go of the worker's image and removes its layers (their files are the job's: no link followed). */
@@ -92,4 +121,27 @@ export function pullReason(name: string, p: PullProgress): string {
   return p.total === undefined
     ? `pulling image ${name}: ${mb(bytes)} MB so far`
     : `pulling image ${name}: ${mb(bytes)} of ${mb(p.total)} MB`;
+}
+
+/**
+ * This machine's images (config `images`: DATA/images by default) and its workers' layers
+ * (DATA/image-layers), shared by its local factories; none when no local factory gives its jobs
+ * namespaces of their own, which images need.
+ */
+export function machineImages(
+  config: Config,
+  dataDir: string,
+  isolation: Map<string, FactoryIsolation>,
+  events: ImageCacheEvents | undefined,
+): WorkerImages | undefined {
+  const runs = Object.entries(config.factories).some(
+    ([name, f]) => f.kind === 'local' && isolation.get(name)?.sandbox !== undefined,
+  );
+  if (!runs) return undefined;
+  const cache = new ImageCache(
+    config.images.dir ?? join(dataDir, 'images'),
+    { insecureRegistries: config.images.insecureRegistries },
+    { cacheBytes: config.images.cacheBytes, ...(events ? { events } : {}) },
+  );
+  return new WorkerImages(cache, join(dataDir, 'image-layers'));
 }

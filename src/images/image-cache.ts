@@ -49,6 +49,8 @@ export interface PullProgress {
 /** An image on this machine, as `berth images` lists it. */
 export interface ImageEntry {
   digest: string;
+  /** The reference it was first pulled by, without its digest; null when not known. */
+  reference: string | null;
   bytes: number;
   lastUsed: Date;
   /** How many jobs hold it now. */
@@ -80,12 +82,16 @@ export interface CachedImage {
   config: ImageConfig;
   /** Bytes on disk of the unpacked filesystem. */
   bytes: number;
+  /** What it was first pulled by (`registry/name:tag`), when known. */
+  reference?: string;
 }
 
 interface Stored {
   digest: string;
   config: ImageConfig;
   bytes: number;
+  /** What it was pulled by (`registry/name:tag`): for people, never for finding it. */
+  reference?: string;
 }
 
 const PARTIAL = '.partial-';
@@ -193,7 +199,13 @@ export class ImageCache {
       } catch {
         continue; // removed meanwhile
       }
-      out.push({ digest, bytes: image.bytes, lastUsed, users: this.holders.get(digest) ?? 0 });
+      out.push({
+        digest,
+        reference: image.reference ?? null,
+        bytes: image.bytes,
+        lastUsed,
+        users: this.holders.get(digest) ?? 0,
+      });
     }
     return out.sort(
       (a, b) => a.lastUsed.getTime() - b.lastUsed.getTime() || a.digest.localeCompare(b.digest),
@@ -276,6 +288,7 @@ export class ImageCache {
         digest,
         config: readLayoutConfig(layout, TAG),
         bytes: diskBytes(join(bundle, 'rootfs')),
+        reference: formatImageReference({ ...ref, digest: undefined }),
       };
       const image = join(staging, 'image');
       mkdirSync(image, { mode: 0o711 });

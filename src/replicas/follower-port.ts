@@ -7,6 +7,7 @@
  * is not here: the API hands those requests to the leader (api/forward.ts), and answers from the
  * store alone (a job's recorded reason) when no leader can be reached.
  */
+import type { CachedImageView } from '../domain/image.js';
 import type { FinishRequest, HeartbeatResponse, StartResponse } from '../agent/protocol.js';
 import type {
   ControllerPort,
@@ -98,6 +99,14 @@ export class FollowerPort implements ControllerPort {
 
   pendingIds(): number[] {
     throw this.leaderOnly('the admission order of a queue');
+  }
+
+  images(): CachedImageView[] {
+    throw this.leaderOnly("the images on the leader's machine");
+  }
+
+  pruneImages(): CachedImageView[] {
+    throw this.leaderOnly("the images on the leader's machine");
   }
 
   factoryFigures(): PoolFigures[] {

@@ -6,6 +6,7 @@ import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { Controller, type ControllerOptions } from '../controller/controller.js';
 import { createFactories } from '../factories/index.js';
+import { machineImages } from '../factories/worker-images.js';
 import type { FactoryIsolation } from '../factories/isolation.js';
 import type { FactoryDevices } from '../factories/devices.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -47,6 +48,12 @@ export function buildController(
 ): Controller {
   // Factories are made before the controller that listens to them: they reach it when called,
   // which is never before it exists.
+  // This machine's images: shared by its local factories, listed and pruned through the controller.
+  const images = machineImages(d.config, d.dataDir, d.isolation, {
+    pulled: (bytes) => d.metrics.imagePulled(bytes),
+    hit: () => d.metrics.imageCacheHit(),
+    evicted: () => d.metrics.imageEvicted(),
+  });
   const factories = createFactories(
     d.config,
     {
@@ -54,11 +61,7 @@ export function buildController(
       installationId: d.installationId,
       isolation: d.isolation,
       devices: d.devices,
-      imageEvents: {
-        pulled: (bytes) => d.metrics.imagePulled(bytes),
-        hit: () => d.metrics.imageCacheHit(),
-        evicted: () => d.metrics.imageEvicted(),
-      },
+      ...(images ? { images } : {}),
     },
     {
       handleChanged: (id, handle) => controller.handleChanged(id, handle),
@@ -101,6 +104,7 @@ export function buildController(
     images: {
       resolve: (ref) => resolveDigest(ref, { insecureRegistries: d.config.images.insecureRegistries }),
     },
+    ...(images ? { machineImages: images } : {}),
   });
   return controller;
 }

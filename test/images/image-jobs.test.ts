@@ -4,10 +4,14 @@
  * docker-registry on 127.0.0.1) where the test built and pushed them. Root and bubblewrap needed.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { probeSandbox } from '../../src/agent/sandbox-probe.js';
+import type { CachedImageView } from '../../src/domain/image.js';
+import { BERTH_ARGS } from '../helpers/berth-command.js';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
 import { pushImage, startRegistry, type TestRegistry } from '../helpers/registry.js';
 import { scratchDir } from '../helpers/scratch.js';
@@ -175,6 +179,23 @@ describe('jobs in images', { skip }, () => {
     });
     assert.equal(elsewhere.status, 422, elsewhere.text);
     assert.match(elsewhere.text, /registry 127\.0\.0\.1:\d+ is not one target \\"elsewhere\\" allows/);
+    const targets = (
+      await call<{ name: string; registries: string[] | null; imagesRefused: string | null }[]>(
+        s.api,
+        s.token,
+        'GET',
+        '/targets',
+      )
+    ).body;
+    assert.deepEqual(
+      targets.map((t) => [t.name, t.registries, t.imagesRefused]),
+      [
+        ['local', null, null],
+        ['allowed', [registry.host], null],
+        ['elsewhere', ['registry.example.org'], null],
+      ],
+      'berth targets says which registries each allows',
+    );
     const allowed = await submit(s.api, s.token, 'default', {
       image: `${registry.host}/team/tools:1`,
       target: 'allowed',
@@ -212,5 +233,75 @@ describe('jobs in images', { skip }, () => {
     assert.equal(pulled.pulled, hit.pulled + 1, 'one pull more');
     assert.equal(pulled.hits, hit.hits);
     assert.ok(pulled.bytes - hit.bytes >= 2 << 20, `${pulled.bytes - hit.bytes} bytes fetched`);
+  });
+
+  it('lists the cached images for admins (berth images) and prunes those no job holds, never a held one', async () => {
+    const held = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:1`,
+      command: ['sleep', '30'],
+    });
+    await waitFor('the job to run', async () => (await job(held.id)).state === 'running' || undefined);
+    const listed = await call<CachedImageView[]>(s.api, s.token, 'GET', '/images');
+    assert.equal(listed.status, 200, listed.text);
+    const tools = listed.body.find((i) => i.digest === digest);
+    assert.deepEqual(
+      tools && { reference: tools.reference, jobs: tools.jobs },
+      { reference: `${registry.host}/team/tools:1`, jobs: [held.id] },
+      JSON.stringify(listed.body),
+    );
+    assert.ok(listed.body.length >= 3 && listed.body.every((i) => i.bytes > 0), JSON.stringify(listed.body));
+    // The CLI's table, as an admin sees it.
+    // Not a synchronous child: the server answering it runs in this process.
+    const { stdout: cli } = await promisify(execFile)(process.execPath, [...BERTH_ARGS, 'images'], {
+      env: { ...process.env, BERTH_URL: s.server.url, BERTH_TOKEN: s.token },
+      encoding: 'utf8',
+    });
+    assert.match(
+      cli,
+      new RegExp(
+        `^${registry.host.replace(/\./g, '\\.')}/team/tools:1 +sha256:${digest.slice(7, 19)} .* ${held.id}$`,
+        'm',
+      ),
+    );
+
+    const pruned = await call<CachedImageView[]>(s.api, s.token, 'POST', '/images/prune');
+    assert.equal(pruned.status, 200, pruned.text);
+    assert.deepEqual(
+      pruned.body.map((i) => i.digest).sort(),
+      listed.body
+        .filter((i) => i.digest !== digest)
+        .map((i) => i.digest)
+        .sort(),
+      'every image but the held one',
+    );
+    const left = (await call<CachedImageView[]>(s.api, s.token, 'GET', '/images')).body;
+    assert.deepEqual(
+      left.map((i) => i.digest),
+      [digest],
+    );
+    const audit = (
+      await call<{ action: string; detail: { bytes: number } }[]>(s.api, s.token, 'GET', '/audit')
+    ).body;
+    const entry = audit.find((e) => e.action === 'image.prune');
+    assert.equal(
+      entry?.detail.bytes,
+      pruned.body.reduce((n, i) => n + i.bytes, 0),
+      JSON.stringify(audit),
+    );
+    await call(s.api, s.token, 'POST', `/jobs/${held.id}/cancel`);
+    await waitDone(s.api, s.token, held.id);
+  });
+
+  it('shows the images to admins only', async () => {
+    const token = (await call<{ token: string }>(s.api, s.token, 'POST', '/users', { name: 'mallory' })).body
+      .token;
+    for (const [method, path] of [
+      ['GET', '/images'],
+      ['POST', '/images/prune'],
+    ] as const) {
+      const r = await call(s.api, token, method, path);
+      assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
+      assert.match(r.text, /only admins/);
+    }
   });
 });

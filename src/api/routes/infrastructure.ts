@@ -1,5 +1,6 @@
-/** Factories, targets, workers, resource types and instances. */
+/** Factories, targets, workers, resource types and instances, and the cached images. */
 import { running, type ServiceContext } from '../../service/context.js';
+import * as images from '../../service/cluster/images.js';
 import * as infra from '../../service/cluster/infrastructure.js';
 import { WorkerQuery } from '../job-schemas.js';
 import type { Router } from './types.js';
@@ -31,6 +32,27 @@ export async function infrastructureRoutes(api: Router, ctx: ServiceContext): Pr
       },
     },
     async (req) => infra.instances(ctx, req.principal, req.query.state),
+  );
+  // The images are on the machine of the leader, whose factories run the jobs.
+  api.get(
+    '/images',
+    {
+      config: { leader: 'only' },
+      schema: {
+        tags,
+        summary:
+          'The OCI images cached on the machine that runs the jobs: digest, reference, size, last use, the jobs holding each (admin)',
+      },
+    },
+    async (req) => images.listImages(running(ctx), req.principal),
+  );
+  api.post(
+    '/images/prune',
+    {
+      config: { leader: 'only' },
+      schema: { tags, summary: 'Removes the cached images no job holds; returns them (admin)' },
+    },
+    async (req) => images.pruneImages(running(ctx), req.principal),
   );
   api.get(
     '/workers',

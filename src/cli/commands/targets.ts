@@ -38,6 +38,8 @@ export function registerTargetCommand(program: Command): void {
           ...(Object.keys(t.maxRequests).length > 0
             ? [`at most ${quantities(t.maxRequests)} per worker`]
             : []),
+          ...(t.image !== null ? [`image ${t.image} unless a job names one`] : []),
+          ...(t.registries !== null ? [`images from ${t.registries.join(', ') || 'no registry'} only`] : []),
         ];
         return parts.length > 0 ? [`target ${t.name}: ${parts.join('; ')}`] : [];
       });
