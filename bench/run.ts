@@ -21,7 +21,8 @@
  * history (10 million ended jobs seeded into the store against 10,000: job lists, a job, usage, the
  * dashboard's first load, a restart, bytes per job, and the retention sweep of a million under
  * submissions; BERTH_BENCH_HISTORY_JOBS for a smaller run, BERTH_BENCH_HISTORY_STORE=postgres for
- * PostgreSQL instead of SQLite).
+ * PostgreSQL instead of SQLite), images (jobs in OCI images from a registry on 127.0.0.1: a cached
+ * image's cost to a job against a plain job, a cold pull of 200 MB against skopeo's own copy).
  */
 import { printWrkFigures, runApiBench } from './api.js';
 import { printArraysBench, runArraysBench } from './arrays.js';
@@ -29,6 +30,7 @@ import { printBackfillBench, runBackfillBench } from './backfill.js';
 import { printDashboardBench, runDashboardBench } from './dashboard.js';
 import { printFloodBench, runFloodBench } from './flood.js';
 import { printHistoryBench, runHistoryBench } from './history.js';
+import { printImagesBench, runImagesBench } from './images.js';
 import { runE2eBench } from './e2e.js';
 import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
 import { printMillionBench, runMillionBench } from './million.js';
@@ -142,4 +144,10 @@ if (only.includes('history')) {
     `== history: ${Number(process.env.BERTH_BENCH_HISTORY_JOBS || 10_000_000).toLocaleString('en-US')} ended jobs against 10,000 (${process.env.BERTH_BENCH_HISTORY_STORE ?? 'sqlite'}), and the retention sweep under submissions`,
   );
   printHistoryBench(await runHistoryBench());
+}
+if (only.includes('images')) {
+  console.log(
+    '== images: jobs in OCI images, a cached image against none and a cold pull against skopeo (registry on 127.0.0.1)',
+  );
+  printImagesBench(await runImagesBench());
 }

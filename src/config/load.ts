@@ -368,12 +368,13 @@ function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): Artifacts
   };
 }
 
-/** `images` with its defaults: DATA_DIR/images (dir null), 20Gi, plain HTTP to the loopback only. */
+/** `images` with its defaults: DATA_DIR/images (dir null), 20Gi, plain HTTP to the loopback only, a tag's digest kept 10 s. */
 function resolveImages(raw: RawConfig['images'], file?: string): Config['images'] {
   return {
     dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
     cacheBytes: bytesSetting('images.cacheBytes', raw?.cacheBytes, file) ?? 20 * 2 ** 30,
     insecureRegistries: (raw?.insecureRegistries ?? []).map((r) => r.toLowerCase()),
+    tagCacheSeconds: raw?.tagCacheSeconds ?? 10,
   };
 }
 

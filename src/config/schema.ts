@@ -200,6 +200,11 @@ const ImagesSchema = strict({
   cacheBytes: Type.Optional(Bytes),
   /** Registries (`host[:port]`) spoken to over plain HTTP besides the loopback's (default: none). */
   insecureRegistries: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  /**
+   * How long the digest a tag stood for is kept before its registry is asked again, in seconds
+   * (default 10; 0: asked for every job).
+   */
+  tagCacheSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
 });
 
 /** Jobs' output. */
@@ -341,7 +346,7 @@ export interface Config {
   resources: Record<string, ResourceConfig>;
   artifacts: ArtifactsConfig;
   /** OCI images: their directory (null: DATA_DIR/images), its bound, and the registries spoken to in plain HTTP. */
-  images: { dir: string | null; cacheBytes: number; insecureRegistries: string[] };
+  images: { dir: string | null; cacheBytes: number; insecureRegistries: string[]; tagCacheSeconds: number };
   /** Jobs' output: the most bytes one run keeps. */
   logs: { maxBytesPerJob: number };
   /** The queues' figures over time: a sample every `sampleSeconds`, kept for `keepSeconds`. */

@@ -17,6 +17,7 @@ import type { GroupCommit } from '../store/group-commit.js';
 import type { LogStore } from '../store/log-store.js';
 import type { Db } from '../store/store.js';
 import { createWells } from '../wells/index.js';
+import { DigestMemo } from '../images/digest-memo.js';
 import { resolveDigest } from '../images/skopeo.js';
 
 export interface ControllerDeps {
@@ -101,9 +102,10 @@ export function buildController(
     onWriteFailed: writes.onWriteFailed,
     metrics: d.metrics,
     onJobChanged: d.onJobChanged,
-    images: {
-      resolve: (ref) => resolveDigest(ref, { insecureRegistries: d.config.images.insecureRegistries }),
-    },
+    images: new DigestMemo(
+      (ref) => resolveDigest(ref, { insecureRegistries: d.config.images.insecureRegistries }),
+      d.config.images.tagCacheSeconds * 1000,
+    ),
     ...(images ? { machineImages: images } : {}),
   });
   return controller;

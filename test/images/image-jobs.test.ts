@@ -53,6 +53,8 @@ describe('jobs in images', { skip }, () => {
     });
     s = await start(
       [
+        // Every job asks its registry: one test moves a tag and looks at once.
+        'images: { tagCacheSeconds: 0 }',
         localConfig(),
         `  allowed: { factory: local, registries: ["${registry.host}"] }`,
         `  elsewhere: { factory: local, registries: ["registry.example.org"] }`,
