@@ -13,6 +13,7 @@ import { probeSandbox } from '../../src/agent/sandbox-probe.js';
 import type { CachedImageView } from '../../src/domain/image.js';
 import { BERTH_ARGS } from '../helpers/berth-command.js';
 import { events, getJob, submit, waitDone } from '../helpers/jobs.js';
+import { jobProcesses } from '../helpers/processes.js';
 import { pushImage, startRegistry, type TestRegistry } from '../helpers/registry.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { call } from '../helpers/server.js';
@@ -305,5 +306,39 @@ describe('jobs in images', { skip }, () => {
       assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
       assert.match(r.text, /only admins/);
     }
+  });
+
+  it('confines a job in an image as any job: a daemon hopping pids ends with it, its memory request holds', async () => {
+    // As test/security/confinement.test.ts's hopper: a new pid every 2 ms, in a session of its own.
+    const hopper = [
+      `export HOP=': > "$HOME/beacon"; sleep 0.002; sh -c "$HOP" </dev/null >/dev/null 2>&1 & exit 0'`,
+      'setsid sh -c "$HOP" </dev/null >/dev/null 2>&1 &',
+      'i=0; while [ ! -e "$HOME/beacon" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done',
+      'echo hopper-started',
+    ].join('\n');
+    const daemon = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:1`,
+      script: hopper,
+    });
+    const ended = await waitDone(s.api, s.token, daemon.id);
+    assert.equal(ended.state, 'succeeded', `${ended.reason}: ${await logs(s, daemon.id)}`);
+    assert.match(await logs(s, daemon.id), /^hopper-started$/m);
+    assert.deepEqual(
+      jobProcesses(s.server, daemon.id),
+      [],
+      'nothing of it runs once it is recorded as ended',
+    );
+
+    const enforced = s.lines.some((l) => /requests enforced by cgroup/.test(l));
+    if (!enforced) return; // a machine whose cgroups berth cannot use: the pid namespace alone holds it
+    const hog = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:1`,
+      script: 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=256 2>/dev/null; echo survived',
+      requests: { memory: '64Mi' },
+    });
+    const done = await waitDone(s.api, s.token, hog.id);
+    assert.equal(done.state, 'failed', await logs(s, hog.id));
+    assert.match(done.reason, /out of memory \(limit 64Mi\)/);
+    assert.doesNotMatch(await logs(s, hog.id), /survived/);
   });
 });
