@@ -33,6 +33,11 @@ export interface LaunchOptions {
   sandbox?: SandboxSpec;
   /** In a sandbox only: the image whose filesystem is the job's root. */
   image?: ImageRoot;
+  /**
+   * The command was looked up already (in an image without /bin/sh, images/image-lookup.ts): it
+   * is run directly, with no shell of the image's to look it up in.
+   */
+  lookedUp?: boolean;
 }
 
 /** Why the command could not be run, as spawning it directly would say. */
@@ -72,13 +77,15 @@ export class JobProcess {
     const wrapped = o.sandbox !== undefined || o.cgroup !== undefined;
     let argv: string[];
     if (o.sandbox) {
-      const sandboxed = sandboxArgv(o.sandbox, lookupArgv(o.command), o.identity, o.image);
+      const command = o.lookedUp ? o.command : lookupArgv(o.command);
+      const sandboxed = sandboxArgv(o.sandbox, command, o.identity, o.image);
       argv = o.cgroup ? joinArgv(o.cgroup, sandboxed) : sandboxed;
     } else if (o.cgroup)
       argv = ['/bin/sh', '-c', JOIN + LOOKUP, 'berth-cgroup', ...o.cgroup.dirs, '--', ...o.command];
     else argv = o.command;
     const stdio: StdioOptions = ['ignore', 'pipe', 'pipe'];
-    if (wrapped) stdio.push(o.sandbox ? 'pipe' : 'ignore', 'pipe');
+    // No look-up to answer on its descriptor: none is opened, none left to the command.
+    if (wrapped) stdio.push(o.sandbox ? 'pipe' : 'ignore', o.lookedUp ? 'ignore' : 'pipe');
     this.child = spawn(argv[0]!, argv.slice(1), {
       cwd: o.workdir,
       env: o.env,
@@ -88,9 +95,10 @@ export class JobProcess {
       detached: true, // its own process group, so stopping it stops everything it started
       stdio,
     });
-    this.notRunnable = wrapped
-      ? readAll(this.child.stdio[LOOKUP_FD]).then(notRunnable)
-      : Promise.resolve(undefined);
+    this.notRunnable =
+      wrapped && !o.lookedUp
+        ? readAll(this.child.stdio[LOOKUP_FD]).then(notRunnable)
+        : Promise.resolve(undefined);
     this.initKnown = o.sandbox ? this.readInit() : Promise.resolve();
   }
 

@@ -19,6 +19,7 @@ import {
 import { JobProcess } from './job-process.js';
 import type { JobImage, SandboxSpec } from './sandbox.js';
 import { imageCommand, imageEnv } from '../images/image-config.js';
+import { lookupInImage } from '../images/image-lookup.js';
 import { RankLabel } from './rank-label.js';
 
 export interface RunJobOptions {
@@ -248,6 +249,32 @@ function execute(
     logs.write(`berth: ${message}\n`);
     return Promise.resolve({ outcome: 'start-failed', exitCode: 127, signal: null, message });
   }
+  const env = jobEnv(opts, spec);
+  // An image with no shell (distroless, FROM scratch): the command is looked up in its files from
+  // here, before the job runs, and run directly (images/image-lookup.ts).
+  const lookedUp =
+    opts.image !== undefined && lookupInImage(opts.image.root.rootfs, '/bin/sh', undefined) !== undefined;
+  if (lookedUp) {
+    const file = command[0]!;
+    // A relative name with a slash is the job's working directory's, which exec alone can judge.
+    const why =
+      file.includes('/') && !file.startsWith('/')
+        ? undefined
+        : lookupInImage(opts.image!.root.rootfs, file, env.PATH);
+    if (why) {
+      const message =
+        why === 'ENOENT'
+          ? `cannot run ${JSON.stringify(file)}: command not found`
+          : `cannot run ${JSON.stringify(file)}: permission denied`;
+      logs.write(`berth: ${message}\n`);
+      return Promise.resolve({
+        outcome: 'start-failed',
+        exitCode: why === 'ENOENT' ? 127 : 126,
+        signal: null,
+        message,
+      });
+    }
+  }
   return new Promise((resolve) => {
     const file = command[0];
     let stopping: 'timeout' | 'cancelled' | undefined;
@@ -255,7 +282,6 @@ function execute(
     let done = false;
     const timers: NodeJS.Timeout[] = [];
 
-    const env = jobEnv(opts, spec);
     const cannotRun = (code: string | undefined, detail: string): FinishRequest => {
       const message =
         code === 'ENOENT'
@@ -272,6 +298,7 @@ function execute(
       ...(opts.cgroup ? { cgroup: opts.cgroup } : {}),
       ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
       ...(opts.image ? { image: opts.image.root } : {}),
+      ...(lookedUp ? { lookedUp } : {}),
     });
     const { child } = job;
     for (const stream of [child.stdout!, child.stderr!]) {

@@ -96,7 +96,8 @@ const OVERLAY_SPECIAL = /[,:\\\n]/;
  * image's root (its /proc, /dev, /tmp, /dev/shm, the job's working directory and the files it is
  * given bound in at their paths); then util-linux's `unshare --root` enters it and drops to the
  * job's uid — the host's own binary, loaded before the image is its root, so the image needs no
- * tool of berth's (only the /bin/sh the command's look-up runs in).
+ * tool of berth's (its /bin/sh runs the command's look-up; an image without one has the command
+ * looked up in its files before, images/image-lookup.ts).
  */
 export function sandboxArgv(
   spec: SandboxSpec,

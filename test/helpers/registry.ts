@@ -89,6 +89,8 @@ export interface ImageSpec {
   cmd?: string[];
   env?: string[];
   workingDir?: string;
+  /** busybox's commands linked in /bin (default: sh, cat, echo, ls, …); without sh, a shell-less image. */
+  applets?: string[];
 }
 
 let pushes = 0;
@@ -117,7 +119,7 @@ export function pushImage(
   const root = join(bundle, 'rootfs');
   mkdirSync(join(root, 'bin'), { recursive: true });
   execFileSync('cp', ['/usr/bin/busybox', join(root, 'bin', 'busybox')]);
-  for (const applet of APPLETS) symlinkSync('busybox', join(root, 'bin', applet));
+  for (const applet of spec.applets ?? APPLETS) symlinkSync('busybox', join(root, 'bin', applet));
   for (const [path, text] of Object.entries(spec.files ?? {})) {
     mkdirSync(join(root, path, '..'), { recursive: true });
     writeFileSync(join(root, path), text);

@@ -333,12 +333,37 @@ describe('jobs in images', { skip }, () => {
     if (!enforced) return; // a machine whose cgroups berth cannot use: the pid namespace alone holds it
     const hog = await submit(s.api, s.token, 'default', {
       image: `${registry.host}/team/tools:1`,
-      script: 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=256 2>/dev/null; echo survived',
+      // As test/jobs/enforce.test.ts: tail keeps its input until a line ends, and /dev/zero has none.
+      script: 'head -c 629145600 /dev/zero | tail',
       requests: { memory: '64Mi' },
     });
     const done = await waitDone(s.api, s.token, hog.id);
     assert.equal(done.state, 'failed', await logs(s, hog.id));
     assert.match(done.reason, /out of memory \(limit 64Mi\)/);
-    assert.doesNotMatch(await logs(s, hog.id), /survived/);
+  });
+
+  it('runs a command in an image without a shell (distroless), looked up in its files', async () => {
+    pushImage(work, registry, 'team/distroless', '1', {
+      applets: ['cat'],
+      files: { '/etc/greeting': 'no shell here\n', '/opt/tool': 'not executable\n' },
+      env: ['PATH=/opt:/bin'],
+    });
+    const image = `${registry.host}/team/distroless:1`;
+    const ok = await submit(s.api, s.token, 'default', { image, command: ['cat', '/etc/greeting'] });
+    const done = await waitDone(s.api, s.token, ok.id);
+    assert.equal(done.state, 'succeeded', `${done.reason}: ${await logs(s, ok.id)}`);
+    assert.equal(await logs(s, ok.id), 'no shell here\n');
+    for (const [body, reason] of [
+      [{ command: ['nope'] }, 'cannot run "nope": command not found'],
+      [{ script: 'echo hi' }, 'cannot run "/bin/sh": command not found'],
+      // Found first on PATH, but not executable; nothing later runs either.
+      [{ command: ['tool'] }, 'cannot run "tool": permission denied'],
+    ] as const) {
+      const j = await submit(s.api, s.token, 'default', { image, ...body });
+      const failed = await waitDone(s.api, s.token, j.id);
+      assert.equal(failed.state, 'failed');
+      assert.equal(failed.reason, reason);
+      assert.equal(await logs(s, j.id), `berth: ${reason}\n`);
+    }
   });
 });
