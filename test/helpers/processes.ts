@@ -86,3 +86,16 @@ export function agentHost(): number {
   assert.equal(pids.length, 1, 'one agent host');
   return Number(pids[0]);
 }
+
+/**
+ * A daemon that changes its pid every 2 ms (it forks, and the parent exits), in a session of its
+ * own: what a scan of /proc followed by kills by pid never catches. It touches BEACON each hop.
+ */
+export const HOPPER = [
+  // It stops itself when told (BEACON.stop), which the control needs: nothing else can catch it.
+  `export HOP='[ -e "$BEACON.stop" ] && exit 0; : > "$BEACON"; sleep 0.002; sh -c "$HOP" </dev/null >/dev/null 2>&1 & exit 0'`,
+  'setsid sh -c "$HOP" </dev/null >/dev/null 2>&1 &',
+  // It hops before the job ends.
+  'i=0; while [ ! -e "$BEACON" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done',
+  'echo hopper-started',
+].join('\n');

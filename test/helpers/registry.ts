@@ -6,7 +6,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { waitFor } from './wait.js';
@@ -162,4 +162,15 @@ export function pushImage(
   ]);
   const digest = `sha256:${createHash('sha256').update(manifest).digest('hex')}`;
   return digest;
+}
+
+/**
+ * Why the tests of jobs in images cannot run here, or false: they need namespaces (`support`,
+ * agent/sandbox-probe.ts) and the registry's tools.
+ */
+export function imageSkip(support: { available: boolean; why?: string }): string | false {
+  if (!support.available) return support.why ?? 'no namespaces here';
+  return ['/usr/bin/skopeo', '/usr/bin/umoci', '/usr/bin/docker-registry'].every((f) => existsSync(f))
+    ? false
+    : 'skopeo, umoci and docker-registry are needed (apt-get install skopeo umoci docker-registry)';
 }

@@ -11,18 +11,14 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { probeSandbox } from '../../src/agent/sandbox-probe.js';
 import { events, submit, waitDone } from '../helpers/jobs.js';
-import { pushImage, startRegistry, type TestRegistry } from '../helpers/registry.js';
+import { imageSkip, pushImage, startRegistry, type TestRegistry } from '../helpers/registry.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { call } from '../helpers/server.js';
 import { killHard, spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { waitFor } from '../helpers/wait.js';
 
 const support = probeSandbox();
-const skip = !support.available
-  ? support.why
-  : !['/usr/bin/skopeo', '/usr/bin/umoci', '/usr/bin/docker-registry'].every((f) => existsSync(f))
-    ? 'skopeo, umoci and docker-registry are needed (apt-get install skopeo umoci docker-registry)'
-    : false;
+const skip = imageSkip(support);
 
 /** Whether a skopeo or umoci process still works in `dir`. */
 const pulling = (dir: string): boolean => {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { probeSandbox } from '../../src/agent/sandbox-probe.js';
 import { getJob, submit, waitDone, type JobView } from '../helpers/jobs.js';
-import { alive, jobProcesses } from '../helpers/processes.js';
+import { alive, HOPPER, jobProcesses } from '../helpers/processes.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { call, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -28,19 +28,6 @@ const skip =
     : support.available
       ? false
       : `jobs get no namespaces here: ${support.why}`;
-
-/**
- * A daemon that changes its pid every 2 ms (it forks, and the parent exits), in a session of its
- * own: what a scan of /proc followed by kills by pid never catches. It touches BEACON each hop.
- */
-const HOPPER = [
-  // It stops itself when told (BEACON.stop), which the control needs: nothing else can catch it.
-  `export HOP='[ -e "$BEACON.stop" ] && exit 0; : > "$BEACON"; sleep 0.002; sh -c "$HOP" </dev/null >/dev/null 2>&1 & exit 0'`,
-  'setsid sh -c "$HOP" </dev/null >/dev/null 2>&1 &',
-  // It hops before the job ends.
-  'i=0; while [ ! -e "$BEACON" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done',
-  'echo hopper-started',
-].join('\n');
 
 interface World {
   s: TestServer;
