@@ -357,4 +357,27 @@ describe('jobs in images', { skip }, () => {
       assert.equal(await logs(s, j.id), `berth: ${reason}\n`);
     }
   });
+
+  it("keeps a job's artifacts from its working directory, its home, as without an image", async () => {
+    const j = await submit(s.api, s.token, 'default', {
+      image: `${registry.host}/team/tools:1`,
+      // Its working directory is its home, mounted at its own path inside the image.
+      script: 'cd "$BERTH_WORKDIR" && echo result > out.txt && test "$HOME" = "$BERTH_WORKDIR" && echo ok',
+      artifacts: ['out.txt'],
+    });
+    const done = await waitDone(s.api, s.token, j.id);
+    assert.equal(done.state, 'succeeded', `${done.reason}: ${await logs(s, j.id)}`);
+    const listed = await call<{ name: string; size: number }[]>(
+      s.api,
+      s.token,
+      'GET',
+      `/jobs/${j.id}/artifacts`,
+    );
+    assert.deepEqual(
+      listed.body.map((a) => [a.name, a.size]),
+      [['out.txt', 7]],
+    );
+    const file = await call(s.api, s.token, 'GET', `/jobs/${j.id}/artifacts/out.txt`);
+    assert.equal(file.text, 'result\n');
+  });
 });
