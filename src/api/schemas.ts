@@ -13,6 +13,7 @@ import {
   STOP_POLICIES,
   WITHIN_CLUSTER_QUEUE,
 } from '../domain/cluster-queue.js';
+import { NO_CONTROL_CHARACTER } from '../domain/names.js';
 import { JOB_STATES, type JobState } from '../domain/job.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { ROLES } from '../domain/roles.js';
@@ -130,6 +131,25 @@ export const CreatePriorityClassBody = strict({
 });
 
 export const MemberBody = strict({ role: literals(ROLES) });
+
+export const RegistryParams = strict({
+  name: Name('project'),
+  registry: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description:
+      'a registry, as image references name it: host[:port] (registry.example.org, 127.0.0.1:5000)',
+  }),
+});
+
+export const RegistryLoginBody = strict({
+  username: Type.String({ minLength: 1, maxLength: 255, pattern: NO_CONTROL_CHARACTER }),
+  password: Type.String({
+    minLength: 1,
+    maxLength: 16_384,
+    description: 'kept sealed with the installation key, never shown again (a token works as well)',
+  }),
+});
 
 // Views: what GET answers. Serialization keeps fields these do not name (additionalProperties),
 // so they document the shape without ever dropping a field.

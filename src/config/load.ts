@@ -331,6 +331,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     },
     leaseSeconds,
     renewSeconds,
+    secretKeyFile: raw.secretKeyFile === undefined ? null : fromConfigDir(raw.secretKeyFile, file),
     factories,
     targets,
     resources,

@@ -271,6 +271,12 @@ export const ConfigSchema = strict({
       { additionalProperties: false },
     ),
   ),
+  /**
+   * The key that seals the secrets berth keeps (a project's registry passwords), 32 random bytes
+   * in base64, in a file only the server reads: default DATA_DIR/secret.key, made at first need.
+   * Replicas on PostgreSQL must share one: set it to the same file on each.
+   */
+  secretKeyFile: Type.Optional(Type.String({ minLength: 1 })),
   factories: Type.Optional(Type.Record(Type.String(), FactorySchema)),
   targets: Type.Optional(Type.Record(Type.String(), TargetSchema)),
   resources: Type.Optional(Type.Record(Type.String(), ResourceSchema)),
@@ -341,6 +347,8 @@ export interface Config {
   graceSeconds: number;
   /** API requests per second one token may make, and one job's token (its agent's lifeline aside); 0: no limit. */
   rateLimit: { requestsPerSecond: number; jobRequestsPerSecond: number };
+  /** `secretKeyFile`, an absolute path; null: DATA_DIR/secret.key (SQLite), none (PostgreSQL). */
+  secretKeyFile: string | null;
   factories: Record<string, FactoryConfig>;
   targets: Record<string, TargetConfig>;
   resources: Record<string, ResourceConfig>;

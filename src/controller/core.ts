@@ -5,6 +5,7 @@
  */
 import type { ImageReference } from '../images/reference.js';
 import type { CachedImageView } from '../domain/image.js';
+import type { RegistryAuth } from '../domain/registry-credential.js';
 import type { TargetConfig } from '../config/schema.js';
 import type { RuntimeHistory } from '../domain/runtime-history.js';
 import type { Factory } from '../factories/factory.js';
@@ -52,10 +53,15 @@ export interface MachineImages {
   prune(): CachedImageView[];
 }
 
-/** The registry's answer to which digest an image reference stands for. */
+/** The registry's answer to which digest an image reference stands for, and a project's login to it. */
 export interface ImageDigests {
-  /** Rejects with a RegistryError (images/skopeo.ts) saying whose failure it is. */
-  resolve(ref: ImageReference): Promise<string>;
+  /**
+   * What `ref` stands for, asked with `project`'s login to its registry (if it has one). Rejects
+   * with a RegistryError (images/skopeo.ts) saying whose failure it is.
+   */
+  resolve(ref: ImageReference, project: string): Promise<string>;
+  /** `project`'s login to `registry`, in the clear for one pull; undefined when it has none. */
+  login(project: string, registry: string): Promise<RegistryAuth | undefined>;
 }
 
 export interface ControllerCore {

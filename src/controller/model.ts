@@ -32,6 +32,11 @@ export interface TrackedJob extends ActiveJob {
   image: string | undefined;
   /** While its image's digest is being asked of the registry. */
   pinning: boolean;
+  /**
+   * Whether the registry has answered for its image, with its project's login, since this server
+   * tracks it: asked of a job given a digest too (another project's pull of it is no proof).
+   */
+  imageChecked: boolean;
   /** A task's array (its first task's id), index, and the array's throttle; null otherwise. */
   arrayId: number | null;
   arrayIndex: number | null;

@@ -32,7 +32,7 @@ import type { FinishRequest } from '../agent/protocol.js';
 import { hashToken, newToken } from '../domain/tokens.js';
 import type { Factory } from '../factories/factory.js';
 import { pinJobImage, updateJob } from '../store/queries/jobs.js';
-import { formatImageReference, imageParts, parseImageReference, pinned } from '../images/reference.js';
+import { formatImageReference, parseImageReference, pinned } from '../images/reference.js';
 import { RegistryError } from '../images/skopeo.js';
 import { insertInstance, updateInstance } from '../store/queries/resource-instances.js';
 import { deleteJobTokens, insertJobToken } from '../store/queries/tokens.js';
@@ -70,8 +70,9 @@ export class Provisioning {
 
   /** Puts an admitted job in line for the next thing it needs, in the global order. */
   advance(job: TrackedJob): void {
-    // Its image pinned first: the registry's answer, asked while the job holds nothing but quota.
-    if (job.image !== undefined && imageParts(job.image).digest === null) return this.pinImage(job);
+    // Its image pinned first, or checked when it came pinned: the registry's answer for its
+    // project, asked while the job holds nothing but quota.
+    if (job.image !== undefined && !job.imageChecked) return this.pinImage(job);
     const pool =
       job.acquired < job.resources.length
         ? this.core.pools.get('resource', job.resources[job.acquired]!)
@@ -123,8 +124,9 @@ export class Provisioning {
   }
 
   /**
-   * Asks the registry which digest the job's image stands for, records it in the job's spec (every
-   * later attempt runs those bytes) and puts the job in line for the rest. An image or tag the
+   * Asks the registry which digest the job's image stands for (with its project's login), records
+   * it in the job's spec (every later attempt runs those bytes) and puts the job in line for the
+   * rest. A job given a digest is asked about too: whether its project may read that image. An image or tag the
    * registry does not have, or credentials it refuses, fail the job at once with the registry's
    * words; a registry that cannot be reached is the infrastructure's failure (infra retries).
    */
@@ -142,7 +144,7 @@ export class Provisioning {
     let digest: string;
     try {
       if (!o.images) throw new Error('this server resolves no images');
-      digest = await o.images.resolve(ref);
+      digest = await o.images.resolve(ref, job.project);
     } catch (e) {
       if (!this.stillWants(job, attempt)) return;
       const message = e instanceof Error ? e.message : String(e);
@@ -152,11 +154,14 @@ export class Provisioning {
     }
     if (!this.stillWants(job, attempt)) return;
     const full = formatImageReference(pinned(ref, digest));
-    await journal.write(async ({ db, event }) => {
-      await pinJobImage(db, job.id, full);
-      await event(job, 'image-pinned', `image ${name} is ${digest}`);
-    });
-    job.image = full;
+    if (full !== job.image) {
+      await journal.write(async ({ db, event }) => {
+        await pinJobImage(db, job.id, full);
+        await event(job, 'image-pinned', `image ${name} is ${digest}`);
+      });
+      job.image = full;
+    }
+    job.imageChecked = true;
     if (!this.stillWants(job, attempt)) return;
     this.advance(job);
     this.core.wake();
@@ -268,6 +273,11 @@ export class Provisioning {
     }
     jobs.assignWorker(job, workerId);
     try {
+      // The project's login to its image's registry, in the clear for this pull only.
+      const imageLogin =
+        job.image !== undefined
+          ? await o.images?.login(job.project, parseImageReference(job.image).registry)
+          : undefined;
       record.handle = await factory.create({
         workerId,
         jobId: job.id,
@@ -279,6 +289,7 @@ export class Provisioning {
         requests: workerRequests(job),
         members: job.workers,
         ...(job.image !== undefined ? { image: job.image } : {}),
+        ...(imageLogin ? { imageLogin } : {}),
       });
       const devices = record.handle.devices;
       await journal.write(async ({ db, event }) => {

@@ -160,6 +160,7 @@ export class TrackedJobs {
       env: r.spec.env,
       image: r.spec.image,
       pinning: false,
+      imageChecked: false,
       artifacts: derived.artifacts,
       arrayId: r.arrayId,
       arrayIndex: r.arrayIndex,

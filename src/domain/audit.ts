@@ -27,7 +27,9 @@ export type AuditAction =
   | 'priority-class.delete'
   | 'job.submit'
   | 'job.cancel'
-  | 'image.prune';
+  | 'image.prune'
+  | 'registry.login'
+  | 'registry.logout';
 
 /** `GET /audit`: one change. */
 export interface AuditEntry {

@@ -4,6 +4,7 @@
  */
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { Amounts } from '../domain/quantity.js';
+import type { RegistryAuth } from '../domain/registry-credential.js';
 import type { WorkerHandle } from '../domain/worker.js';
 
 export type { WorkerHandle };
@@ -39,6 +40,8 @@ export interface WorkerRequest {
    * their root (images/, agent/sandbox.ts). Only a factory whose targets allow images is given one.
    */
   image?: string;
+  /** The project's login to that image's registry, for this pull only: never kept or logged. */
+  imageLogin?: RegistryAuth;
 }
 
 /** What a factory tells the controller on its own initiative. */

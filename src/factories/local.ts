@@ -343,8 +343,13 @@ export class LocalFactory implements Factory {
       return Promise.reject(
         new Error(`factory ${this.name} runs no images (they need namespaces of their own)`),
       );
-    return this.opts.images.prepare(req.workerId, req.jobId, req.image!, dirs, (reason) =>
-      this.opts.listener.workerWaiting?.(req.workerId, reason),
+    return this.opts.images.prepare(
+      req.workerId,
+      req.jobId,
+      req.image!,
+      dirs,
+      (reason) => this.opts.listener.workerWaiting?.(req.workerId, reason),
+      req.imageLogin,
     );
   }
 

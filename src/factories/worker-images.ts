@@ -18,6 +18,7 @@ import { removeBeneath } from '../agent/remove-beneath.js';
 import type { JobImage } from '../agent/sandbox.js';
 import type { CachedImageView } from '../domain/image.js';
 import type { ImageEntry, PullProgress } from '../images/image-cache.js';
+import type { RegistryLogin } from '../images/auth-file.js';
 import { formatImageReference, imageParts, parseImageReference } from '../images/reference.js';
 
 /** What a worker holds: its image, and its members' layers. */
@@ -50,7 +51,7 @@ export class WorkerImages {
   /**
    * The image `image` (pinned) for each of a worker's `workdirs` (one per member): held until
    * `release`, with a new layer each. `waiting` hears what a pull has done so far, and null once
-   * the image is here. Rejects with the registry's error (a RegistryError) when it cannot be had.
+   * the image is here; `login`, the job's project's to the registry, is what a pull uses. Rejects with the registry's error (a RegistryError) when it cannot be had.
    */
   async prepare(
     workerId: number,
@@ -58,11 +59,12 @@ export class WorkerImages {
     image: string,
     workdirs: string[],
     waiting: (reason: string | null) => void,
+    login?: RegistryLogin,
   ): Promise<JobImage[]> {
     await this.swept;
     const ref = parseImageReference(image);
     const name = imageParts(formatImageReference(ref)).image;
-    const { image: cached, release } = await this.cache.use(ref, (p) => waiting(pullReason(name, p)));
+    const { image: cached, release } = await this.cache.use(ref, (p) => waiting(pullReason(name, p)), login);
     waiting(null);
     const held: Held = { jobId, digest: cached.digest, release, layers: [] };
     this.held.set(workerId, held);

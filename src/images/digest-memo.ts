@@ -12,21 +12,25 @@ export class DigestMemo {
   private readonly known = new Map<string, { digest: string; at: number }>();
   private readonly asking = new Map<string, Promise<string>>();
 
+  /** `ask`: the registry's answer for `project` (with its login, when it has one). */
   constructor(
-    private readonly ask: (ref: ImageReference) => Promise<string>,
+    private readonly ask: (ref: ImageReference, project: string) => Promise<string>,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
-  resolve(ref: ImageReference): Promise<string> {
-    if (ref.digest) return Promise.resolve(ref.digest);
-    const key = formatImageReference(ref);
+  /**
+   * What `ref` stands for, as `project` may read it. Asked per project (logins differ), a reference
+   * with a digest too: one project may read an image another may not (skopeo.ts).
+   */
+  resolve(ref: ImageReference, project: string): Promise<string> {
+    const key = `${project}\n${formatImageReference(ref)}`;
     const kept = this.known.get(key);
     if (kept && this.now() - kept.at < this.ttlMs) return Promise.resolve(kept.digest);
     let pending = this.asking.get(key);
     if (!pending) {
       const at = this.now();
-      pending = this.ask(ref)
+      pending = this.ask(ref, project)
         .then((digest) => {
           if (this.ttlMs > 0) this.known.set(key, { digest, at });
           return digest;

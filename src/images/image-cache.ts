@@ -33,6 +33,7 @@ import {
 import { join } from 'node:path';
 import { parseImageConfig, type ImageConfig } from './image-config.js';
 import { formatImageReference, type ImageReference } from './reference.js';
+import { withAuthFile, type RegistryLogin } from './auth-file.js';
 import { copyToLayout, dieWithParent, manifestBytes, RegistryError, type RegistryOptions } from './skopeo.js';
 
 export const UMOCI = '/usr/bin/umoci';
@@ -132,7 +133,11 @@ export class ImageCache {
    * The image `ref` (pinned to a digest), pulled and unpacked if this machine lacks it; one pull
    * however many ask at once. Rejects with a RegistryError saying whose failure it is.
    */
-  ensure(ref: ImageReference, onProgress?: (p: PullProgress) => void): Promise<CachedImage> {
+  ensure(
+    ref: ImageReference,
+    onProgress?: (p: PullProgress) => void,
+    login?: RegistryLogin,
+  ): Promise<CachedImage> {
     const digest = ref.digest;
     if (!digest)
       return Promise.reject(new Error(`image ${formatImageReference(ref)} is not pinned to a digest`));
@@ -150,7 +155,7 @@ export class ImageCache {
     let pull = this.pulls.get(digest);
     if (pull) this.o.events?.hit();
     else {
-      pull = this.pull(ref, digest).finally(() => {
+      pull = this.pull(ref, digest, login).finally(() => {
         this.pulls.delete(digest);
         this.listeners.delete(digest);
       });
@@ -166,6 +171,7 @@ export class ImageCache {
   async use(
     ref: ImageReference,
     onProgress?: (p: PullProgress) => void,
+    login?: RegistryLogin,
   ): Promise<{ image: CachedImage; release: () => void }> {
     const digest = ref.digest ?? '';
     this.holders.set(digest, (this.holders.get(digest) ?? 0) + 1);
@@ -178,7 +184,7 @@ export class ImageCache {
       else this.holders.delete(digest);
     };
     try {
-      return { image: await this.ensure(ref, onProgress), release };
+      return { image: await this.ensure(ref, onProgress, login), release };
     } catch (e) {
       release();
       throw e;
@@ -256,13 +262,24 @@ export class ImageCache {
     for (const listener of this.listeners.get(digest) ?? []) listener(p);
   }
 
-  private async pull(ref: ImageReference, digest: string): Promise<CachedImage> {
+  private async pull(ref: ImageReference, digest: string, login?: RegistryLogin): Promise<CachedImage> {
+    // The login, if any, in an auth file for this pull alone (auth-file.ts).
+    return withAuthFile(login, (authFile) =>
+      this.pullWith(ref, digest, authFile ? { ...this.registry, authFile } : this.registry),
+    );
+  }
+
+  private async pullWith(
+    ref: ImageReference,
+    digest: string,
+    registry: RegistryOptions,
+  ): Promise<CachedImage> {
     const staging = join(this.dir, `${PARTIAL}${dirName(digest)}-${randomBytes(4).toString('hex')}`);
     mkdirSync(staging, { mode: 0o700 });
     try {
       const layout = join(staging, 'layout');
       // Its size first, for the progress to say "N of M MB" (a failure here is the copy's too).
-      const total = await manifestBytes(ref, this.registry);
+      const total = await manifestBytes(ref, registry);
       const of = total === undefined ? {} : { total };
       // What has arrived so far: the blobs skopeo has written (it writes each as it fetches it).
       const watch = setInterval(() => {
@@ -275,7 +292,7 @@ export class ImageCache {
           });
       }, this.o.progressEveryMs ?? 1000);
       try {
-        await copyToLayout(ref, layout, TAG, this.registry);
+        await copyToLayout(ref, layout, TAG, registry);
       } finally {
         clearInterval(watch);
       }

@@ -134,3 +134,11 @@ export function registryRefusal(
   if (allowed === undefined || allowed.includes(ref.registry.toLowerCase())) return undefined;
   return `registry ${ref.registry} is not one target "${target}" allows (its registries: ${allowed.join(', ') || 'none'})`;
 }
+
+/**
+ * `text` as a registry's name (`host[:port]`, as references name it; lowercased), or undefined
+ * when it is not one. `docker.io` is Docker Hub's, as a name without a registry means.
+ */
+export function registryName(text: string): string | undefined {
+  return REGISTRY.test(text) && text.length <= 255 ? text.toLowerCase() : undefined;
+}

@@ -113,15 +113,21 @@ function run(
   });
 }
 
-/** The digest the reference stands for now: the sha256 of the manifest (or index) the registry serves. */
+/**
+ * The digest the reference stands for now: the sha256 of the manifest (or index) the registry
+ * serves. A reference with a digest is asked too: whether this login may read it, and that the
+ * registry serves those bytes — an image pulled with another project's login is not another's to run.
+ */
 export async function resolveDigest(ref: ImageReference, o: RegistryOptions = {}): Promise<string> {
-  if (ref.digest) return ref.digest;
   const raw = (await run(
     ['inspect', '--raw', ...tlsFlag(ref, o, '--tls-verify'), `docker://${formatImageReference(ref)}`],
     o,
     'buffer',
   )) as Buffer;
-  return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+  const digest = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+  if (ref.digest && digest !== ref.digest)
+    throw new RegistryError('other', `the registry served ${digest} for ${formatImageReference(ref)}`);
+  return digest;
 }
 
 /** Copies the image `ref` (pinned to a digest) into the OCI layout `layout` as tag `tag`. */

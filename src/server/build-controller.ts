@@ -5,6 +5,7 @@
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { Controller, type ControllerOptions } from '../controller/controller.js';
+import type { ImageDigests } from '../controller/core.js';
 import { createFactories } from '../factories/index.js';
 import { machineImages } from '../factories/worker-images.js';
 import type { FactoryIsolation } from '../factories/isolation.js';
@@ -17,7 +18,9 @@ import type { GroupCommit } from '../store/group-commit.js';
 import type { LogStore } from '../store/log-store.js';
 import type { Db } from '../store/store.js';
 import { createWells } from '../wells/index.js';
+import { withAuthFile } from '../images/auth-file.js';
 import { DigestMemo } from '../images/digest-memo.js';
+import { registryAuth } from '../service/tenancy/registry-credentials.js';
 import { resolveDigest } from '../images/skopeo.js';
 
 export interface ControllerDeps {
@@ -102,11 +105,26 @@ export function buildController(
     onWriteFailed: writes.onWriteFailed,
     metrics: d.metrics,
     onJobChanged: d.onJobChanged,
-    images: new DigestMemo(
-      (ref) => resolveDigest(ref, { insecureRegistries: d.config.images.insecureRegistries }),
-      d.config.images.tagCacheSeconds * 1000,
-    ),
+    images: registryAnswers(d),
     ...(images ? { machineImages: images } : {}),
   });
   return controller;
+}
+
+/**
+ * What a tag stands for (asked of its registry with the job's project's login, kept a few seconds:
+ * images/digest-memo.ts), and that login for a pull (service/tenancy/registry-credentials.ts).
+ */
+function registryAnswers(d: ControllerDeps): ImageDigests {
+  const login = (project: string, registry: string) =>
+    registryAuth(d.ctx.store.db, d.ctx.secrets, project, registry);
+  const { insecureRegistries, tagCacheSeconds } = d.config.images;
+  const memo = new DigestMemo(
+    async (ref, project) =>
+      withAuthFile(await login(project, ref.registry), (authFile) =>
+        resolveDigest(ref, { insecureRegistries, ...(authFile ? { authFile } : {}) }),
+      ),
+    tagCacheSeconds * 1000,
+  );
+  return { resolve: (ref, project) => memo.resolve(ref, project), login };
 }

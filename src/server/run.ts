@@ -18,6 +18,7 @@ import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import { describeEnforcement } from '../factories/cgroups.js';
 import { isolationOf, type FactoryIsolation } from '../factories/isolation.js';
+import { SecretBox, SecretKeyError } from '../store/secret-box.js';
 import { devicesOf } from '../factories/devices.js';
 import { deviceCounts } from '../domain/devices.js';
 import type { Factory } from '../factories/factory.js';
@@ -186,6 +187,23 @@ function imagesRefused(config: Config, isolation: Map<string, FactoryIsolation>)
   return out;
 }
 
+/**
+ * The box that seals the secrets the server keeps (store/secret-box.ts), opened at first need:
+ * the key in `secretKeyFile`, else DATA_DIR/secret.key, made then — on SQLite only: replicas on
+ * PostgreSQL must share one key, which a file of one replica's own would not be.
+ */
+function secretsOf(config: Config, dialect: string, dataDir: string): () => SecretBox {
+  const file = config.secretKeyFile ?? (dialect === 'sqlite' ? join(dataDir, 'secret.key') : null);
+  let box: SecretBox | undefined;
+  return () => {
+    if (file === null)
+      throw new SecretKeyError(
+        'replicas on PostgreSQL share one key: set secretKeyFile in berth.yaml to a file each replica reads (docs/IMAGES.md)',
+      );
+    return (box ??= SecretBox.open(file, config.secretKeyFile === null));
+  };
+}
+
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const print = opts.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const file = configPath(opts);
@@ -223,6 +241,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   notices.subscribe(feedHears(changes));
   const ctx: ServiceContext = {
     store,
+    secrets: secretsOf(config, store.dialect, dataDir),
     now: Date.now,
     tokenCache: new TokenCache(),
     projectCache: new ProjectCache(changes, Date.now),

@@ -1,3 +1,4 @@
+import type { SecretBox } from '../store/secret-box.js';
 import type { Amounts } from '../domain/quantity.js';
 import type { ControllerPort } from '../controller/port.js';
 import type { LogStore } from '../store/log-store.js';
@@ -101,6 +102,11 @@ export interface ServiceContext {
   cluster?: ClusterView;
   /** The queues' figures over time (service/live/queue-history.ts), sampled by the server. */
   queueHistory?: { view(name: string, minutes: number): QueueHistoryView };
+  /**
+   * The box that seals and opens the secrets berth keeps (store/secret-box.ts), opened at first
+   * need; throws a SecretKeyError saying why there is none (replicas without `secretKeyFile`).
+   */
+  secrets?: () => SecretBox;
 }
 
 /**

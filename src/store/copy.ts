@@ -17,6 +17,9 @@ const TABLES: [keyof Database, string | null][] = [
   ['projects', null],
   ['project_members', null],
   ['project_privileges', null],
+  // Registry logins (0022), sealed with the installation's key: the target must use the same key
+  // (its secretKeyFile: the source's DATA_DIR/secret.key), or they do not open there.
+  ['registry_credentials', null],
   ['priority_classes', null],
   ['jobs', 'id'],
   ['events', 'id'],

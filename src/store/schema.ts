@@ -186,6 +186,18 @@ export interface LiveFiguresTable {
   at: number;
 }
 
+/** A project's credentials for one registry (0022): the password sealed (store/secret-box.ts). */
+export interface RegistryCredentialsTable {
+  project: string;
+  /** `host[:port]`, as image references name it. */
+  registry: string;
+  username: string;
+  /** The password, sealed with the installation's secret key: never in the clear here. */
+  sealed: string;
+  updated_by: string;
+  updated_at: number;
+}
+
 /**
  * Who changed what through the API, when and from where (migration 0012), written in the
  * transaction of the change. Never a secret: no token, no resource metadata, no env value.
@@ -343,6 +355,7 @@ export interface Database {
   usage_daily: UsageHourlyTable;
   usage_daily_resources: UsageHourlyResourcesTable;
   removed_jobs: RemovedJobsTable;
+  registry_credentials: RegistryCredentialsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -78,8 +78,10 @@ describe('berth targets', () => {
     );
     const json = parseJson<TargetView[]>(await ctx.admin(['targets', '-o', 'json']));
     const capped = json.find((t) => t.name === 'capped');
-    // Who its jobs run as depends on the machine (a uid of their own as root): checked apart.
-    const { isolation, ...rest } = capped ?? { isolation: null };
+    // Who its jobs run as, and whether they may run in images (namespaces: bubblewrap), depend on
+    // the machine: checked apart.
+    const { isolation, imagesRefused, ...rest } = capped ?? { isolation: null, imagesRefused: null };
+    assert.ok(imagesRefused === null || /namespaces/.test(imagesRefused), String(imagesRefused));
     assert.deepEqual(rest, {
       name: 'capped',
       factory: 'local',
@@ -88,6 +90,8 @@ describe('berth targets', () => {
       reuse: false,
       defaultTimeoutSeconds: 5400,
       defaultRequests: {},
+      image: null,
+      registries: null,
       maxRequests: {},
       devices: null,
       capacity: 2,

@@ -14,6 +14,8 @@ import { waitFor } from './wait.js';
 export interface TestRegistry {
   /** `127.0.0.1:PORT` */
   host: string;
+  /** With `private`: the one login it takes; it answers nothing without it (401). */
+  login?: { username: string; password: string };
   /** The requests the registry has answered so far, `METHOD path` each (its access log). */
   requests(): string[];
   close(): Promise<void>;
@@ -27,10 +29,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts a registry storing under `dir`. */
-export async function startRegistry(dir: string): Promise<TestRegistry> {
+/**
+ * The private registry's one login. Its htpasswd line holds the password's bcrypt hash, made once
+ * (cost 4: the registry checks it on every request) with
+ * `python3 -c "import crypt; print(crypt.crypt(PASSWORD, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))"`.
+ */
+export const TEST_LOGIN = { username: 'ci', password: 'berth-test-password' };
+const TEST_LOGIN_HTPASSWD = 'ci:$2b$04$IC2VLcrCOrZgT6pCCkg/0ewM8R4flftfbuk1PzyDT3Lj0mfJM837e';
+
+/** Starts a registry storing under `dir`; `private`: one that answers only TEST_LOGIN. */
+export async function startRegistry(dir: string, opts: { private?: boolean } = {}): Promise<TestRegistry> {
   const port = await freePort();
+  mkdirSync(dir, { recursive: true });
   const config = join(dir, 'registry.yml');
+  if (opts.private) writeFileSync(join(dir, 'htpasswd'), `${TEST_LOGIN_HTPASSWD}\n`);
   writeFileSync(
     config,
     [
@@ -38,6 +50,7 @@ export async function startRegistry(dir: string): Promise<TestRegistry> {
       'log: { level: info, formatter: json }',
       `storage: { filesystem: { rootdirectory: ${join(dir, 'storage')} }, delete: { enabled: true } }`,
       `http: { addr: "127.0.0.1:${port}" }`,
+      ...(opts.private ? [`auth: { htpasswd: { realm: berth-test, path: ${join(dir, 'htpasswd')} } }`] : []),
     ].join('\n'),
   );
   const child: ChildProcess = spawn('/usr/bin/docker-registry', ['serve', config], {
@@ -63,13 +76,16 @@ export async function startRegistry(dir: string): Promise<TestRegistry> {
   await waitFor(`the registry on ${host}`, async () => {
     if (child.exitCode !== null) throw new Error(`docker-registry exited ${child.exitCode}`);
     try {
-      return (await fetch(`http://${host}/v2/`)).ok;
+      // Up once it answers; a private one with 401.
+      const status = (await fetch(`http://${host}/v2/`)).status;
+      return status === 200 || (opts.private === true && status === 401);
     } catch {
       return false;
     }
   });
   return {
     host,
+    ...(opts.private ? { login: TEST_LOGIN } : {}),
     requests: () => [...requests],
     async close() {
       if (child.exitCode !== null) return;
@@ -94,6 +110,10 @@ export interface ImageSpec {
 }
 
 let pushes = 0;
+
+/** skopeo's `flag user:password` for a private registry (a test's own, on its command line). */
+const creds = (registry: TestRegistry, flag: string): string[] =>
+  registry.login ? [flag, `${registry.login.username}:${registry.login.password}`] : [];
 
 const APPLETS = ['sh', 'cat', 'echo', 'ls', 'id', 'touch', 'sleep', 'test', 'pwd', 'env'];
 
@@ -148,6 +168,7 @@ export function pushImage(
       'copy',
       '--quiet',
       '--dest-tls-verify=false',
+      ...creds(registry, '--dest-creds'),
       `oci:${layout}:img`,
       `docker://${registry.host}/${name}:${tag}`,
     ],
@@ -158,6 +179,7 @@ export function pushImage(
     'inspect',
     '--raw',
     '--tls-verify=false',
+    ...creds(registry, '--creds'),
     `docker://${registry.host}/${name}:${tag}`,
   ]);
   const digest = `sha256:${createHash('sha256').update(manifest).digest('hex')}`;

@@ -100,7 +100,17 @@ function tryLock(): boolean {
     return false;
   }
   process.on('exit', () => {
-    if (holder(LOCK) === process.pid) rmSync(LOCK, { recursive: true, force: true });
+    if (holder(LOCK) !== process.pid) return;
+    // Moved aside first, in one step, then removed: removed in place, the lock would be an empty
+    // directory for a moment, which another taker's rename may replace with its own lock — and
+    // the removal would then fail (ENOTEMPTY) in this exit, or take that other's lock.
+    const released = `${LOCK}.released-${process.pid}`;
+    try {
+      renameSync(LOCK, released);
+      rmSync(released, { recursive: true, force: true });
+    } catch {
+      // gone already: nothing of this process's is left to release
+    }
   });
   return true;
 }

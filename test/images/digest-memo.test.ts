@@ -32,31 +32,45 @@ describe('the digest a tag stands for, asked once for many jobs', () => {
     let current = A;
     const reg = registry(() => current);
     const memo = new DigestMemo(reg.ask, 10_000, () => now);
-    assert.deepEqual(await Promise.all([memo.resolve(ref), memo.resolve(ref), memo.resolve(ref)]), [A, A, A]);
+    assert.deepEqual(
+      await Promise.all([memo.resolve(ref, 'p'), memo.resolve(ref, 'p'), memo.resolve(ref, 'p')]),
+      [A, A, A],
+    );
     assert.equal(reg.asked, 1);
     current = B; // the tag moves
     now = 9_999;
-    assert.equal(await memo.resolve(ref), A, 'within its time: the kept answer');
+    assert.equal(await memo.resolve(ref, 'p'), A, 'within its time: the kept answer');
     now = 10_000;
-    assert.equal(await memo.resolve(ref), B, 'past it: asked again');
+    assert.equal(await memo.resolve(ref, 'p'), B, 'past it: asked again');
     assert.equal(reg.asked, 2);
   });
 
-  it('asks every time with no time to keep, never for a digest, and keeps no failure', async () => {
+  it('asks every time with no time to keep, for a digest too, and keeps no failure', async () => {
     const reg = registry(() => A);
     const memo = new DigestMemo(reg.ask, 0);
-    await memo.resolve(ref);
-    await memo.resolve(ref);
+    await memo.resolve(ref, 'p');
+    await memo.resolve(ref, 'p');
     assert.equal(reg.asked, 2);
-    assert.equal(await memo.resolve(parseImageReference(`127.0.0.1:5000/team/app@${B}`)), B);
-    assert.equal(reg.asked, 2, 'a digest is its own answer');
+    await memo.resolve(parseImageReference(`127.0.0.1:5000/team/app@${B}`), 'p');
+    assert.equal(reg.asked, 3, 'a digest is asked too: whether the project may read it');
     let fail = true;
     const flaky = new DigestMemo(async () => {
       if (fail) throw new Error('registry down');
       return A;
     }, 10_000);
-    await assert.rejects(flaky.resolve(ref), /registry down/);
+    await assert.rejects(flaky.resolve(ref, 'p'), /registry down/);
     fail = false;
-    assert.equal(await flaky.resolve(ref), A, 'the failure was not kept');
+    assert.equal(await flaky.resolve(ref, 'p'), A, 'the failure was not kept');
+  });
+
+  it('asks for each project apart: their logins differ', async () => {
+    const asked: string[] = [];
+    const memo = new DigestMemo(async (_ref, project) => {
+      asked.push(project);
+      await Promise.resolve();
+      return A;
+    }, 10_000);
+    await Promise.all([memo.resolve(ref, 'a'), memo.resolve(ref, 'b'), memo.resolve(ref, 'a')]);
+    assert.deepEqual(asked.sort(), ['a', 'b']);
   });
 });

@@ -19,8 +19,15 @@ import {
   PatchProjectBody,
   PrivilegeParams,
   ProjectDetailViewSchema,
+  RegistryLoginBody,
+  RegistryParams,
   ProjectViewSchema,
 } from '../schemas.js';
+import {
+  listProjectRegistries,
+  removeRegistryCredential,
+  setRegistryCredential,
+} from '../../service/tenancy/registry-credentials.js';
 import type { Router } from './types.js';
 
 export async function projectRoutes(api: Router, ctx: ServiceContext): Promise<void> {
@@ -105,6 +112,45 @@ export async function projectRoutes(api: Router, ctx: ServiceContext): Promise<v
     '/projects/:name/members/:user',
     { schema: { tags, summary: 'Remove a member (owner or admin)', params: MemberParams } },
     async (req) => removeMember(ctx, req.principal, req.params.name, req.params.user),
+  );
+  api.get(
+    '/projects/:name/registries',
+    {
+      schema: {
+        tags,
+        summary:
+          "The registries the project's jobs log in to, and as whom; never a password (owner or admin)",
+        params: NameParams,
+      },
+    },
+    async (req) => listProjectRegistries(ctx, req.principal, req.params.name),
+  );
+  api.put(
+    '/projects/:name/registries/:registry',
+    {
+      schema: {
+        tags,
+        summary:
+          "Set the credentials the project's jobs pull their images from a registry with, sealed (owner or admin)",
+        params: RegistryParams,
+        body: RegistryLoginBody,
+      },
+    },
+    async (req) => setRegistryCredential(ctx, req.principal, req.params.name, req.params.registry, req.body),
+  );
+  api.delete(
+    '/projects/:name/registries/:registry',
+    {
+      schema: {
+        tags,
+        summary: 'Remove the project’s credentials for a registry (owner or admin)',
+        params: RegistryParams,
+      },
+    },
+    async (req, reply) => {
+      await removeRegistryCredential(ctx, req.principal, req.params.name, req.params.registry);
+      return reply.code(204).send();
+    },
   );
   api.put(
     '/projects/:name/privileges/:privilege',

@@ -9,6 +9,7 @@ import { positiveNumber, repeatable, limitOrNone, limitValue } from '../flags.js
 import { fields, table, yesNo } from '../output.js';
 import { checkCanRemember, forgetProject, rememberProject } from '../remember.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
+import { registerRegistryCommands } from './registry.js';
 
 interface CreateFlags extends CommonFlags {
   queue: string;
@@ -222,4 +223,5 @@ export function registerProjectCommands(program: Command): void {
       s.show(p, () => `privilege ${privilege} revoked from project ${name}`);
     },
   );
+  registerRegistryCommands(project);
 }

@@ -26,6 +26,7 @@ import { logBytes } from './0018_log_bytes.js';
 import { retention } from './0019_retention.js';
 import { schemaRepair } from './0020_schema_repair.js';
 import { usageRepair } from './0021_usage_repair.js';
+import { registryCredentials } from './0022_registry_credentials.js';
 
 export const MIGRATIONS: [string, BerthMigration][] = [
   ['0001_foundation', foundation],
@@ -49,6 +50,7 @@ export const MIGRATIONS: [string, BerthMigration][] = [
   ['0019_retention', retention],
   ['0020_schema_repair', schemaRepair],
   ['0021_usage_repair', usageRepair],
+  ['0022_registry_credentials', registryCredentials],
 ];
 
 /** The migrations a berth knows: MIGRATIONS, or fewer where a test plays an older berth. */
