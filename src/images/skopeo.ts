@@ -26,6 +26,16 @@ export function dieWithParent(file: string, args: string[]): [string, string[]] 
   return ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', file, ...args]];
 }
 
+/**
+ * The reference as skopeo takes it: by its digest when it has one, without its tag (skopeo refuses
+ * "references with both a tag and digest"), else by its tag.
+ */
+function source(ref: ImageReference): string {
+  return ref.digest
+    ? `docker://${ref.registry}/${ref.repository}@${ref.digest}`
+    : `docker://${formatImageReference(ref)}`;
+}
+
 /** Whose failure a registry's answer is. */
 export type RegistryFailureKind = 'not-found' | 'refused' | 'unreachable' | 'other';
 
@@ -120,7 +130,7 @@ function run(
  */
 export async function resolveDigest(ref: ImageReference, o: RegistryOptions = {}): Promise<string> {
   const raw = (await run(
-    ['inspect', '--raw', ...tlsFlag(ref, o, '--tls-verify'), `docker://${formatImageReference(ref)}`],
+    ['inspect', '--raw', ...tlsFlag(ref, o, '--tls-verify'), source(ref)],
     o,
     'buffer',
   )) as Buffer;
@@ -138,8 +148,10 @@ export async function copyToLayout(
   o: RegistryOptions = {},
 ): Promise<void> {
   if (!ref.digest) throw new Error('copyToLayout: the reference must be pinned to a digest');
-  const source = `docker://${ref.registry}/${ref.repository}@${ref.digest}`;
-  await run(['copy', '--quiet', ...tlsFlag(ref, o, '--src-tls-verify'), source, `oci:${layout}:${tag}`], o);
+  await run(
+    ['copy', '--quiet', ...tlsFlag(ref, o, '--src-tls-verify'), source(ref), `oci:${layout}:${tag}`],
+    o,
+  );
 }
 
 /**
@@ -150,15 +162,7 @@ export async function manifestBytes(
   ref: ImageReference,
   o: RegistryOptions = {},
 ): Promise<number | undefined> {
-  const raw = await run(
-    [
-      'inspect',
-      '--raw',
-      ...tlsFlag(ref, o, '--tls-verify'),
-      `docker://${ref.registry}/${ref.repository}@${ref.digest}`,
-    ],
-    o,
-  );
+  const raw = await run(['inspect', '--raw', ...tlsFlag(ref, o, '--tls-verify'), source(ref)], o);
   const m = JSON.parse(String(raw)) as { config?: { size?: unknown }; layers?: { size?: unknown }[] };
   if (!Array.isArray(m.layers)) return undefined;
   const sizes = [m.config?.size, ...m.layers.map((l) => l.size)];

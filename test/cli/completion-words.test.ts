@@ -29,7 +29,10 @@ const complete = (line: string): Completion => analyse(program, words(line));
 describe('completion: commands and flags from the command tree', () => {
   const cases: [line: string, expected: string[]][] = [
     ['su', ['submit']],
-    ['project ', ['create', 'list', 'show', 'use', 'update', 'delete', 'member', 'grant', 'revoke', 'help']],
+    [
+      'project ',
+      ['create', 'list', 'show', 'use', 'update', 'delete', 'member', 'grant', 'revoke', 'registry', 'help'],
+    ],
     ['project member ', ['add', 'remove', 'help']],
     ['queue h', ['hold', 'help']],
     ['submit --ta', ['--target']],
