@@ -1,4 +1,6 @@
 /** A project's registry credentials (migration 0022): the password only ever sealed here. */
+import type { Selectable } from 'kysely';
+import type { RegistryCredentialsTable } from '../schema.js';
 import type { Db } from '../store.js';
 
 export interface StoredRegistryCredential {
@@ -73,14 +75,7 @@ export async function deleteRegistryCredential(db: Db, project: string, registry
   return rows.length > 0;
 }
 
-const toCredential = (r: {
-  project: string;
-  registry: string;
-  username: string;
-  sealed: string;
-  updated_by: string;
-  updated_at: number;
-}): StoredRegistryCredential => ({
+const toCredential = (r: Selectable<RegistryCredentialsTable>): StoredRegistryCredential => ({
   project: r.project,
   registry: r.registry,
   username: r.username,
