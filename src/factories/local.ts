@@ -8,24 +8,20 @@
  * Isolated (`uids`: the server can switch users, isolation.ts), each member runs under a uid and
  * gid of its own from the range, which owns its directory (0700) and its groups' cgroup.procs; the
  * data directory and DATA/workers are 0711, so a job reaches its own directory by its path and
- * lists nothing. A uid goes back to the pool only once no process of it is left.
+ * lists nothing (who runs as which uid: worker-identities.ts; the directories: worker-dirs.ts). A
+ * worker's OCI image and its members' layers are worker-images.ts's.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, rmdir } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeCgroup, type JobCgroup } from '../agent/cgroups.js';
 import type { HostCommand, HostEvent } from '../agent/host-protocol.js';
-import { endProcesses, uidsWithProcesses, type JobIdentity } from '../agent/identity.js';
 import { groupAlive, killGroup } from '../agent/process-group.js';
-import { removeBeneath } from '../agent/remove-beneath.js';
 import type { CgroupsMode } from '../config/schema.js';
 import { CgroupEnforcement } from './cgroups.js';
 import type { UidRange } from '../domain/uid-range.js';
 import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
-import { UidPool } from './uid-pool.js';
 import type { UnixUser } from './unix-users.js';
 import {
   deviceCounts,
@@ -36,10 +32,11 @@ import {
   type DeviceInventory,
 } from '../domain/devices.js';
 import { controlFiles, denyRule } from './devices.js';
-import type { SandboxSpec } from '../agent/sandbox.js';
+import type { JobImage, SandboxSpec } from '../agent/sandbox.js';
 import { packageRoot } from '../package-root.js';
-import type { JobImage } from '../agent/sandbox.js';
 import type { WorkerImages } from './worker-images.js';
+import { WorkerIdentities } from './worker-identities.js';
+import { makeWorkdirs, removeWorkdir } from './worker-dirs.js';
 
 /** The host's entry point, as .ts under tsx (tests) or .js when built. */
 const HOST_MAIN = fileURLToPath(
@@ -91,10 +88,8 @@ export class LocalFactory implements Factory {
   private readonly memberPids = new Map<number, number[]>();
   /** Each live worker's members whose process group the host reports gone (and whether clean). */
   private readonly exited = new Map<number, { members: number; gone: number; clean: boolean }>();
-  /** The uids jobs run under, when isolated. */
-  private readonly uids: UidPool | undefined;
-  /** Each worker's members' identities, by rank. */
-  private readonly identities = new Map<number, JobIdentity[]>();
+  /** Who each worker's members run as. */
+  private readonly identities: WorkerIdentities;
   /** Which member holds which device (with `devices`). */
   private readonly book: DeviceBook | undefined;
   /** Each live worker's devices, by rank: kept in every handle it reports. */
@@ -119,58 +114,15 @@ export class LocalFactory implements Factory {
     }
     const workers = this.workRoot;
     mkdirSync(workers, { recursive: true, mode: 0o700 });
+    this.identities = new WorkerIdentities(opts.uids, opts.users);
     if (opts.uids) {
-      this.uids = new UidPool(opts.uids);
       // Traversable, not listable: a job under its own uid reaches its directory by its path;
       // everything else in the data directory stays the server's alone (0700 and 0600), and the
       // data directory itself too when the workers' directories are elsewhere.
       chmodSync(workers, 0o711);
       if (opts.workRoot === undefined) chmodSync(opts.dataDir, 0o711);
     }
-    this.swept = Promise.all([this.enforcement.removeStale(), this.endStrays()]).then(() => {});
-  }
-
-  /**
-   * Ends what runs under the factory's uids at its start: processes of jobs of a server that died
-   * (its agent host kills its jobs when it goes, but a process that left its job's group and
-   * cgroup outlives that). The range is berth's alone (docs/CONFIGURATION.md).
-   */
-  private async endStrays(): Promise<void> {
-    const range = this.opts.uids;
-    if (!range) return;
-    const strays = [...uidsWithProcesses(range.first, range.last)];
-    await Promise.all(strays.map((uid) => endProcesses({ uid, gid: uid })));
-  }
-
-  /** An identity for each member, or a clear error when the range has none left. */
-  private takeIdentities(members: number, project: string): JobIdentity[] | undefined {
-    // A project mapped to a user of this machine runs as that user, every member.
-    const user = this.opts.users?.get(project);
-    if (user) return Array.from({ length: members }, () => ({ uid: user.uid, gid: user.gid, shared: true }));
-    return this.uids?.takeAll(members).map((uid) => ({ uid, gid: uid }));
-  }
-
-  /** The worker's uids, once no process of theirs is left (`clean`); held back otherwise. */
-  private giveBack(workerId: number, clean: boolean): void {
-    const ids = this.identities.get(workerId);
-    this.identities.delete(workerId);
-    for (const id of ids ?? []) {
-      if (id.shared) continue; // a mapped user's uid is never the pool's
-      if (clean) this.uids?.give(id.uid);
-      else {
-        this.uids?.quarantine(id.uid);
-        void this.recheck(id);
-      }
-    }
-  }
-
-  /** A uid held back: given back once a later try ends its last processes. */
-  private async recheck(id: JobIdentity): Promise<void> {
-    for (let attempt = 0; attempt < 10 && !this.closing; attempt++) {
-      // Unref'd: a uid held back must not keep a stopping server's process alive.
-      await delay(1000 * 2 ** Math.min(attempt, 5), undefined, { ref: false });
-      if (await endProcesses(id)) return this.uids?.give(id.uid);
-    }
+    this.swept = Promise.all([this.enforcement.removeStale(), this.identities.endStrays()]).then(() => {});
   }
 
   /** The directories of a running worker's cgroups (none when its job requests nothing enforced). */
@@ -278,7 +230,7 @@ export class LocalFactory implements Factory {
     const ranks = Array.from({ length: req.members }, (_, rank) => rank);
     const dirs = ranks.map((rank) => (gang ? join(workdir, `rank-${rank}`) : workdir));
     await this.swept;
-    const identities = this.takeIdentities(req.members, req.project);
+    const identities = this.identities.take(req.members, req.project);
     const cgroups: (JobCgroup | undefined)[] = [];
     let devices: DeviceAssignment[] | undefined;
     let images: JobImage[] | undefined;
@@ -304,12 +256,12 @@ export class LocalFactory implements Factory {
     } catch (e) {
       // No worker is recorded as made, so no destroy will come for its groups; nothing ran yet.
       for (const c of cgroups) if (c) await removeCgroup(c.dirs).catch(() => {});
-      for (const id of identities ?? []) if (!id.shared) this.uids?.give(id.uid);
+      this.identities.untake(identities);
       this.book?.release(String(req.workerId));
       if (images) await this.opts.images?.release(req.workerId);
       throw e;
     }
-    if (identities) this.identities.set(req.workerId, identities);
+    if (identities) this.identities.hold(req.workerId, identities);
     if (devices) this.assigned.set(req.workerId, devices);
     const made = cgroups.filter((c): c is JobCgroup => c !== undefined);
     if (made.length > 0) this.cgroups.set(req.workerId, made);
@@ -434,27 +386,19 @@ export class LocalFactory implements Factory {
       for (const cgroup of cgroups) await removeCgroup(cgroup.dirs);
       this.cgroups.delete(workerId);
     }
-    this.giveBack(workerId, clean);
+    this.identities.giveBack(workerId, clean);
     this.book?.release(String(workerId));
     this.assigned.delete(workerId);
     // Nothing of it runs any more: the next worker may start while its directory goes.
     stopped?.();
     for (const layer of (await this.opts.images?.release(workerId)) ?? [])
       process.stderr.write(`berth: worker ${workerId}'s image layer: not removed: ${layer}\n`);
-    // Most jobs leave their directory empty: one rmdir, and a tree walk only for the others —
-    // one that follows no link the job may have put in a directory's place (remove-beneath.ts).
-    const workdir = handle?.workdir ?? this.workdir(workerId);
-    await rmdir(workdir).catch(async () => {
-      const { left } = await removeBeneath(workdir);
-      if (left.length > 0)
-        process.stderr.write(
-          `berth: worker ${workerId}'s directory ${workdir}: not removed: ${left.join(', ')}\n`,
-        );
-    });
+    await removeWorkdir(workerId, handle?.workdir ?? this.workdir(workerId));
   }
 
   async close(): Promise<void> {
     this.closing = true;
+    this.identities.close();
     const host = this.host;
     if (host) {
       await new Promise<void>((resolve) => {
@@ -464,29 +408,6 @@ export class LocalFactory implements Factory {
     }
     await this.swept;
     this.enforcement.close();
-  }
-}
-
-/**
- * A worker's directory and its members' (a gang's `rank-R`), each one mkdir: DATA/workers exists
- * (made at the factory's start), and a recursive mkdir walks the path with a stat per level.
- */
-async function makeWorkdirs(workdir: string, members: string[], owners?: JobIdentity[]): Promise<void> {
-  const dirs = [workdir, ...members];
-  for (const dir of dirs) {
-    try {
-      await mkdir(dir, { mode: 0o700 });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') await mkdir(dir, { recursive: true, mode: 0o700 });
-      else if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-  }
-  if (!owners) return;
-  // Each member's directory is its own; a gang's shared parent is traversable only.
-  if (members.length === 0) await chown(workdir, owners[0]!.uid, owners[0]!.gid);
-  else {
-    await chmod(workdir, 0o711);
-    for (const [rank, dir] of members.entries()) await chown(dir, owners[rank]!.uid, owners[rank]!.gid);
   }
 }
 
