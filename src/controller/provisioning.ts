@@ -126,9 +126,9 @@ export class Provisioning {
   /**
    * Asks the registry which digest the job's image stands for (with its project's login), records
    * it in the job's spec (every later attempt runs those bytes) and puts the job in line for the
-   * rest. A job given a digest is asked about too: whether its project may read that image. An image or tag the
-   * registry does not have, or credentials it refuses, fail the job at once with the registry's
-   * words; a registry that cannot be reached is the infrastructure's failure (infra retries).
+   * rest. A job given a digest is asked about too: whether its project may read that image. An
+   * image or tag the registry does not have, or credentials it refuses, fail the job at once with
+   * the registry's words; a registry that cannot be reached is the infrastructure's failure.
    */
   private pinImage(job: TrackedJob): void {
     if (job.pinning) return;

@@ -258,7 +258,9 @@ export class LocalFactory implements Factory {
       for (const c of cgroups) if (c) await removeCgroup(c.dirs).catch(() => {});
       this.identities.untake(identities);
       this.book?.release(String(req.workerId));
-      if (images) await this.opts.images?.release(req.workerId);
+      // Whatever the pull got to (the image held, some layers made) goes too: release is a no-op
+      // for a worker that holds nothing.
+      if (req.image !== undefined) await this.opts.images?.release(req.workerId);
       throw e;
     }
     if (identities) this.identities.hold(req.workerId, identities);

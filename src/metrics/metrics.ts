@@ -153,7 +153,7 @@ export class Metrics implements ControllerMetrics {
     });
     this.evictions = new Counter({
       name: 'berth_image_evictions_total',
-      help: 'Images the cache bound (images.cacheBytes) removed, least recently used first',
+      help: 'Images removed from the cache: by its bound (images.cacheBytes), least recently used first, or by berth images prune',
       registers,
     });
     this.liveGauges(registers);
