@@ -13,6 +13,8 @@ export interface BenchServer {
   dataDir: string;
   /** CPU seconds the server process has used so far (user + system). */
   cpuSeconds(): number;
+  /** The server's process. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -97,6 +99,7 @@ export async function startBenchServer(config: string, store: BenchStore = 'sqli
     token: server.token,
     dataDir: join(dir, 'data'),
     cpuSeconds: () => processCpuSeconds(server.child.pid!),
+    pid: server.child.pid!,
     async stop() {
       const exited = new Promise((r) => server.child.once('exit', r));
       server.child.kill('SIGTERM');

@@ -22,7 +22,9 @@
  * dashboard's first load, a restart, bytes per job, and the retention sweep of a million under
  * submissions; BERTH_BENCH_HISTORY_JOBS for a smaller run, BERTH_BENCH_HISTORY_STORE=postgres for
  * PostgreSQL instead of SQLite), images (jobs in OCI images from a registry on 127.0.0.1: a cached
- * image's cost to a job against a plain job, a cold pull of 200 MB against skopeo's own copy).
+ * image's cost to a job against a plain job, a cold pull of 200 MB against skopeo's own copy),
+ * sessions (berth exec: a keystroke's round trip against a bare pipe, 100 MB against a bare TCP
+ * relay, the memory of 200 idle sessions).
  */
 import { printWrkFigures, runApiBench } from './api.js';
 import { printArraysBench, runArraysBench } from './arrays.js';
@@ -31,6 +33,7 @@ import { printDashboardBench, runDashboardBench } from './dashboard.js';
 import { printFloodBench, runFloodBench } from './flood.js';
 import { printHistoryBench, runHistoryBench } from './history.js';
 import { printImagesBench, runImagesBench } from './images.js';
+import { printSessionsBench, runSessionsBench } from './sessions.js';
 import { runE2eBench } from './e2e.js';
 import { printKueueBench, runKueueBench, SCENARIOS } from './kueue.js';
 import { printMillionBench, runMillionBench } from './million.js';
@@ -144,6 +147,12 @@ if (only.includes('history')) {
     `== history: ${Number(process.env.BERTH_BENCH_HISTORY_JOBS || 10_000_000).toLocaleString('en-US')} ended jobs against 10,000 (${process.env.BERTH_BENCH_HISTORY_STORE ?? 'sqlite'}), and the retention sweep under submissions`,
   );
   printHistoryBench(await runHistoryBench());
+}
+if (only.includes('sessions')) {
+  console.log(
+    '== sessions: berth exec, a keystroke against a bare pipe, 100 MB against a bare TCP relay, memory per idle session',
+  );
+  printSessionsBench(await runSessionsBench());
 }
 if (only.includes('images')) {
   console.log(

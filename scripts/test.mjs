@@ -251,8 +251,9 @@ function run({ label, store, argv }, live) {
   const heading = `\n== ${label}\n`;
   if (live) console.log(heading);
   const t0 = Date.now();
+  // A live run's output is shown as it comes and kept too: its failures are repeated at the end.
   const child = spawn(argv[0], argv.slice(1), {
-    stdio: ['ignore', live ? 'inherit' : 'pipe', live ? 'inherit' : 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
       BERTH_TEST: '1',
@@ -261,8 +262,12 @@ function run({ label, store, argv }, live) {
     },
   });
   const chunks = [];
-  child.stdout?.on('data', (d) => chunks.push(d));
-  child.stderr?.on('data', (d) => chunks.push(d));
+  const keep = (to) => (d) => {
+    chunks.push(d);
+    if (live) to.write(d);
+  };
+  child.stdout.on('data', keep(process.stdout));
+  child.stderr.on('data', keep(process.stderr));
   return new Promise((resolve) =>
     child.on('close', (code, signal) =>
       resolve({
@@ -286,7 +291,7 @@ if (BUILD) rmSync(BUILD, { recursive: true, force: true });
 let status = 0;
 for (const r of results) {
   if (r.heading) console.log(r.heading);
-  if (r.output) process.stdout.write(r.output);
+  if (r.output && r.heading) process.stdout.write(r.output);
   if (r.status !== 0) status = r.status;
 }
 // A failed run's own list of failures again, last, beside the summary: printed whole in the middle

@@ -15,6 +15,7 @@ export default defineConfig({
   server: {
     // Development only (`npx vite --config web/vite.config.ts`): the API, including the
     // server-sent event stream, comes from a `berth server --listen 127.0.0.1:4700` next to it.
-    proxy: { '/api': { target: 'http://127.0.0.1:4700' } },
+    // ws: the job page's terminal (a WebSocket) through the dev server too.
+    proxy: { '/api': { target: 'http://127.0.0.1:4700', ws: true } },
   },
 });

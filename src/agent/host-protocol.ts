@@ -1,4 +1,7 @@
-/** Messages between the server's local factory and its agent host child process (Node IPC). */
+/**
+ * Messages between the server's local factory and its agent host child process (Node IPC, its
+ * `advanced` serialization: bytes travel as bytes, not as JSON).
+ */
 import type { JobCgroup } from './cgroups.js';
 import type { JobIdentity } from './identity.js';
 import type { FinishRequest } from './protocol.js';
@@ -25,7 +28,32 @@ export type HostCommand =
       image?: JobImage;
     }
   /** Kills every member of the worker. */
-  | { type: 'kill'; workerId: number };
+  | { type: 'kill'; workerId: number }
+  /** `berth exec`: runs `command` inside a running member (exec-process.ts), as session `session`. */
+  | {
+      type: 'exec';
+      session: number;
+      workerId: number;
+      rank: number;
+      command: string[];
+      /** A terminal of its own, this size (`berth exec -t`); absent: pipes. */
+      tty?: { cols: number; rows: number };
+      /** `berth port-forward`: a relay to this port in the job instead of `command`. */
+      forward?: number;
+      /**
+       * `berth attach`: the interactive member's own terminal (job-terminal.ts), at this size,
+       * instead of `command`; its kill lets go of the terminal, and the job runs on.
+       */
+      attach?: { cols: number; rows: number };
+    }
+  /** Stop reading a session's output (its client is behind), or read it again. */
+  | { type: 'exec-flow'; session: number; paused: boolean }
+  /** A session's terminal changed size. */
+  | { type: 'exec-resize'; session: number; cols: number; rows: number }
+  /** Bytes for a session's stdin; null closes it. */
+  | { type: 'exec-input'; session: number; data: Uint8Array | null }
+  /** Ends a session's command (SIGKILL to its process group). */
+  | { type: 'exec-kill'; session: number };
 
 export type HostEvent =
   | { type: 'ready' }
@@ -38,4 +66,8 @@ export type HostEvent =
   | { type: 'finished'; workerId: number; rank: number; result: FinishRequest }
   | { type: 'failed'; workerId: number; rank: number; message: string }
   /** Every member is killed; `clean`: no process of their uids is left either. */
-  | { type: 'killed'; workerId: number; clean: boolean };
+  | { type: 'killed'; workerId: number; clean: boolean }
+  /** A session's output, as it comes. */
+  | { type: 'exec-output'; session: number; stream: 'stdout' | 'stderr'; data: Uint8Array }
+  /** A session's command ended (or never started: `message` says why). */
+  | { type: 'exec-exit'; session: number; exitCode: number | null; signal: string | null; message?: string };

@@ -11,9 +11,11 @@
  * server's certificate by default); jobs get it too, for the `berth` they may run.
  */
 import { removeCgroup } from './cgroups.js';
+import { HostExecs, type RunningMember } from './host-exec.js';
 import type { HostCommand, HostEvent } from './host-protocol.js';
 import { trustCa } from './http-post.js';
 import { endProcesses, type JobIdentity } from './identity.js';
+import type { JobTerminal } from './job-terminal.js';
 import { killGroup } from './process-group.js';
 import { runJob } from './run-job.js';
 import { CA_ENV, readCaFile } from './trust.js';
@@ -27,6 +29,10 @@ const pids = new Map<number, Map<number, number>>();
 const cgroups = new Map<number, string[][]>();
 /** The uids the members of each worker run under, when the factory isolates its jobs. */
 const identities = new Map<number, JobIdentity[]>();
+/** Each member as it runs, by worker, then rank: what `berth exec` enters. */
+const running = new Map<number, Map<number, RunningMember>>();
+/** Each interactive job's terminal, by worker (rank 0: such a job has one member): what `berth attach` takes. */
+const terminals = new Map<number, JobTerminal>();
 
 /**
  * Kills every member's process group, then every process left under the members' uids (one that
@@ -35,6 +41,8 @@ const identities = new Map<number, JobIdentity[]>();
 async function killWorker(workerId: number): Promise<boolean> {
   for (const pid of pids.get(workerId)?.values() ?? []) killGroup(pid, 'SIGKILL');
   pids.delete(workerId);
+  running.delete(workerId);
+  terminals.delete(workerId);
   cgroups.delete(workerId);
   const ids = identities.get(workerId) ?? [];
   identities.delete(workerId);
@@ -47,6 +55,8 @@ function send(e: HostEvent): void {
   // would crash the host before its disconnect handler stops the jobs.
   if (process.connected) process.send?.(e, undefined, {}, () => {});
 }
+
+const execs = new HostExecs(send);
 
 function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
   const { workerId, rank } = cmd;
@@ -63,13 +73,23 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     ...(cmd.image ? { image: cmd.image } : {}),
     abandoned: () => !process.connected,
     rank,
-    onSpawn: (pid) => {
+    onTerminal: (terminal) => void terminals.set(workerId, terminal),
+    onSpawn: (pid, job) => {
       let members = pids.get(workerId);
       if (!members) pids.set(workerId, (members = new Map<number, number>()));
       members.set(rank, pid);
+      let runs = running.get(workerId);
+      if (!runs) running.set(workerId, (runs = new Map<number, RunningMember>()));
+      runs.set(rank, {
+        running: job,
+        ...(cmd.identity ? { identity: cmd.identity } : {}),
+        ...(cmd.cgroup ? { cgroup: cmd.cgroup } : {}),
+      });
       send({ type: 'spawned', workerId, rank, pid });
     },
     onExit: (clean) => {
+      running.get(workerId)?.delete(rank);
+      terminals.delete(workerId);
       // Nothing of this member's uid is left to end when the worker is killed.
       if (clean && cmd.identity) {
         const left = identities.get(workerId)?.filter((id) => id.uid !== cmd.identity!.uid);
@@ -103,8 +123,19 @@ export function runAgentHost(): void {
     if (msg.type === 'start') start(msg);
     else if (msg.type === 'kill')
       void killWorker(msg.workerId).then((clean) => send({ type: 'killed', workerId: msg.workerId, clean }));
+    else if (msg.type === 'exec')
+      void execs.start(
+        msg,
+        () => running.get(msg.workerId)?.get(msg.rank),
+        () => terminals.get(msg.workerId),
+      );
+    else if (msg.type === 'exec-input') execs.input(msg.session, msg.data);
+    else if (msg.type === 'exec-kill') execs.kill(msg.session);
+    else if (msg.type === 'exec-resize') execs.resize(msg.session, msg.cols, msg.rows);
+    else if (msg.type === 'exec-flow') execs.flow(msg.session, msg.paused);
   });
   process.on('disconnect', () => {
+    execs.killAll();
     const left = [...cgroups.values()].flat();
     const workers = new Set([...pids.keys(), ...identities.keys()]);
     const killed = [...workers].map((workerId) => killWorker(workerId));

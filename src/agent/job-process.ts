@@ -16,12 +16,13 @@
  * a pipe of its own, closed before the command runs (a job that exits 127 is not "not found").
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { closeSync, openSync, readFileSync, constants as fsConstants } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { JOIN, joinArgv, type JobCgroup } from './cgroups.js';
 import type { JobIdentity } from './identity.js';
 import { killGroup } from './process-group.js';
+import { sealedStdio } from './sealed-stdio.js';
 import { INFO_FD, sandboxArgv, type ImageRoot, type SandboxSpec } from './sandbox.js';
 
 export interface LaunchOptions {
@@ -38,6 +39,11 @@ export interface LaunchOptions {
    * is run directly, with no shell of the image's to look it up in.
    */
   lookedUp?: boolean;
+  /**
+   * In a sandbox only: an interactive job's terminal (job-terminal.ts), this descriptor of its
+   * slave as the command's stdin, stdout and stderr, and its controlling terminal (sandbox.ts).
+   */
+  terminal?: number;
 }
 
 /** Why the command could not be run, as spawning it directly would say. */
@@ -74,16 +80,19 @@ export class JobProcess {
 
   private constructor(private readonly o: LaunchOptions) {
     if (o.image && !o.sandbox) throw new Error('a job runs in an image only in namespaces of its own');
+    if (o.terminal !== undefined && !o.sandbox)
+      throw new Error('a job has a terminal only in namespaces of its own');
     const wrapped = o.sandbox !== undefined || o.cgroup !== undefined;
     let argv: string[];
     if (o.sandbox) {
       const command = o.lookedUp ? o.command : lookupArgv(o.command);
-      const sandboxed = sandboxArgv(o.sandbox, command, o.identity, o.image);
+      const sandboxed = sandboxArgv(o.sandbox, command, o.identity, o.image, o.terminal !== undefined);
       argv = o.cgroup ? joinArgv(o.cgroup, sandboxed) : sandboxed;
     } else if (o.cgroup)
       argv = ['/bin/sh', '-c', JOIN + LOOKUP, 'berth-cgroup', ...o.cgroup.dirs, '--', ...o.command];
     else argv = o.command;
-    const stdio: StdioOptions = ['ignore', 'pipe', 'pipe'];
+    const stdio: Exclude<StdioOptions, string> =
+      o.terminal === undefined ? ['ignore', 'pipe', 'pipe'] : [o.terminal, o.terminal, o.terminal];
     // No look-up to answer on its descriptor: none is opened, none left to the command.
     if (wrapped) stdio.push(o.sandbox ? 'pipe' : 'ignore', o.lookedUp ? 'ignore' : 'pipe');
     this.child = spawn(argv[0]!, argv.slice(1), {
@@ -93,7 +102,8 @@ export class JobProcess {
       // drops the supplementary groups, then sets the gid and the uid, before the exec.
       ...(o.identity && !o.sandbox ? { uid: o.identity.uid, gid: o.identity.gid } : {}),
       detached: true, // its own process group, so stopping it stops everything it started
-      stdio,
+      // Nothing of this process's but what is given: not another job's terminal (sealed-stdio.ts).
+      stdio: sealedStdio(stdio),
     });
     this.notRunnable =
       wrapped && !o.lookedUp
@@ -141,6 +151,74 @@ export class JobProcess {
     if (this.init) killGroup(this.init.pid, 'SIGTERM');
     // Not in its namespace yet: nothing of the job's command runs, so nothing needs a grace.
     else this.kill();
+  }
+
+  /**
+   * The job's command, for `berth exec` to enter (exec-process.ts): a descriptor of its /proc
+   * directory, held open so that it names this process whatever becomes of its number, until
+   * `release`. It is the init's child (the command, in the image's root when it has one), checked
+   * to be that child after it was opened: a number reused meanwhile is not taken for the job's.
+   * Undefined once the job has ended, and without a sandbox. A job that has only just started
+   * (its init not yet known, or not yet its command's parent) is waited for, up to `waitMs`.
+   */
+  async execTarget(waitMs = 10_000): Promise<{ fd: number; release: () => void } | undefined> {
+    await this.initKnown;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const target = this.commandDir();
+      if (target || !this.alive() || Date.now() > deadline) return target;
+      await delay(10);
+    }
+  }
+
+  /** The command's /proc directory, opened and checked (see execTarget); undefined if not there. */
+  private commandDir(): { fd: number; release: () => void } | undefined {
+    const init = this.init;
+    if (!init || !this.alive()) return undefined;
+    let children: string[];
+    try {
+      children = readFileSync(`/proc/self/fd/${init.proc}/task/${init.pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/);
+    } catch {
+      return undefined;
+    }
+    for (const pid of children.filter((c) => /^\d+$/.test(c))) {
+      let fd: number;
+      try {
+        fd = openSync(`/proc/${pid}`, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+      } catch {
+        continue;
+      }
+      let stat = '';
+      try {
+        stat = readFileSync(`/proc/self/fd/${fd}/stat`, 'utf8');
+      } catch {
+        // gone meanwhile
+      }
+      // Field 4, its parent's pid, after the command name (which may hold spaces and parentheses).
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === init.pid && this.inItsRoot(fd, init.proc)) return { fd, release: () => closeSync(fd) };
+      closeSync(fd);
+    }
+    return undefined;
+  }
+
+  /**
+   * Whether the init's child has entered the job's root. In an image that child is first
+   * `unshare --root` (sandbox.ts), in the sandbox's root until it enters the image's: an exec that
+   * entered it then would run in the host's files (seen under user-mode-linux, where that moment
+   * lasts). Once in the image its root differs from the init's, and a job cannot change it again.
+   */
+  private inItsRoot(fd: number, initProc: number): boolean {
+    if (!this.o.image) return true;
+    try {
+      const mine = statSync(`/proc/self/fd/${fd}/root`);
+      const init = statSync(`/proc/self/fd/${initProc}/root`);
+      return mine.dev !== init.dev || mine.ino !== init.ino;
+    } catch {
+      return false; // gone meanwhile
+    }
   }
 
   /** Kills every process of the job: its namespace's init (the kernel kills the rest), its group. */

@@ -10,6 +10,8 @@
  *   POST /job/self/heartbeat?wait=S&rank=R → HeartbeatResponse (long poll: returns early on cancel)
  *   POST /job/self/artifacts?name=N (octet-stream) → 201  (keeps a file; 413 past the run's limit;
  *                                      before finish, rank 0 only: agent/artifacts.ts)
+ *   POST /job/self/waiting WaitingRequest → 204         (before the start: what the agent does
+ *                                      first, its image's pull, shown as the job's reason)
  *   POST /job/self/finish?rank=R FinishRequest → 204
  *   POST /job/self/finish?next=S FinishRequest → NextJob   (a pilot's agent: its worker's next
  *                                      job, long-polled up to S seconds; 204 if it is not kept)
@@ -47,6 +49,12 @@ export interface StartResponse {
    * server older than artifacts).
    */
   artifacts?: string[];
+  /**
+   * An interactive job (`berth run -it`): its command runs on a terminal the agent holds
+   * (job-terminal.ts), once a client has attached; it ends after `detachGraceSeconds` with none
+   * attached, or `idleTimeoutSeconds` with no input and no output (config `interactive`).
+   */
+  interactive?: { idleTimeoutSeconds: number; detachGraceSeconds: number };
 }
 
 /** Which member of its job an agent runs, and the host its peers reach it by. */
@@ -71,6 +79,30 @@ export interface FinishRequest {
   exitCode: number | null;
   signal: string | null;
   message?: string;
+  /**
+   * Before its start only (a job that never ran): the worker could not run it, through no fault
+   * of the job (its node could not pull the image). Retried on the infrastructure's budget.
+   */
+  infrastructure?: boolean;
+}
+
+/** What keeps a job that has a worker from starting (its agent pulls its image); null: nothing now. */
+export interface WaitingRequest {
+  reason: string | null;
+}
+
+/**
+ * The OCI image an agent runs its job in, pinned to a digest, with what the pull needs: given at
+ * registration (or with a pilot's next job), answers the worker's own credential gets — never the
+ * job's token, which the job's code holds.
+ */
+export interface AgentImage {
+  /** `registry/name:tag@sha256:…` (or without the tag). */
+  reference: string;
+  /** The registry is spoken to over plain HTTP (one of the server's `images.insecureRegistries`). */
+  insecure?: boolean;
+  /** The job's project's login to the registry, when it has one. */
+  login?: { registry: string; username: string; password: string };
 }
 
 /**
@@ -79,7 +111,9 @@ export interface FinishRequest {
  * or ask again; or stop.
  */
 export type NextJob =
-  { jobId: number; token: string; start?: StartResponse } | { wait: true } | { stop: string };
+  | { jobId: number; token: string; start?: StartResponse; image?: AgentImage }
+  | { wait: true }
+  | { stop: string };
 
 export const JOB_SELF = '/api/v1/job/self';
 

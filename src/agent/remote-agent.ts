@@ -12,18 +12,22 @@
  * Started as root with a uid (`--run-as`, which the slurm factory passes when it submits as root),
  * it runs each job under that uid and ends every process of it before the first job and after
  * each, so that nothing of one job meets the next (docs/SECURITY.md, "Slurm").
+ * A job in an OCI image is run in it as on a local factory's worker: the image pulled into the
+ * node's cache, which every agent on the node shares (node-images.ts), before the job starts —
+ * the job's reason says the pull's progress meanwhile.
  */
 import { chownSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentHttpError } from './client.js';
+import { AgentClient, AgentHttpError } from './client.js';
 import { errorMessage, postRetrying, trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
-import type { FinishRequest, NextJob } from './protocol.js';
+import type { AgentImage, FinishRequest, NextJob } from './protocol.js';
+import { NodeImages } from './node-images.js';
 import { removeBeneath } from './remove-beneath.js';
 import { runJob } from './run-job.js';
 import { probeSandbox } from './sandbox-probe.js';
-import type { SandboxSpec } from './sandbox.js';
+import type { JobImage, SandboxSpec } from './sandbox.js';
 import { packageRoot } from '../package-root.js';
 import { endProcesses, type JobIdentity } from './identity.js';
 import { CA_ENV } from './trust.js';
@@ -57,6 +61,8 @@ export interface RemoteAgentOptions {
    * a job's /tmp and /dev/shm.
    */
   namespaces: { mode: 'auto' | 'required' | 'off'; tmpBytes: number };
+  /** The node's image cache (`--image-cache`, node-images.ts), and its bound in bytes. */
+  imageCache: { dir: string; bytes?: number };
 }
 
 export interface Registration {
@@ -65,6 +71,8 @@ export interface Registration {
   token: string;
   /** A pilot's credential for its next jobs (service/cluster/agent-registration.ts). */
   workerCredential?: string;
+  /** The job's image, pulled on this node before it starts. */
+  image?: AgentImage;
 }
 
 /** A pilot's next job; with `start`, it already runs (no start call to make). */
@@ -194,6 +202,57 @@ function jobDir(root: string, workerId: number, identity: JobIdentity | undefine
   return dir;
 }
 
+/** A job's image, ready on this node, and how to let go of it once the job has ended. */
+interface PreparedImage {
+  image: JobImage;
+  release: () => Promise<void>;
+}
+
+/**
+ * The image of job `job` on this node, pulled if it lacks it while the job's reason says how far
+ * the pull has got; or, when it cannot be had, the job's end, reported: it never started, and it
+ * is the worker's failure, not the job's (retried on the infrastructure's budget).
+ */
+async function prepareImage(
+  o: RemoteAgentOptions,
+  job: PilotJob,
+  image: AgentImage,
+  workdir: string,
+  images: () => NodeImages,
+  sandbox: Omit<SandboxSpec, 'workdir'> | undefined,
+): Promise<PreparedImage | FinishRequest> {
+  const client = new AgentClient({ url: o.url, token: job.token, retryForMs: o.retryForMs });
+  let said = Promise.resolve();
+  const waiting = (reason: string | null) => {
+    // In order, and never in the way: a reason lost is only a reason.
+    said = said.then(() =>
+      client.post('/waiting', { reason }).then(
+        () => {},
+        () => {},
+      ),
+    );
+  };
+  let failure: string;
+  try {
+    if (!sandbox) throw new Error('this node runs jobs without namespaces of their own, which images need');
+    const prepared = await images().prepare(image, `${o.workerId}-${o.rank ?? 0}`, workdir, waiting);
+    await said;
+    return prepared;
+  } catch (e) {
+    failure = `cannot run image ${image.reference} on ${o.host ?? 'this node'}: ${(e as Error).message}`;
+  }
+  await said;
+  const result: FinishRequest = {
+    outcome: 'start-failed',
+    exitCode: null,
+    signal: null,
+    message: failure,
+    infrastructure: true,
+  };
+  await client.post(`/finish?rank=${o.rank ?? 0}`, result);
+  return result;
+}
+
 /**
  * Registers, runs the job, and — on a pilot — each next job the server hands it, until told to
  * stop; resolves with the last job's outcome.
@@ -209,6 +268,8 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
       `processes of uid ${identity.uid} on this node outlived every kill: cannot run jobs as it`,
     );
   const sandbox = sandboxFor(o, log);
+  let nodeImages: NodeImages | undefined;
+  const images = () => (nodeImages ??= new NodeImages(o.imageCache.dir, o.imageCache.bytes));
   const reg = await register(o.url, o.workerId, o.credential, o.retryForMs);
   const member = o.rank ? ` as rank ${o.rank}` : '';
   log(
@@ -242,6 +303,11 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
     while (job) {
       let handed: NextJob | undefined;
       const dir = (workdir ??= jobDir(o.workRoot ?? tmpdir(), reg.workerId, identity));
+      const prepared = job.image ? await prepareImage(o, job, job.image, dir, images, sandbox) : undefined;
+      if (prepared && 'outcome' in prepared) {
+        log(`job ${job.jobId} could not start: ${prepared.message}`);
+        return prepared;
+      }
       try {
         result = await runJob({
           url: o.url,
@@ -264,6 +330,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
             : {}),
           onSpawn: (p) => (pid = p),
           ...(sandbox ? { sandbox: { ...sandbox, workdir: dir } } : {}),
+          ...(prepared ? { image: prepared.image } : {}),
           // Under its own uid, every process the job left (setsid, nohup) ends with it: the
           // pilot's next job meets none of them.
           ...(identity ? { identity } : {}),
@@ -281,6 +348,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
         });
       } finally {
         pid = undefined;
+        await prepared?.release();
         if (!(await emptied(dir))) workdir = undefined;
       }
       log(

@@ -20,6 +20,7 @@ import { JobProcess } from './job-process.js';
 import type { JobImage, SandboxSpec } from './sandbox.js';
 import { imageCommand, imageEnv } from '../images/image-config.js';
 import { lookupInImage } from '../images/image-lookup.js';
+import { JobTerminal } from './job-terminal.js';
 import { RankLabel } from './rank-label.js';
 
 export interface RunJobOptions {
@@ -33,8 +34,13 @@ export interface RunJobOptions {
   workdir: string;
   /** Extra environment for the job (e.g. BERTH_WORKER_ID, used to recognise strays). */
   env?: Record<string, string>;
-  /** Called once the job's process exists, with its pid (= its process group id). */
-  onSpawn?: (pid: number) => void;
+  /**
+   * Called once the job's process exists, with its pid (= its process group id), and the job as
+   * it runs: what `berth exec` enters (exec-process.ts).
+   */
+  onSpawn?: (pid: number, running: RunningJob) => void;
+  /** An interactive job's terminal, as soon as it is open (before the command starts): what `berth attach` takes. */
+  onTerminal?: (terminal: JobTerminal) => void;
   /**
    * Called once the job's process group is gone (killed after its exit), before the report; with
    * an identity, once every process of its uid is gone too (`clean`), or failed to go.
@@ -75,6 +81,12 @@ export interface RunJobOptions {
    * the job was stopped for that, and the next server says so ("server restarted"), not the kill.
    */
   abandoned?: () => boolean;
+}
+
+/** A job's process as it runs, and the environment it was given: what an exec into it gets. */
+export interface RunningJob {
+  process: JobProcess;
+  env: NodeJS.ProcessEnv;
 }
 
 /**
@@ -275,12 +287,19 @@ function execute(
       });
     }
   }
+  if (spec.interactive && !opts.sandbox) {
+    const message =
+      'an interactive job needs namespaces of its own on its worker (bubblewrap, docs/SECURITY.md): this worker runs jobs without';
+    logs.write(`berth: ${message}\n`);
+    return Promise.resolve({ outcome: 'start-failed', exitCode: null, signal: null, message });
+  }
   return new Promise((resolve) => {
     const file = command[0];
     let stopping: 'timeout' | 'cancelled' | undefined;
     let stopReason: string | undefined;
     let done = false;
     const timers: NodeJS.Timeout[] = [];
+    let job: JobProcess | undefined;
 
     const cannotRun = (code: string | undefined, detail: string): FinishRequest => {
       const message =
@@ -290,42 +309,44 @@ function execute(
       logs.write(`berth: ${message}\n`);
       return { outcome: 'start-failed', exitCode: 127, signal: null, message };
     };
-    const job = JobProcess.start({
-      command,
-      workdir: opts.workdir,
-      env,
-      ...(opts.identity ? { identity: opts.identity } : {}),
-      ...(opts.cgroup ? { cgroup: opts.cgroup } : {}),
-      ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
-      ...(opts.image ? { image: opts.image.root } : {}),
-      ...(lookedUp ? { lookedUp } : {}),
-    });
-    const { child } = job;
-    for (const stream of [child.stdout!, child.stderr!]) {
-      // Bytes as the job wrote them: no decoding (a log need not be UTF-8). A gang's members
-      // share one log: each line says which rank wrote it.
-      const label = spec.worldSize > 1 ? new RankLabel(`${spec.rank}: `) : undefined;
-      stream.on('data', (chunk: Buffer) => {
-        // Too much not yet uploaded: the job waits on its full pipe until the uploads catch up.
-        if (!logs.write(label ? label.write(chunk) : chunk)) {
-          stream.pause();
-          void logs.drained().then(() => stream.resume());
-        }
-      });
-      stream.on('end', () => {
-        if (label) logs.write(label.end());
-      });
+
+    /** Writes the job's output to its log; too much not yet uploaded pauses `source`. */
+    const toLog = (source: { pause(): void; resume(): void }, label?: RankLabel) => (chunk: Buffer) => {
+      // Too much not yet uploaded: the job waits on its full pipe until the uploads catch up.
+      if (!logs.write(label ? label.write(chunk) : chunk)) {
+        source.pause();
+        void logs.drained().then(() => source.resume());
+      }
+    };
+
+    // An interactive job's terminal (job-terminal.ts): its command starts once a client attached.
+    const terminal = spec.interactive
+      ? new JobTerminal(
+          { cols: 80, rows: 24 },
+          {
+            detachGraceMs: spec.interactive.detachGraceSeconds * 1000,
+            idleMs: spec.interactive.idleTimeoutSeconds * 1000,
+          },
+          (why) => stop('cancelled', why),
+        )
+      : undefined;
+    if (terminal) {
+      terminal.onOutput(toLog(terminal));
+      opts.onTerminal?.(terminal);
     }
 
     const finish = (r: FinishRequest) => {
       if (done) return;
       done = true;
       for (const t of timers) clearTimeout(t);
-      job.kill(); // leftovers of the tree end with the job
+      terminal?.end(r);
+      if (!job) return resolve(r);
+      const started = job;
+      started.kill(); // leftovers of the tree end with the job
       // Its end is what the kernel says: its pid namespace is empty (a sandbox), which nothing
       // of it leaves; else, under its own uid, whatever left the group is ended by uid (setsid,
       // nohup, a double fork, a daemon hopping pids).
-      void job
+      void started
         .gone()
         .then(
           async (gone) => gone && (opts.identity && !opts.sandbox ? await endProcesses(opts.identity) : true),
@@ -337,51 +358,89 @@ function execute(
     };
 
     const stop = (why: 'timeout' | 'cancelled', message: string) => {
+      if (stopping || done) return;
+      // Stopped before its command started (an interactive job no client attached to).
+      if (!job) return finish({ outcome: why, exitCode: null, signal: null, message });
       // A command that has already exited on its own ended as it did: its exit, perhaps still
       // queued behind this request, is its outcome (a preempted job that had finished succeeds).
-      if (stopping || done || !child.pid || job.exited()) return;
+      const { child } = job;
+      if (!child.pid || job.exited()) return;
       stopping = why;
       stopReason = message;
       job.terminate();
-      timers.push(setTimeout(() => job.kill(), spec.graceSeconds * 1000));
+      // A terminal's hang-up ends what runs on it as a login's does (SIGHUP to its session).
+      terminal?.hangUp();
+      const started = job;
+      timers.push(setTimeout(() => started.kill(), spec.graceSeconds * 1000));
     };
 
-    child.on('error', (err: NodeJS.ErrnoException) => finish(cannotRun(err.code, err.message)));
-
-    child.on('spawn', () => {
-      if (child.pid) opts.onSpawn?.(child.pid);
-      if (spec.timeoutSeconds !== null) {
-        timers.push(
-          setTimeout(
-            () => stop('timeout', `timed out after ${spec.timeoutSeconds}s`),
-            spec.timeoutSeconds * 1000,
-          ),
-        );
-      }
-      timers.push(setTimeout(() => void heartbeat(), FIRST_HEARTBEAT_MS));
-    });
-
-    // Output may still be in flight when 'exit' fires; 'close' waits for the pipes, unless a
-    // stray grandchild holds them open, so wait for 'close' at most briefly.
-    child.on('exit', (code, signal) => {
-      void job.notRunnable.then((why) => {
-        if (why) return finish(cannotRun(why, `spawn ${file} ${why}`));
-        const result: FinishRequest = {
-          outcome: stopping ?? 'exited',
-          ...job.status(code, signal),
-          ...(stopReason ? { message: stopReason } : {}),
-        };
-        const closeTimer = setTimeout(() => finish(result), 1000);
-        child.once('close', () => {
-          clearTimeout(closeTimer);
-          finish(result);
+    const launch = () => {
+      if (done) return;
+      const started = JobProcess.start({
+        command,
+        workdir: opts.workdir,
+        env,
+        ...(opts.identity ? { identity: opts.identity } : {}),
+        ...(opts.cgroup ? { cgroup: opts.cgroup } : {}),
+        ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+        ...(opts.image ? { image: opts.image.root } : {}),
+        ...(lookedUp ? { lookedUp } : {}),
+        ...(terminal?.slave !== undefined ? { terminal: terminal.slave } : {}),
+      });
+      job = started;
+      const { child } = started;
+      for (const stream of [child.stdout, child.stderr]) {
+        if (!stream) continue;
+        // Bytes as the job wrote them: no decoding (a log need not be UTF-8). A gang's members
+        // share one log: each line says which rank wrote it.
+        const label = spec.worldSize > 1 ? new RankLabel(`${spec.rank}: `) : undefined;
+        stream.on('data', toLog(stream, label));
+        stream.on('end', () => {
+          if (label) logs.write(label.end());
         });
-        if (child.stdout!.readableEnded && child.stderr!.readableEnded) {
-          clearTimeout(closeTimer);
-          finish(result);
+      }
+
+      child.on('error', (err: NodeJS.ErrnoException) => finish(cannotRun(err.code, err.message)));
+
+      child.on('spawn', () => {
+        terminal?.spawned();
+        if (child.pid) opts.onSpawn?.(child.pid, { process: started, env });
+        if (spec.timeoutSeconds !== null) {
+          timers.push(
+            setTimeout(
+              () => stop('timeout', `timed out after ${spec.timeoutSeconds}s`),
+              spec.timeoutSeconds * 1000,
+            ),
+          );
         }
       });
-    });
+
+      // Output may still be in flight when 'exit' fires; 'close' waits for the pipes (a terminal:
+      // until its master has read all), unless a stray grandchild holds them open, so wait for it
+      // at most briefly.
+      child.on('exit', (code, signal) => {
+        void started.notRunnable.then((why) => {
+          if (why) return finish(cannotRun(why, `spawn ${file} ${why}`));
+          const result: FinishRequest = {
+            outcome: stopping ?? 'exited',
+            ...started.status(code, signal),
+            ...(stopReason ? { message: stopReason } : {}),
+          };
+          const closeTimer = setTimeout(() => finish(result), 1000);
+          const closed = () => {
+            clearTimeout(closeTimer);
+            finish(result);
+          };
+          if (terminal) return void terminal.drained().then(closed);
+          child.once('close', closed);
+          if (child.stdout!.readableEnded && child.stderr!.readableEnded) closed();
+        });
+      });
+    };
+
+    timers.push(setTimeout(() => void heartbeat(), FIRST_HEARTBEAT_MS));
+    if (terminal) void terminal.waitForClient().then((attached) => attached && launch());
+    else launch();
 
     /** Long-polls the server: each call is a heartbeat, and returns early when the job is cancelled. */
     const heartbeat = async () => {

@@ -51,6 +51,7 @@ function ancestors(path: string): string[] {
 /** Where bubblewrap and setpriv are looked for (Debian's places; the probe says when missing). */
 export const BWRAP = '/usr/bin/bwrap';
 export const SETPRIV = '/usr/bin/setpriv';
+export const SETSID = '/usr/bin/setsid';
 
 /** The file descriptor bubblewrap writes the namespace's init pid to (job-process.ts reads it). */
 export const INFO_FD = 3;
@@ -72,6 +73,14 @@ export interface ImageRoot {
 export interface JobImage {
   root: ImageRoot;
   config: ImageConfig;
+}
+
+/**
+ * A job's image: `rootfs` under its `layer`, starting in the image's working directory, or in the
+ * job's own (`workdir`) when the image names none.
+ */
+export function jobImage(rootfs: string, config: ImageConfig, layer: string, workdir: string): JobImage {
+  return { root: { rootfs, layer, cwd: config.workingDir === '/' ? workdir : config.workingDir }, config };
 }
 
 /** util-linux's unshare: mounts the image's overlay in a mount namespace of its own, and enters the image as the job. */
@@ -104,6 +113,7 @@ export function sandboxArgv(
   command: string[],
   identity?: JobIdentity,
   image?: ImageRoot,
+  terminal = false,
 ): string[] {
   if (image && (OVERLAY_SPECIAL.test(image.rootfs) || OVERLAY_SPECIAL.test(image.layer)))
     throw new Error(
@@ -161,6 +171,11 @@ export function sandboxArgv(
     if (hidden(path) && path !== spec.workdir) bind('--ro-bind', path);
   for (const file of spec.devices ?? []) bind('--dev-bind', file);
   argv.push('--chdir', image ? '/' : spec.workdir, '--info-fd', String(INFO_FD), '--');
+  // An interactive job's terminal (job-terminal.ts) becomes its command's controlling one, in a
+  // session the command leads inside the namespace — as root, before the drop, with the host's
+  // util-linux: a shell's job control and ^C work as on a login. Not a process group's leader
+  // (the init leads bubblewrap's), so setsid does not fork: the init's child stays the command.
+  if (terminal) argv.push(SETSID, '--ctty');
   if (image) {
     const drop = identity ? [`--setuid=${identity.uid}`, `--setgid=${identity.gid}`] : [];
     argv.push(UNSHARE, `--root=${root}`, `--wd=${image.cwd}`, ...drop, '--');

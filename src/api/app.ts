@@ -7,12 +7,13 @@ import Fastify, {
   LogController,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type FastifyServerFactory,
   type FastifyServerOptions,
 } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { BerthError } from '../domain/errors.js';
+import { BerthError, UnauthorizedError } from '../domain/errors.js';
 import type { Principal } from '../domain/user.js';
 import { authorizeCall } from '../service/tenancy/access.js';
 import { authenticate } from '../service/tenancy/authenticate.js';
@@ -25,6 +26,7 @@ import { installForwarding } from './forward.js';
 import { installJsonBody } from './json-body.js';
 import { installNulGuard } from './nul-guard.js';
 import { installRateLimit } from './rate-limit.js';
+import { chooseProtocol, socketToken } from './socket-token.js';
 import { toOpenApi30 } from './schemas.js';
 import { validatorCompiler } from './validation.js';
 import { metaRoutes } from './routes/meta.js';
@@ -35,6 +37,9 @@ import { auditRoutes } from './routes/audit.js';
 import { usageRoutes } from './routes/usage.js';
 import { forecastRoutes } from './routes/forecast.js';
 import { agentRoutes } from './routes/agent.js';
+import { execRoutes } from './routes/exec.js';
+import { EXEC_MAX_FRAME, type SessionLimits } from '../domain/exec-protocol.js';
+import websocket from '@fastify/websocket';
 import { artifactRoutes } from './routes/artifacts.js';
 import { infrastructureRoutes } from './routes/infrastructure.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -69,6 +74,8 @@ export interface ApiOptions {
   requestsPerSecond?: number;
   /** Requests per second per job's token (config `rateLimit.jobRequestsPerSecond`); 0 or absent: none. */
   jobRequestsPerSecond?: number;
+  /** `berth exec` and `port-forward` sessions open at once (config `sessions`; default 32 and 1024). */
+  sessions?: SessionLimits;
 }
 
 export type Api = FastifyInstance;
@@ -101,10 +108,24 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
     transform: ({ schema, url }) => ({ schema: toOpenApi30(schema), url }),
   });
 
+  // WebSocket upgrades (berth exec: routes/exec.ts); frames past 1 MiB close the connection. A
+  // browser offers its token as a subprotocol beside berth's own, which is the one selected: the
+  // token is never echoed back (socket-token.ts).
+  await app.register(websocket, {
+    options: { maxPayload: EXEC_MAX_FRAME, handleProtocols: (offered) => chooseProtocol(offered) },
+    // A client that breaks the protocol (a frame too large, a bad opcode: ws's WS_ERR_*) is the
+    // client's mistake, closed with its code by ws, not an error of the server's.
+    errorHandler: (error, socket, request) => {
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      if (code.startsWith('WS_ERR_')) request.log.info({ code }, `WebSocket closed: ${error.message}`);
+      else request.log.error(error);
+      socket.terminate();
+    },
+  });
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public || !request.routeOptions.url) return;
-    const token = bearerToken(request.headers.authorization);
+    const token = requestToken(request);
     // With its address: the audit log records where each change came from (through a follower,
     // the client's, as the follower signed it).
     request.principal = await authenticate(ctx, token, clientAddress(request, ctx.cluster?.secret));
@@ -155,6 +176,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       await jobRoutes(api, ctx, credentials);
       await arrayRoutes(api, ctx);
       await agentRoutes(api, ctx);
+      execRoutes(api, ctx, opts.sessions ?? { maxPerUser: 32, maxPerServer: 1024 });
       await artifactRoutes(api, ctx);
       await infrastructureRoutes(api, ctx);
       await metricsRoutes(api, ctx);
@@ -165,6 +187,23 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   // The dashboard, outside the API prefix: every other GET path.
   await webRoutes(app, opts.webRoot);
   return app;
+}
+
+/**
+ * The request's bearer token: its Authorization header's, or — on a WebSocket upgrade without
+ * that header, as a browser's `WebSocket` cannot send one — the token it offers as a subprotocol
+ * (socket-token.ts). That one is then set as the request's Authorization header, so that what
+ * reads the header later (the rate limit per token, the hand-over to the leader in
+ * socket-forward.ts) reads the same token. Neither is ever logged.
+ */
+function requestToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header !== undefined || !request.ws) return bearerToken(header);
+  const offered = socketToken(request.headers['sec-websocket-protocol']);
+  if (offered.kind === 'malformed') throw new UnauthorizedError(offered.why);
+  if (offered.kind === 'none') return undefined;
+  request.headers.authorization = `Bearer ${offered.token}`;
+  return offered.token;
 }
 
 /**

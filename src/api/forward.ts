@@ -26,7 +26,7 @@ declare module 'fastify' {
 }
 
 /** Marks a forwarded request, so that it is never forwarded again (leadership may have moved). */
-const FORWARDED = 'x-berth-forwarded';
+export const FORWARDED = 'x-berth-forwarded';
 /** Request headers not passed on: they describe this hop, not the request. */
 const HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length']);
 /** Response headers passed back. */

@@ -6,6 +6,7 @@ import { MAX_ARRAY_INDEX } from '../domain/job-array.js';
 import { DEFAULT_RETRY_BACKOFF_SECONDS, MAX_RETRIES, MAX_RETRY_DELAY_SECONDS } from '../domain/retry.js';
 import { JOB_SORTS, type JobSort } from '../domain/job-order.js';
 import { NO_CONTROL_CHARACTER } from '../domain/names.js';
+import { MAX_TERMINAL_SIDE } from '../domain/exec-protocol.js';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../domain/priority-class.js';
 import { WORKER_STATES } from '../domain/worker.js';
 import { Quantity } from './schemas.js';
@@ -102,10 +103,37 @@ export const SubmitBody = strict({
         "an OCI image to run in (registry/name:tag or registry/name@sha256:…; docker.io's when no registry is named), pinned to its digest when the job is admitted; its Entrypoint runs the command (or its Cmd when the job gives none), with the image's environment and working directory, as docker run. Default: the target's image, else none",
     }),
   ),
+  interactive: Type.Optional(
+    Type.Boolean({
+      description:
+        "run on a terminal its submitter attaches to (GET /jobs/{id}/attach; berth run -it): the command starts once one is attached, and the job ends after interactive.detachGrace with none attached or interactive.idleTimeout with no input or output. Needs a time limit (timeoutSeconds, or the target's defaultTimeout) and one worker",
+    }),
+  ),
 });
 
 export const JobParams = strict({ id: Type.Integer({ minimum: 1, description: 'job id' }) });
 export const ProjectJobsParams = strict({ name: Type.String({ minLength: 1, maxLength: 253 }) });
+/** `berth port-forward`: the port on the job's loopback, and the gang member. */
+export const ForwardQuery = strict({
+  port: Type.Integer({ minimum: 1, maximum: 65_535 }),
+  rank: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+
+/** `berth exec`: the command (each argument a `command` parameter, in order) and the gang member. */
+export const ExecQuery = strict({
+  command: Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 1 })]),
+  rank: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** A terminal of its own (`berth exec -t`), `cols` × `rows` characters (default 80 × 24). */
+  tty: Type.Optional(Type.Boolean()),
+  cols: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TERMINAL_SIDE })),
+  rows: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TERMINAL_SIDE })),
+});
+
+/** `berth attach`: the size of the terminal that takes the job's over (default 80 × 24). */
+export const AttachQuery = strict({
+  cols: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TERMINAL_SIDE })),
+  rows: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TERMINAL_SIDE })),
+});
 
 export const JobListQuery = strict({
   state: Type.Optional(Type.String({ description: `comma-separated: ${JOB_STATES.join(', ')}` })),
@@ -191,7 +219,11 @@ export const FinishBody = strict({
   exitCode: Type.Union([Type.Integer(), Type.Null()]),
   signal: Type.Union([Type.String({ maxLength: 32 }), Type.Null()]),
   message: Type.Optional(Type.String({ maxLength: 4096 })),
+  infrastructure: Type.Optional(Type.Boolean()),
 });
+
+/** An agent saying what keeps its job from starting (its image's pull), or null. */
+export const WaitingBody = strict({ reason: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]) });
 
 /** `berth agent` registering its worker; the one-time credential is the bearer token. */
 export const RegisterBody = strict({ workerId: Type.Integer({ minimum: 1 }) });

@@ -6,6 +6,7 @@
 import { Type, type TInteger } from '@sinclair/typebox';
 import {
   BORROW_WITHIN_COHORT,
+  INTERACTIVE_PREEMPTION,
   QUEUEING_STRATEGIES,
   MAX_BACKFILL_RESERVATIONS,
   RUNTIME_ESTIMATES,
@@ -73,6 +74,12 @@ const queueFields = {
             ),
           },
           "Kueue's borrowWithinCohort: a job that must borrow may preempt lower-priority jobs of other queues in the cohort that borrow, at or below maxPriorityThreshold (needs reclaimWithinCohort)",
+        ),
+      ),
+      interactive: Type.Optional(
+        literals(
+          INTERACTIVE_PREEMPTION,
+          "whether this queue's running interactive jobs (berth run -it) may be preempted, by its own jobs or its cohort's reclaim: Never (default) or Allowed",
         ),
       ),
     }),

@@ -3,6 +3,7 @@ import { devicesText } from '../domain/devices.js';
 import type { ArraySummary } from '../domain/job-array.js';
 import { JOB_STATES } from '../domain/job.js';
 import { formatAmount } from '../domain/quantity.js';
+import { personTime, timesForPerson } from '../domain/reason-times.js';
 import type { Job, JobEvent } from './api-types.js';
 import { formatSpan, span } from './duration.js';
 import { fields, quantities, table } from './output.js';
@@ -11,9 +12,9 @@ import { fields, quantities, table } from './output.js';
 export const shellWords = (argv: string[]): string =>
   argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 
-/** `2025-01-02T03:04:05.000Z (5m ago)`; null stays null (shown as `-`). */
+/** `14:02:37 (5m3s ago)`, `Nov 24 09:15:02` in the reader's zone; null stays null (shown as `-`). */
 const when = (iso: string | null, now: number): string | null =>
-  iso === null ? null : `${iso} (${formatSpan(now - Date.parse(iso))} ago)`;
+  iso === null ? null : personTime(Date.parse(iso), now, { seconds: true });
 
 /** How long it ran (so far): `5m3s`, or undefined when it never started. */
 function runTime(job: Job, now: number): string | undefined {
@@ -51,7 +52,7 @@ export function jobTable(jobs: Job[], now: number, width?: number): string {
             j.exitCode,
             formatSpan(now - Date.parse(j.createdAt)),
             runTime(j, now),
-            j.reason,
+            timesForPerson(j.reason, now),
           ],
     ),
     width,
@@ -62,8 +63,8 @@ type Blocker = Job['blockers'][number];
 
 const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
-/** One blocker in words: what is short, where, and by how much. */
-export function describeBlocker(b: Blocker): string {
+/** One blocker in words: what is short, where, and by how much (a time as for a person at `now`). */
+export function describeBlocker(b: Blocker, now: number): string {
   switch (b.kind) {
     case 'quota': {
       const f = (x: number) => formatAmount(b.resource, x);
@@ -94,7 +95,9 @@ export function describeBlocker(b: Blocker): string {
     case 'worker':
       return `worker ${b.worker}: ${b.reason}`;
     case 'reservation':
-      return `job ${b.job} reserved to start at ${b.startAt}: ${Object.entries(b.requests)
+      return `job ${b.job} reserved to start at ${personTime(Date.parse(b.startAt), now)}: ${Object.entries(
+        b.requests,
+      )
         .map(([r, x]) => `${r} ${x}`)
         .join(', ')} of queue ${b.queue} (backfill)`;
   }
@@ -106,7 +109,7 @@ export function describeBlocker(b: Blocker): string {
  */
 function queueLines(job: Job, now: number): [string, number | string | null | string[]][] {
   if (job.state === 'admitted' && (job.blockers ?? []).length > 0)
-    return [['blocked by', (job.blockers ?? []).map(describeBlocker)]];
+    return [['blocked by', (job.blockers ?? []).map((b) => describeBlocker(b, now))]];
   if (job.state !== 'queued') return [];
   return [
     ['position in project', job.projectPosition ?? null],
@@ -117,16 +120,16 @@ function queueLines(job: Job, now: number): [string, number | string | null | st
     ],
     ['how estimated', job.estimate ?? null],
     // An older server sends no blockers.
-    ['blocked by', (job.blockers ?? []).map(describeBlocker)],
+    ['blocked by', (job.blockers ?? []).map((b) => describeBlocker(b, now))],
   ];
 }
 
 /** "1 of 3 used (own failures), 0 of 2 (infrastructure); backoff 10s", or null without retries. */
-/** "in 12m 5s (at 2026-11-24T15:02:00.000Z)", "now", or null without an estimate. */
+/** "15:02 (in 12m5s)" in the reader's zone, "now", or null without an estimate. */
 export function startsIn(iso: string | null | undefined, now: number): string | null {
   if (iso === null || iso === undefined) return null;
-  const ms = Date.parse(iso) - now;
-  return ms <= 0 ? 'now' : `in ${formatSpan(ms, 2)} (at ${iso})`;
+  const at = Date.parse(iso);
+  return at <= now ? 'now' : personTime(at, now);
 }
 
 function retryLine(job: Job): string | null {
@@ -142,7 +145,7 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
     ['name', job.name],
     ['project', job.project],
     ['state', job.state],
-    ['reason', job.reason],
+    ['reason', timesForPerson(job.reason, now)],
     ['position', job.position],
     ...queueLines(job, now),
     ['exit code', job.exitCode],
@@ -180,6 +183,7 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
         ...job.dependsOnFailed.map((d) => `${d} (failure)`),
       ].join(', '),
     ],
+    ['interactive', job.interactive ? `yes: a terminal to attach to (berth attach ${job.id})` : null],
     ['timeout', job.timeoutSeconds === null ? null : formatSpan(job.timeoutSeconds * 1000, 2)],
     ['retries', retryLine(job)],
     [
@@ -197,7 +201,11 @@ export function describeJob(job: Job, timeline: JobEvent[], now: number): string
         ? []
         : table(
             ['TIME', 'TYPE', 'MESSAGE'],
-            timeline.map((e) => [e.at, e.type, e.message]),
+            timeline.map((e) => [
+              personTime(Date.parse(e.at), now, { seconds: true, relative: false }),
+              e.type,
+              e.message,
+            ]),
           ).split('\n'),
     ],
   ]);

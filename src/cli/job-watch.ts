@@ -8,7 +8,8 @@ import type { ArraySummary } from '../domain/job-array.js';
 import type { Job } from './api-types.js';
 import type { JobRef } from './flags.js';
 import { apiPath, ConnectionError, type ApiClient } from './client.js';
-import { printable } from './output.js';
+import { CliError } from './errors.js';
+import { reasonText } from './output.js';
 
 /** Polling starts fast (short jobs) and slows down to once a second (long ones). */
 const FIRST_POLL_MS = 100;
@@ -19,7 +20,27 @@ const EXIT_INTERRUPTED = 130;
 export const jobPath = (id: number): string => apiPath`/jobs/${id}`;
 
 /** `job 12 failed (exited with code 3)`. */
-export const stateLine = (job: Job): string => `job ${job.id} ${job.state} (${printable(job.reason)})`;
+export const stateLine = (job: Job): string =>
+  `job ${job.id} ${job.state} (${reasonText(job.reason, Date.now())})`;
+
+/** How long a submission's answer waits for the scheduler's first look at its job. */
+const FIRST_LOOK_MS = 2_000;
+const FIRST_LOOK_POLL_MS = 25;
+
+/**
+ * `job` once the scheduler has weighed it (`provisional` false: its first pass, milliseconds after
+ * the submission as a rule), so that what `berth submit` says is what `berth status` says next;
+ * as it last was if that takes longer than FIRST_LOOK_MS (then its line says it is provisional).
+ */
+export async function afterFirstLook(client: ApiClient, job: Job): Promise<Job> {
+  const deadline = Date.now() + FIRST_LOOK_MS;
+  let seen = job;
+  while (seen.provisional === true && !isTerminal(seen.state) && Date.now() < deadline) {
+    await delay(FIRST_LOOK_POLL_MS);
+    seen = await client.get<Job>(jobPath(seen.id));
+  }
+  return seen;
+}
 
 /**
  * The exit code that stands for a finished job: its own for a failure with one, 1 for a failure
@@ -38,6 +59,16 @@ export async function waitForJob(client: ApiClient, id: number): Promise<Job> {
     if (isTerminal(job.state)) return job;
     await delay(interval);
   }
+}
+
+/**
+ * Refuses a job outside the project the command was given (`--project P`): job ids are the
+ * installation's, so the flag names nothing to look in — it is a check that the job is where the
+ * user believes it is. Without the flag, any job the caller may see.
+ */
+export function inProject(job: Pick<Job, 'id' | 'project'>, project: string | undefined): void {
+  if (project !== undefined && job.project !== project)
+    throw new CliError(`job ${job.id} is in project "${job.project}", not "${project}"`);
 }
 
 /** The job id a reference names: itself, or the task `123_7` names (asked of the server). */

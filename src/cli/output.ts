@@ -3,8 +3,19 @@
  * (domain/printable.ts). JSON output is the API's own.
  */
 import { printable } from '../domain/printable.js';
+import { personTime, timesForPerson, type TimeStyle } from '../domain/reason-times.js';
 
 export { printable };
+
+/**
+ * A reason (or any text of the server's) for a person: escaped as `printable`, its instants in the
+ * reader's zone and relative to `now` (domain/reason-times.ts). `-o json` prints the API's text.
+ */
+export const reasonText = (reason: string, now: number): string => timesForPerson(printable(reason), now);
+
+/** An instant of the API's (ISO) for a person: `14:02 (5m ago)`, `Nov 24 09:15`; null stays null. */
+export const timeText = (iso: string | null, now = Date.now(), style?: TimeStyle): string | null =>
+  iso === null ? null : personTime(Date.parse(iso), now, style);
 
 export type Cell = string | number | boolean | null | undefined;
 

@@ -50,12 +50,14 @@ export function clientCommand(
   parent: Command,
   spec: string,
   description: string,
-  opts: { project?: boolean } = {},
+  opts: { project?: boolean; output?: boolean } = {},
 ): Command {
-  const cmd = parent
-    .command(spec)
-    .description(description)
-    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'));
+  const cmd = parent.command(spec).description(description);
+  // Not on a command whose output is the job's own (a terminal's bytes): -o would mean nothing.
+  if (opts.output !== false)
+    cmd.addOption(
+      new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'),
+    );
   if (opts.project) cmd.option('--project <name>', 'project to act on (default: the current project)');
   return cmd;
 }

@@ -1,31 +1,26 @@
 /**
  * berth.yaml: loaded once at start, validated against its schema (schema.ts), cross-checked
- * (targets name existing factories, …). Any problem stops the server with a ConfigError naming
- * the key.
+ * (targets name existing factories, …), its defaults filled; the factories' section is
+ * factories.ts's, the targets' targets.ts's. Any problem stops the server with a ConfigError
+ * naming the key.
  */
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { dirname, isAbsolute, resolve as resolvePath } from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DEFAULT_MAX_ARTIFACT_FILES } from '../domain/artifact.js';
 import { ConfigError } from '../domain/errors.js';
-import { defaultUidRange, overlap, parseUidRange, rangeSize, type UidRange } from '../domain/uid-range.js';
-import { PRIVILEGE, PRIVILEGE_HELP, RESOURCE_NAME, RESOURCE_NAME_HELP } from '../domain/names.js';
+import { PRIVILEGE, PRIVILEGE_HELP } from '../domain/names.js';
 import {
   ConfigSchema,
-  DEFAULT_PIDS_LIMIT,
-  DEFAULT_TMP_BYTES,
   MAX_HISTORY_SAMPLES,
-  SIMULATED_CAPACITY,
   type Config,
-  type FactoryConfig,
   type RawConfig,
-  type RawFactory,
   type TlsConfig,
   type ArtifactsConfig,
 } from './schema.js';
-import { bytesSetting, checkName, durationSetting } from './settings.js';
+import { resolveFactories } from './factories.js';
+import { bytesSetting, checkName, durationSetting, fromConfigDir } from './settings.js';
 import { resolveTargets } from './targets.js';
 
 /**
@@ -86,108 +81,6 @@ export function validateConfig(raw: unknown, file?: string): RawConfig {
   return raw;
 }
 
-/** Settings only a slurm factory takes. */
-const SLURM_FIELDS = [
-  'partition',
-  'timeLimit',
-  'account',
-  'qos',
-  'cpusPerTask',
-  'sbatchArgs',
-  'slurmConf',
-  'agentCommand',
-  'pollSeconds',
-  'sharedDir',
-  'gres',
-] as const;
-
-/** Settings only a local factory takes. */
-const LOCAL_FIELDS = ['cgroups', 'pidsLimit', 'devices', 'namespaces', 'tmpSize', 'network'] as const;
-
-/**
- * A local factory's `isolation: required` asks for all of what keeps tenants apart (issue #38): a
- * uid per job, and cgroups and namespaces, each `required` unless set otherwise — so that a machine
- * that cannot enforce memory, cpu, pids, devices or the namespaces stops the server, naming which
- * (factories/cgroups.ts, namespaces.ts). Either turned off beside it is a contradiction, refused.
- */
-function wholeIsolation(
-  name: string,
-  f: NonNullable<RawConfig['factories']>[string],
-  file?: string,
-): { cgroups?: 'required'; namespaces?: 'required' } {
-  if (f.isolation !== 'required') return {};
-  for (const key of ['cgroups', 'namespaces'] as const)
-    if (f[key] === 'off')
-      throw new ConfigError(
-        `factories.${name}.${key}`,
-        `off, but isolation: required asks for every protection (uids, cgroups, namespaces); use isolation: auto to run without ${key}`,
-        file,
-      );
-  return { cgroups: 'required', namespaces: 'required' };
-}
-
-/**
- * `runAs.uids` parsed (by default a range picked from the data directory and the factory's name):
- * at least one uid per unit of the factory's capacity, since every running worker member has a
- * uid of its own.
- */
-function jobUids(
-  key: string,
-  text: string | undefined,
-  capacity: number,
-  seed: string,
-  file?: string,
-): UidRange {
-  let range: UidRange;
-  try {
-    range = text === undefined ? defaultUidRange(seed) : parseUidRange(text);
-  } catch (e) {
-    throw new ConfigError(key, (e as Error).message, file);
-  }
-  if (rangeSize(range) < capacity)
-    throw new ConfigError(
-      key,
-      `has ${rangeSize(range)} uids, fewer than the factory's capacity (${capacity}): each running job needs one`,
-      file,
-    );
-  return range;
-}
-
-/**
- * Two factories never share a uid: each ends every process of its uids (docs/SECURITY.md), and a
- * slurm factory's nodes may be this machine.
- */
-function checkUidRangesApart(factories: Record<string, FactoryConfig>, file?: string): void {
-  const ranged = Object.entries(factories).flatMap(([name, f]) =>
-    f.jobUids ? [[name, f.jobUids] as const] : [],
-  );
-  for (const [i, [name, range]] of ranged.entries())
-    for (const [other, theirs] of ranged.slice(0, i))
-      if (overlap(range, theirs))
-        throw new ConfigError(
-          `factories.${name}.runAs.uids`,
-          `${range.first}-${range.last} overlaps factory "${other}"'s uids (${theirs.first}-${theirs.last}): each factory needs uids of its own`,
-          file,
-        );
-}
-
-/** A device kind is a resource name, not one berth counts itself, and its ids are distinct. */
-function checkDeviceKinds(factory: string, devices: RawFactory['devices'], file?: string): void {
-  for (const [kind, spec] of Object.entries(devices ?? {})) {
-    const key = `factories.${factory}.devices.${kind}`;
-    if (!RESOURCE_NAME.test(kind)) throw new ConfigError(key, RESOURCE_NAME_HELP, file);
-    if (['cpu', 'memory', 'jobs'].includes(kind))
-      throw new ConfigError(key, `${kind} is counted by berth itself, not a device kind`, file);
-    const list = Array.isArray(spec) ? spec : 'list' in spec ? spec.list : [];
-    const seen = new Set<string>();
-    for (const d of list) {
-      if (seen.has(d.id))
-        throw new ConfigError(key, `device id ${JSON.stringify(d.id)} is listed twice`, file);
-      seen.add(d.id);
-    }
-  }
-}
-
 /** What `berth server`'s flags set over the file's settings. */
 export interface ConfigOverrides {
   listen?: string;
@@ -207,70 +100,11 @@ export interface ConfigOverrides {
 /** Fills defaults and checks the references between sections. */
 export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?: string): Config {
   const tls = resolveTls(raw, overrides, file);
-  const factories: Record<string, FactoryConfig> = {};
-  for (const [name, f] of Object.entries(raw.factories ?? { local: { kind: 'local' as const } })) {
-    checkName(`factories.${name}`, name, file);
-    const localOnly = LOCAL_FIELDS.find((k) => f[k] !== undefined);
-    if (f.kind !== 'local' && localOnly)
-      throw new ConfigError(`factories.${name}.${localOnly}`, 'is for a local factory only', file);
-    const slurmOnly = SLURM_FIELDS.find((k) => f[k] !== undefined);
-    if (f.kind !== 'slurm' && slurmOnly)
-      throw new ConfigError(`factories.${name}.${slurmOnly}`, 'is for a slurm factory only', file);
-    if (f.sharedDir !== undefined && !isAbsolute(f.sharedDir))
-      throw new ConfigError(
-        `factories.${name}.sharedDir`,
-        'must be an absolute path (the same on every node)',
-        file,
-      );
-    for (const key of ['ca', 'workRoot', 'isolation', 'runAs'] as const)
-      if (f.kind === 'simulated' && f[key] !== undefined)
-        throw new ConfigError(`factories.${name}.${key}`, 'is for a local or slurm factory only', file);
-    checkDeviceKinds(name, f.devices, file);
-    for (const [kind, gres] of Object.entries(f.gres ?? {})) {
-      if (!RESOURCE_NAME.test(kind))
-        throw new ConfigError(`factories.${name}.gres.${kind}`, RESOURCE_NAME_HELP, file);
-      // Slurm's GRES name, with an optional type: gpu, gpu:a100.
-      if (!/^[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_.-]+)?$/.test(gres))
-        throw new ConfigError(
-          `factories.${name}.gres.${kind}`,
-          `${JSON.stringify(gres)} is not a Slurm GRES name (NAME or NAME:TYPE, e.g. gpu or gpu:a100)`,
-          file,
-        );
-    }
-    const { timeLimit, runAs, tmpSize, ...rest } = f;
-    const timeLimitSeconds = durationSetting(`factories.${name}.timeLimit`, timeLimit, file);
-    // What its agents trust: its own `ca`, else the server's certificate itself (pinned).
-    const ca = f.ca === undefined ? tls?.cert : fromConfigDir(f.ca, file);
-    const capacity = f.capacity ?? (f.kind === 'simulated' ? SIMULATED_CAPACITY : availableParallelism());
-    factories[name] = {
-      ...rest,
-      ...(f.kind !== 'simulated'
-        ? {
-            jobUids: jobUids(
-              `factories.${name}.runAs.uids`,
-              runAs?.uids,
-              capacity,
-              `${resolvePath(overrides.dataDir ?? raw.dataDir ?? DEFAULT_DATA_DIR)}\0${name}`,
-              file,
-            ),
-          }
-        : {}),
-      ...(runAs?.projects ? { projectUsers: runAs.projects } : {}),
-      ...(f.kind === 'local'
-        ? {
-            ...wholeIsolation(name, f, file),
-            pidsLimit: f.pidsLimit ?? DEFAULT_PIDS_LIMIT,
-            tmpBytes: bytesSetting(`factories.${name}.tmpSize`, tmpSize, file) ?? DEFAULT_TMP_BYTES,
-            // On this machine: relative to the config file, as every local path.
-            ...(f.workRoot !== undefined ? { workRoot: fromConfigDir(f.workRoot, file) } : {}),
-          }
-        : {}),
-      ...(f.kind !== 'simulated' && ca !== undefined ? { ca } : {}),
-      ...(f.kind === 'slurm' ? { timeLimitSeconds: timeLimitSeconds ?? 3600 } : {}),
-      capacity,
-    };
-  }
-  checkUidRangesApart(factories, file);
+  const factories = resolveFactories(
+    raw.factories,
+    { cert: tls?.cert, dataDir: overrides.dataDir ?? raw.dataDir ?? DEFAULT_DATA_DIR },
+    file,
+  );
   const targets = resolveTargets(raw.targets, factories, file);
   const resources = raw.resources ?? {};
   for (const [name, r] of Object.entries(resources)) {
@@ -332,6 +166,16 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     leaseSeconds,
     renewSeconds,
     secretKeyFile: raw.secretKeyFile === undefined ? null : fromConfigDir(raw.secretKeyFile, file),
+    sessions: {
+      maxPerUser: raw.sessions?.maxPerUser ?? 32,
+      maxPerServer: raw.sessions?.maxPerServer ?? 1024,
+    },
+    interactive: {
+      idleTimeoutSeconds:
+        durationSetting('interactive.idleTimeout', raw.interactive?.idleTimeout, file) ?? 3600,
+      detachGraceSeconds:
+        durationSetting('interactive.detachGrace', raw.interactive?.detachGrace, file) ?? 600,
+    },
     factories,
     targets,
     resources,
@@ -369,10 +213,11 @@ function resolveArtifacts(raw: RawConfig['artifacts'], file?: string): Artifacts
   };
 }
 
-/** `images` with its defaults: DATA_DIR/images (dir null), 20Gi, plain HTTP to the loopback only, a tag's digest kept 10 s. */
+/** `images` with its defaults: DATA_DIR/images (dir null), DATA_DIR/image-layers (layersDir null), 20Gi, plain HTTP to the loopback only, a tag's digest kept 10 s. */
 function resolveImages(raw: RawConfig['images'], file?: string): Config['images'] {
   return {
     dir: raw?.dir === undefined ? null : fromConfigDir(raw.dir, file),
+    layersDir: raw?.layersDir === undefined ? null : fromConfigDir(raw.layersDir, file),
     cacheBytes: bytesSetting('images.cacheBytes', raw?.cacheBytes, file) ?? 20 * 2 ** 30,
     insecureRegistries: (raw?.insecureRegistries ?? []).map((r) => r.toLowerCase()),
     tagCacheSeconds: raw?.tagCacheSeconds ?? 10,
@@ -383,9 +228,6 @@ function resolveImages(raw: RawConfig['images'], file?: string): Config['images'
 function resolveLogs(raw: RawConfig['logs'], file?: string): Config['logs'] {
   return { maxBytesPerJob: bytesSetting('logs.maxBytesPerJob', raw?.maxBytesPerJob, file) ?? 100 * 2 ** 20 };
 }
-
-/** A path in berth.yaml, relative to the file's folder (as for exec wells' programs). */
-const fromConfigDir = (path: string, file?: string): string => resolvePath(file ? dirname(file) : '.', path);
 
 /** tls from the file, each of its paths replaceable by a flag; both or neither. */
 function resolveTls(raw: RawConfig, o: ConfigOverrides, file?: string): TlsConfig | null {

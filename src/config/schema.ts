@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PROJECT_TOKEN_ACCESS } from '../domain/project-token-access.js';
 import type { UidRange } from '../domain/uid-range.js';
+import type { SessionLimits } from '../domain/exec-protocol.js';
 
 const Capacity = Type.Integer({ minimum: 1, description: 'instances alive at once' });
 const Privilege = Type.String({ minLength: 1 });
@@ -117,6 +118,12 @@ const FactorySchema = strict({
   sbatchArgs: Type.Optional(Type.Array(Type.String())),
   /** slurm: the cluster's slurm.conf (SLURM_CONF), when not the default. */
   slurmConf: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * slurm: where each node's agents keep the OCI images its jobs run in, shared by the agents of
+   * the node (default /var/cache/berth/images); `imageCacheSize`: the most it holds (default 20Gi).
+   */
+  imageCache: Type.Optional(Type.String({ minLength: 1 })),
+  imageCacheSize: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })])),
   /** slurm: how a node starts berth's agent (default: this server's node and berth). */
   agentCommand: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
   /**
@@ -196,6 +203,11 @@ const ArtifactsSchema = strict({
 const ImagesSchema = strict({
   /** Default DATA_DIR/images. */
   dir: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Where each job in an image gets its writable layer (default DATA_DIR/image-layers): a local
+   * filesystem overlayfs writes to (ext4, xfs, btrfs, tmpfs), not NFS nor another overlay.
+   */
+  layersDir: Type.Optional(Type.String({ minLength: 1 })),
   /** The most the unpacked images may take: a quantity (`20Gi`) or bytes (default 20Gi). */
   cacheBytes: Type.Optional(Bytes),
   /** Registries (`host[:port]`) spoken to over plain HTTP besides the loopback's (default: none). */
@@ -285,13 +297,31 @@ export const ConfigSchema = strict({
   logs: Type.Optional(LogsSchema),
   queueHistory: Type.Optional(QueueHistorySchema),
   retention: Type.Optional(RetentionSchema),
+  /** `berth exec` and `port-forward` sessions open at once: per user, and on this server. */
+  sessions: Type.Optional(
+    strict({
+      maxPerUser: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+      maxPerServer: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    }),
+  ),
+  /** Interactive jobs (`berth run -it`): how long they wait for a terminal, and for anything on it. */
+  interactive: Type.Optional(
+    strict({
+      /** With no input and no output this long, an interactive job ends (`1h`, or seconds; default 1h). */
+      idleTimeout: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+      /** With no terminal attached this long (a dropped connection), it ends (default 10m). */
+      detachGrace: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
+    }),
+  ),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
 /** A factory as berth.yaml writes it. */
 export type RawFactory = Static<typeof FactorySchema>;
-export type FactoryConfig = Omit<RawFactory, 'timeLimit' | 'runAs' | 'tmpSize'> & {
+export type FactoryConfig = Omit<RawFactory, 'timeLimit' | 'runAs' | 'tmpSize' | 'imageCacheSize'> & {
   capacity: number;
+  /** slurm: `imageCacheSize` in bytes, when set. */
+  imageCacheBytes?: number;
   /** local: `tmpSize` in bytes (its default when absent). */
   tmpBytes?: number;
   /** local, slurm: `runAs.uids`, parsed (its default when absent). */
@@ -354,13 +384,22 @@ export interface Config {
   resources: Record<string, ResourceConfig>;
   artifacts: ArtifactsConfig;
   /** OCI images: their directory (null: DATA_DIR/images), its bound, and the registries spoken to in plain HTTP. */
-  images: { dir: string | null; cacheBytes: number; insecureRegistries: string[]; tagCacheSeconds: number };
+  images: {
+    dir: string | null;
+    layersDir: string | null;
+    cacheBytes: number;
+    insecureRegistries: string[];
+    tagCacheSeconds: number;
+  };
   /** Jobs' output: the most bytes one run keeps. */
   logs: { maxBytesPerJob: number };
   /** The queues' figures over time: a sample every `sampleSeconds`, kept for `keepSeconds`. */
   queueHistory: { sampleSeconds: number; keepSeconds: number };
   /** How long each kind of history is kept, in seconds; null: forever. */
   retention: { jobs: number | null; audit: number | null; ledger: number | null };
+  sessions: SessionLimits;
+  /** Interactive jobs' bounds, in seconds (`interactive`). */
+  interactive: { idleTimeoutSeconds: number; detachGraceSeconds: number };
 }
 
 /** `artifacts` with its defaults filled in. */

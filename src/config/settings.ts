@@ -1,4 +1,5 @@
 /** Checks shared by the sections of berth.yaml: each names the key it refuses. */
+import { dirname, resolve as resolvePath } from 'node:path';
 import { parseDuration } from '../domain/duration.js';
 import { ConfigError } from '../domain/errors.js';
 import { DNS_LABEL, DNS_LABEL_HELP } from '../domain/names.js';
@@ -54,3 +55,7 @@ export function bytesSetting(
     throw new ConfigError(key, `"${value}" is not a size in bytes (100Mi, 1G, or a number)`, file);
   }
 }
+
+/** A path in berth.yaml, relative to the file's folder (as for exec wells' programs). */
+export const fromConfigDir = (path: string, file?: string): string =>
+  resolvePath(file ? dirname(file) : '.', path);

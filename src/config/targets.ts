@@ -66,8 +66,10 @@ export function resolveTargets(
 }
 
 /**
- * A target's `image` and `registries`, checked: images run only on a local factory's workers
- * (docs/IMAGES.md), its image is a reference (written out in full) from a registry it allows.
+ * A target's `image` and `registries`, checked: images run on a local factory's workers and a
+ * slurm factory's agents (docs/IMAGES.md), not on simulated workers nor a slurm factory's direct
+ * ones (no agent on the node to pull them); its image is a reference (written out in full) from a
+ * registry it allows.
  */
 function targetImages(
   target: string,
@@ -79,8 +81,8 @@ function targetImages(
   if (t.registries !== undefined) out.registries = t.registries.map((r) => r.trim().toLowerCase());
   if (t.image === undefined) return out;
   const key = `targets.${target}.image`;
-  if (factory.kind !== 'local')
-    throw new ConfigError(key, `factory "${t.factory}" (${factory.kind}) does not run images yet`, file);
+  const why = imagesUnsupported(t.factory, factory);
+  if (why) throw new ConfigError(key, why, file);
   let ref: ImageReference;
   try {
     ref = parseImageReference(t.image);
@@ -146,4 +148,12 @@ export function targetWarnings(targets: Record<string, TargetConfig>): string[] 
       ([name]) =>
         `target "${name}": reuse: true, but jobs submitted without a timeout never run on a pilot; set targets.${name}.defaultTimeout to give them one`,
     );
+}
+
+/** Why factory `name`'s workers cannot run a job in an image, whatever the machine; undefined: they can. */
+export function imagesUnsupported(name: string, f: FactoryConfig): string | undefined {
+  if (f.kind === 'simulated') return `its factory "${name}" (simulated) runs no processes`;
+  if (f.kind === 'slurm' && f.sharedDir !== undefined)
+    return `its factory "${name}" (slurm) runs jobs without an agent (sharedDir), and images need one on the node`;
+  return undefined;
 }

@@ -148,19 +148,28 @@ export class AgentDesk implements AgentProtocol {
     // worker (a Slurm job's own files) may not have.
     const result = { ...reported, message: reported.message?.replaceAll('\u0000', '\uFFFD') };
     checkRank(job, rank);
+    // The worker's failure, not the job's, only for a job that never ran: its code, which holds
+    // the job's token too, cannot move its own failures to the infrastructure's budget.
+    const charge = result.infrastructure && job.state !== 'running' ? 'infrastructure' : 'job';
     if (!job.gang) {
       // Its agent is well and asks for the next job: a pilot stays for it.
       const workerId = job.workerId;
       const kept = this.pilots.keep(job);
-      await this.lifecycle.endRun(job, result);
+      await this.lifecycle.endRun(job, result, charge);
       return kept ? workerId : null;
     }
     const report = job.gang.report(rank, result);
     job.lastHeartbeat = job.gang.oldestHeard(this.core.o.now());
-    if (report.kind === 'done') await this.lifecycle.endRun(job, report.result);
+    if (report.kind === 'done') await this.lifecycle.endRun(job, report.result, charge);
     else if (report.kind === 'stop-others')
       await this.lifecycle.requestStop(job, 'rank-failed', report.reason);
     return null;
+  }
+
+  /** What keeps the job from starting on its worker, said by its agent (ignored once it runs). */
+  agentWaiting(jobId: number, reason: string | null): void {
+    const job = this.jobForAgent(jobId);
+    if (job.state !== 'running') job.workerWait = reason;
   }
 
   /** An artifact's upload: the run it belongs to. Rank 0 uploads a gang's (agent/artifacts.ts). */

@@ -20,11 +20,12 @@ import { RuntimeHistory } from '../domain/runtime-history.js';
 import { RecentArrivals } from '../scheduler/recent-arrivals.js';
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
+import { BadRequestError, ConflictError } from '../domain/errors.js';
 import type { JobRecord } from '../domain/job.js';
 import type { ProjectAccess } from '../domain/project.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Metadata } from '../domain/resource-instance.js';
-import type { Factory, FactoryListener, WorkerHandle } from '../factories/factory.js';
+import type { ExecRun, ExecSession, Factory, FactoryListener, WorkerHandle } from '../factories/factory.js';
 import type { QueueFigures, QueueModel } from '../scheduler/types.js';
 import { updateWorker } from '../store/queries/workers.js';
 import { AgentDesk } from './agent-desk.js';
@@ -217,6 +218,10 @@ export class Controller implements ControllerPort, FactoryListener {
     return this.desk.agentFinish(jobId, result, rank);
   }
 
+  agentWaiting(jobId: number, reason: string | null): void {
+    this.desk.agentWaiting(jobId, reason);
+  }
+
   artifactAttempt(jobId: number): number {
     return this.desk.artifactAttempt(jobId);
   }
@@ -278,8 +283,8 @@ export class Controller implements ControllerPort, FactoryListener {
     return this.o.machineImages?.list() ?? [];
   }
 
-  pruneImages(): CachedImageView[] {
-    return this.o.machineImages?.prune() ?? [];
+  async pruneImages(): Promise<CachedImageView[]> {
+    return (await this.o.machineImages?.prune()) ?? [];
   }
 
   pendingIds(queue: string, offset: number, limit: number): number[] {
@@ -296,5 +301,32 @@ export class Controller implements ControllerPort, FactoryListener {
 
   heldMetadata(id: number): Record<string, Metadata> {
     return this.holdings.metadataOf(this.core.jobs.get(id));
+  }
+
+  execInJob(jobId: number, rank: number, run: ExecRun): ExecSession {
+    const { factory, workerId } = this.execWhere(jobId, rank);
+    return factory.exec!(workerId, rank, run);
+  }
+
+  checkExec(jobId: number, rank: number): void {
+    this.execWhere(jobId, rank);
+  }
+
+  /** The factory and worker an exec in member `rank` of job `jobId` goes to, or why none. */
+  private execWhere(jobId: number, rank: number): { factory: Factory; workerId: number } {
+    const job = this.core.jobs.unfinished(jobId);
+    if (!job || job.state !== 'running' || job.workerId === null)
+      throw new ConflictError(`job ${jobId} is not running: there is nothing to run a command in`);
+    if (!Number.isSafeInteger(rank) || rank < 0 || rank >= job.workers)
+      throw new BadRequestError(
+        `rank ${rank}: job ${jobId} has ${job.workers === 1 ? 'one member, rank 0' : `ranks 0 to ${job.workers - 1}`}`,
+      );
+    const worker = this.holdings.get('worker', job.workerId);
+    const factory = worker && this.o.factories.get(worker.provider);
+    if (!factory?.exec)
+      throw new ConflictError(
+        `job ${jobId} runs on factory "${worker?.provider ?? '?'}" (${factory?.kind ?? 'gone'}), which cannot run a command inside its jobs yet: berth exec reaches jobs of local factories`,
+      );
+    return { factory, workerId: job.workerId };
   }
 }

@@ -37,6 +37,8 @@ export interface ControllerOptions extends JournalOptions {
   serverUrl: () => string;
   graceSeconds: number;
   heartbeatSeconds: number;
+  /** Interactive jobs' bounds (config `interactive`); absent: 1 h idle, 10 min without a terminal. */
+  interactive?: { idleTimeoutSeconds: number; detachGraceSeconds: number };
   resyncMs?: number;
   onError?: (err: unknown, what: string) => void;
   /** Where timings and counts go (GET /metrics); none in tests that do not look. */
@@ -50,7 +52,7 @@ export interface ControllerOptions extends JournalOptions {
 /** The images on the leader's machine: listed, and pruned of those no job holds. */
 export interface MachineImages {
   list(): CachedImageView[];
-  prune(): CachedImageView[];
+  prune(): Promise<CachedImageView[]>;
 }
 
 /** The registry's answer to which digest an image reference stands for, and a project's login to it. */

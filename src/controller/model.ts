@@ -45,6 +45,8 @@ export interface TrackedJob extends ActiveJob {
   throttled: boolean;
   /** The glob patterns of the files it keeps (served to rank 0 by agentStart). */
   artifacts: string[];
+  /** Run on a terminal its submitter attaches to (`berth run -it`, agent/job-terminal.ts). */
+  interactive: boolean;
   /** Attempts that ended before the current one (evictions and retries). */
   attempts: number;
   /** Its retry budgets and backoff, and the retries used of each (domain/retry.ts). */

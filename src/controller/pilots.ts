@@ -163,7 +163,9 @@ export class Pilots {
 
   /**
    * Gives the job to the pilot. Its token, and its start, share the hand-over's commit: the agent
-   * gets the job, its token and what to run in one answer, and runs it at once.
+   * gets the job, its token and what to run in one answer, and runs it at once. A job in an image
+   * is handed over without its start: its agent pulls the image first (no heartbeat is owed
+   * meanwhile), then starts it.
    */
   private async handOver(job: TrackedJob, p: IdlePilot): Promise<void> {
     const { o, jobs, journal } = this.core;
@@ -185,15 +187,17 @@ export class Pilots {
         await event(job, 'worker-reused', `worker ${h.id} reused: it ran job ${previous} before`);
       });
       // Written with the hand-over, in the same commit.
-      const started = markRunning(this.core, job).then(
-        () => {
-          job.lastHeartbeat = o.now();
-          start = startSpec(this.core, this.holdings, job, { rank: 0, host: '' });
-        },
-        // Stopped meanwhile: the agent is given the job without its start, and its own start call
-        // is refused as any other would be.
-        () => {},
-      );
+      const started = job.image
+        ? Promise.resolve()
+        : markRunning(this.core, job).then(
+            () => {
+              job.lastHeartbeat = o.now();
+              start = startSpec(this.core, this.holdings, job, { rank: 0, host: '' });
+            },
+            // Stopped meanwhile: the agent is given the job without its start, and its own start
+            // call is refused as any other would be.
+            () => {},
+          );
       await Promise.all([handed, started]);
     } finally {
       this.handing.delete(h.id);

@@ -9,7 +9,11 @@
 import type { CachedImageView } from '../domain/image.js';
 import type { ForecastInput } from '../scheduler/forecast.js';
 export type { ForecastInput, ForecastPending } from '../scheduler/forecast.js';
+import type { ExecRun, ExecSession } from '../factories/factory.js';
+export type { ExecRun, ExecSession, ExecListener, TerminalSize } from '../factories/factory.js';
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
+/** The image an agent on another machine pulls for its job (service/cluster/agent-registration.ts). */
+export type { AgentImage } from '../agent/protocol.js';
 import type { Blocker } from '../domain/blocker.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import type { JobRecord } from '../domain/job.js';
@@ -47,6 +51,8 @@ export interface LiveStatus {
   position: number | null;
   projectPosition?: number;
   blockers?: Blocker[];
+  /** Just submitted: no pass has weighed it yet (scheduler/types.ts, Explanation). */
+  provisional?: true;
   /** While the scheduler holds it: when it is expected to start (start-estimates.ts). */
   estimate?: StartEstimate;
 }
@@ -66,6 +72,8 @@ export interface AgentProtocol {
   agentHeartbeat(jobId: number, waitMs: number, rank?: number): Promise<HeartbeatResponse>;
   /** Resolves with the worker's id if it stays, a pilot, for its next job; else null. */
   agentFinish(jobId: number, result: FinishRequest, rank?: number): Promise<number | null>;
+  /** What keeps a job whose worker is up from starting (its agent pulls the image); null: nothing. */
+  agentWaiting(jobId: number, reason: string | null): void;
   /**
    * The run an artifact the agent uploads now belongs to: the job's attempts + 1. Only while the
    * job runs (else an UnauthorizedError, as for the other calls); counts as rank 0's heartbeat.
@@ -122,10 +130,17 @@ export interface ControllerReadModel {
   resourceFigures(): PoolFigures[];
   /** The metadata of the resources job `id` holds: for that job only (GET /job/self). */
   heldMetadata(id: number): Record<string, Metadata>;
+  /**
+   * `berth exec`: `command` run inside member `rank` of running job `jobId` (its factory's exec);
+   * a ConflictError when it does not run, or its factory cannot.
+   */
+  execInJob(jobId: number, rank: number, run: ExecRun): ExecSession;
+  /** Whether an exec in member `rank` of job `jobId` would start now: the error it would meet. */
+  checkExec(jobId: number, rank: number): void;
   /** The OCI images on the machine whose factories this controller runs (`GET /images`); [] where none run. */
   images(): CachedImageView[];
   /** Removes the images no job holds (`POST /images/prune`); returns them. */
-  pruneImages(): CachedImageView[];
+  pruneImages(): Promise<CachedImageView[]>;
 }
 
 export interface ControllerPort extends ControllerCommands, AgentProtocol, ControllerReadModel {}

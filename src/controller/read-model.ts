@@ -48,6 +48,7 @@ export class ReadModel {
           position: e.position,
           projectPosition: e.projectPosition,
           blockers: e.blockers,
+          ...(e.provisional ? { provisional: true } : {}),
           ...(withEstimate ? { estimate: this.estimates.estimate(id, e.position) } : {}),
         }
       );

@@ -72,5 +72,8 @@ export function startSpec(
     hosts: gang ? gang.hosts.map((h) => h ?? '') : [member.host],
     // Rank 0 alone keeps a job's artifacts (agent/artifacts.ts): the others are not told.
     ...(member.rank === 0 && job.artifacts.length > 0 ? { artifacts: job.artifacts } : {}),
+    ...(job.interactive
+      ? { interactive: o.interactive ?? { idleTimeoutSeconds: 3600, detachGraceSeconds: 600 } }
+      : {}),
   };
 }

@@ -125,6 +125,7 @@ export const workloadOf = (job: TrackedJob, runtimes?: RuntimeHistory): Workload
   requests: job.requests,
   timeoutMs: job.timeoutSeconds === null ? null : job.timeoutSeconds * 1000,
   expectedMs: runtimes === undefined ? null : predictedMs(job, runtimes),
+  ...(job.interactive ? { interactive: true } : {}),
 });
 
 export class TrackedJobs {
@@ -162,6 +163,7 @@ export class TrackedJobs {
       pinning: false,
       imageChecked: false,
       artifacts: derived.artifacts,
+      interactive: r.spec.interactive === true,
       arrayId: r.arrayId,
       arrayIndex: r.arrayIndex,
       arrayThrottle: r.arrayId === null ? null : (r.spec.arrayThrottle ?? null),

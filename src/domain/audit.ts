@@ -27,6 +27,10 @@ export type AuditAction =
   | 'priority-class.delete'
   | 'job.submit'
   | 'job.cancel'
+  | 'job.exec'
+  | 'job.exec-refused'
+  | 'job.port-forward'
+  | 'job.attach'
   | 'image.prune'
   | 'registry.login'
   | 'registry.logout';

@@ -36,6 +36,10 @@ export const STOP_POLICIES = ['None', 'Hold', 'HoldAndDrain'] as const;
 export type StopPolicy = (typeof STOP_POLICIES)[number];
 
 export const BORROW_WITHIN_COHORT = ['Never', 'LowerPriority'] as const;
+
+/** Whether this queue's interactive jobs (`berth run -it`: a person at a terminal) may be preempted. */
+export const INTERACTIVE_PREEMPTION = ['Never', 'Allowed'] as const;
+export type InteractivePreemption = (typeof INTERACTIVE_PREEMPTION)[number];
 export type BorrowWithinCohortPolicy = (typeof BORROW_WITHIN_COHORT)[number];
 
 /**
@@ -53,6 +57,12 @@ export interface Preemption {
   reclaimWithinCohort: ReclaimWithinCohort;
   /** Absent in queues made before it existed: Never. */
   borrowWithinCohort?: BorrowWithinCohort;
+  /**
+   * Whether its admitted interactive jobs are candidates for preemption, by this queue's jobs or
+   * by its cohort's reclaim: a person's shell is not cut for a batch job unless the queue says
+   * so. Absent (queues made before it): Never.
+   */
+  interactive?: InteractivePreemption;
 }
 
 /** What an admin says about a queue; quantities kept as written ("16Gi"). */

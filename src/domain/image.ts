@@ -1,4 +1,8 @@
 /** `GET /images`: an OCI image on the server's machine (docs/IMAGES.md). Pure: no I/O. */
+
+/** Where a Slurm node's agents keep their images unless told (`berth agent --image-cache`). */
+export const DEFAULT_NODE_IMAGE_CACHE = '/var/cache/berth/images';
+
 export interface CachedImageView {
   /** `sha256:…`: what the image is. */
   digest: string;

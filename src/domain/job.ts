@@ -56,6 +56,12 @@ export interface JobSpec {
    * answer then), so that every later attempt runs the same bytes. Absent: the host's files.
    */
   image?: string;
+  /**
+   * Run on a terminal its submitter attaches to (`berth run -it`, `berth attach`): its command
+   * starts once one is attached, and it ends when none has been for a while, or nothing moves on
+   * it (config `interactive`). Absent: a batch job.
+   */
+  interactive?: boolean;
 }
 
 /** The most workers one gang job may ask for. */
@@ -117,6 +123,16 @@ export interface Job {
   state: JobState;
   /** Why it is where it is: what it waits for, or how it ended. */
   reason: string;
+  /**
+   * The instants `reason` names (ISO 8601, UTC), in order: the same times as data, for a client
+   * to show in its reader's zone (domain/reason-times.ts).
+   */
+  reasonTimes: string[];
+  /**
+   * Just submitted: `reason` is said from its place in the queue before the scheduler has weighed
+   * it; its next pass may say more (a reservation). False once it has.
+   */
+  provisional: boolean;
   /** 1-based position in its cluster queue while queued, else null. */
   position: number | null;
   /** 1-based position among its project's pending jobs in that queue while queued, else null. */
@@ -149,6 +165,8 @@ export interface Job {
   image: string | null;
   /** The digest that image was pinned to (at submission when given, else when admitted); null until then. */
   imageDigest: string | null;
+  /** Run on a terminal its submitter attaches to (`berth run -it`, `berth attach`). */
+  interactive: boolean;
   env: Record<string, string>;
   timeoutSeconds: number | null;
   dependsOn: number[];

@@ -130,5 +130,47 @@ export interface Factory {
    * next worker, though the worker counts as destroyed only once this resolves.
    */
   destroy(workerId: number, handle: WorkerHandle | null, stopped?: () => void): Promise<void>;
+  /**
+   * `berth exec`: runs `command` inside member `rank` of a running worker, in its namespaces,
+   * groups and uid (agent/exec-process.ts). Absent: the factory cannot (its agents run elsewhere).
+   */
+  exec?(workerId: number, rank: number, run: ExecRun): ExecSession;
   close(): Promise<void>;
 }
+
+/**
+ * What an exec runs: a command (with a terminal of its own, `tty`), or (`forward`) a relay to a TCP
+ * port on the loopback of the job's network namespace (`berth port-forward`), or (`attach`) the
+ * job's own terminal.
+ */
+export type ExecRun =
+  | { command: string[]; tty?: TerminalSize }
+  | { forward: number }
+  /** `berth attach`: the interactive job's own terminal (agent/job-terminal.ts), at this size. */
+  | { attach: TerminalSize };
+
+/** A terminal's size, in characters. */
+export interface TerminalSize {
+  cols: number;
+  rows: number;
+}
+
+/** A command run inside a job (`berth exec`), as a factory runs it. */
+export interface ExecSession {
+  /** Bytes for its stdin; null closes it. */
+  write(data: Buffer | null): void;
+  /** Its terminal changed size (a session with one). */
+  resize(size: TerminalSize): void;
+  /** Holds its output back (its client is behind: the command waits on a full pipe), or lets it go. */
+  flow(paused: boolean): void;
+  /** Ends it (SIGKILL to its process group). */
+  kill(): void;
+  /** Its output as it comes, then how it ended (once; `message` when it never ran). */
+  on(listener: ExecListener): void;
+}
+
+export type ExecListener = (
+  e:
+    | { type: 'output'; stream: 'stdout' | 'stderr'; data: Buffer }
+    | { type: 'exit'; exitCode: number | null; signal: string | null; message?: string },
+) => void;

@@ -77,6 +77,8 @@ export function createFactories(
             slurmConf: f.slurmConf,
             agentCommand: f.agentCommand ?? thisBerth(),
             workRoot: f.workRoot,
+            ...(f.imageCache !== undefined ? { imageCache: f.imageCache } : {}),
+            ...(f.imageCacheBytes !== undefined ? { imageCacheBytes: f.imageCacheBytes } : {}),
             pollSeconds: f.pollSeconds,
             ca: f.ca,
             ...(f.sharedDir !== undefined ? { sharedDir: f.sharedDir, agent } : {}),

@@ -21,7 +21,15 @@ import { groupAlive, killGroup } from '../agent/process-group.js';
 import type { CgroupsMode } from '../config/schema.js';
 import { CgroupEnforcement } from './cgroups.js';
 import type { UidRange } from '../domain/uid-range.js';
-import type { Factory, FactoryListener, WorkerHandle, WorkerRequest } from './factory.js';
+import type {
+  ExecRun,
+  ExecSession,
+  Factory,
+  FactoryListener,
+  WorkerHandle,
+  WorkerRequest,
+} from './factory.js';
+import { HostExecClient } from './host-execs.js';
 import type { UnixUser } from './unix-users.js';
 import {
   deviceCounts,
@@ -74,6 +82,12 @@ export class LocalFactory implements Factory {
   readonly name: string;
   readonly capacity: number;
   private host: ChildProcess | undefined;
+  /** `berth exec` sessions, run by the host (agent/host-exec.ts). */
+  private readonly execs = new HostExecClient((cmd) => {
+    if (!this.host?.connected) return false;
+    this.host.send(cmd, () => {}); // a host going away: its exit ends the sessions
+    return true;
+  });
   private hostReady: Promise<ChildProcess> | undefined;
   private readonly live = new Set<number>();
   private readonly killWaiters = new Map<number, (clean: boolean) => void>();
@@ -149,6 +163,8 @@ export class LocalFactory implements Factory {
       const { BERTH_CA: _inherited, ...env } = process.env;
       const child = fork(HOST_MAIN, [], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        // Structured clone, not JSON: an exec's bytes cross as bytes (agent/host-protocol.ts).
+        serialization: 'advanced',
         execArgv: process.execArgv,
         env: this.opts.ca ? { ...env, BERTH_CA: this.opts.ca } : env,
       });
@@ -161,6 +177,7 @@ export class LocalFactory implements Factory {
       child.once('exit', (code, signal) => {
         this.host = undefined;
         this.hostReady = undefined;
+        this.execs.hostGone(`the agent host exited (${signal ?? `code ${code}`})`);
         reject(new Error(`agent host exited (${signal ?? code})`));
         if (this.closing) return;
         // Every worker the host ran is gone with it.
@@ -207,6 +224,10 @@ export class LocalFactory implements Factory {
       case 'killed':
         this.killWaiters.get(e.workerId)?.(e.clean);
         break;
+      case 'exec-output':
+      case 'exec-exit':
+        this.execs.event(e);
+        break;
       case 'finished':
       case 'ready':
         break; // the outcome arrives through the agent protocol, like any remote agent's
@@ -219,6 +240,11 @@ export class LocalFactory implements Factory {
       if (err && cmd.type === 'start')
         this.opts.listener.workerLost(cmd.workerId, `agent host unreachable: ${err.message}`);
     });
+  }
+
+  exec(workerId: number, rank: number, run: ExecRun): ExecSession {
+    if (!this.live.has(workerId)) throw new Error(`worker ${workerId} is not running here`);
+    return this.execs.open(workerId, rank, run);
   }
 
   async create(req: WorkerRequest): Promise<WorkerHandle> {

@@ -8,16 +8,17 @@
  * root mounts a layer before the job runs, and a job that owned its layer's parent could put a
  * link in its place and have root mount over a path of its choosing.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statfsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { ImageCache, type ImageCacheEvents } from '../images/image-cache.js';
 import type { FactoryIsolation } from './isolation.js';
 import { removeBeneath } from '../agent/remove-beneath.js';
-import type { JobImage } from '../agent/sandbox.js';
+import { jobImage, type JobImage } from '../agent/sandbox.js';
 import type { CachedImageView } from '../domain/image.js';
-import type { ImageEntry, PullProgress } from '../images/image-cache.js';
+import type { ImageEntry } from '../images/image-cache.js';
+import { pullReason } from '../images/pull-reason.js';
 import type { RegistryLogin } from '../images/auth-file.js';
 import { formatImageReference, imageParts, parseImageReference } from '../images/reference.js';
 
@@ -73,9 +74,7 @@ export class WorkerImages {
       const layer = join(this.layersDir, `${workerId}-${rank}`);
       held.layers.push(layer);
       await mkdir(layer, { mode: 0o700 });
-      // The image's working directory, or the job's own when the image names none.
-      const cwd = cached.config.workingDir === '/' ? workdir : cached.config.workingDir;
-      out.push({ root: { rootfs: cached.rootfs, layer, cwd }, config: cached.config });
+      out.push(jobImage(cached.rootfs, cached.config, layer, workdir));
     }
     return out;
   }
@@ -86,9 +85,9 @@ export class WorkerImages {
   }
 
   /** Removes every image no job holds (`berth images prune`); returns what it removed. */
-  prune(): CachedImageView[] {
+  async prune(): Promise<CachedImageView[]> {
     const before = new Map(this.cache.list().map((e) => [e.digest, e]));
-    return this.cache.prune(0).map((digest) => this.view(before.get(digest)!));
+    return (await this.cache.prune(0)).map((digest) => this.view(before.get(digest)!));
   }
 
   private view(e: ImageEntry): CachedImageView {
@@ -114,20 +113,46 @@ export class WorkerImages {
   }
 }
 
-/** "pulling image 127.0.0.1:5000/team/app:1: 120 of 800 MB", then "unpacking image … (800 MB)". */
-export function pullReason(name: string, p: PullProgress): string {
-  const mb = (n: number) => (n / 1e6).toFixed(n < 10e6 ? 1 : 0);
-  // The layout holds a little more than the blobs (its index): never more than all, said.
-  const bytes = p.total === undefined ? p.bytes : Math.min(p.bytes, p.total);
-  if (p.phase === 'unpacking') return `unpacking image ${name} (${mb(p.total ?? bytes)} MB)`;
-  return p.total === undefined
-    ? `pulling image ${name}: ${mb(bytes)} MB so far`
-    : `pulling image ${name}: ${mb(bytes)} of ${mb(p.total)} MB`;
+/** Where this machine's workers' layers are made: `images.layersDir`, else DATA/image-layers. */
+export const imageLayersDir = (config: Config, dataDir: string): string =>
+  config.images.layersDir ?? join(dataDir, 'image-layers');
+
+/**
+ * Filesystems overlayfs will not write its upper layer to (statfs's f_type, linux/magic.h): a job's
+ * layer there mounts read-only, and the job fails as it starts.
+ */
+const NOT_UPPER: Record<number, string> = {
+  0x6969: 'NFS',
+  0xff534d42: 'CIFS',
+  0xfe534d42: 'SMB2',
+  0x65735546: 'FUSE',
+  0x794c7630: 'overlayfs',
+  0x01021997: '9p',
+  0x00c0ffee: 'hostfs',
+};
+
+/**
+ * Why jobs' layers cannot be made in `dir` (the filesystem it is, or would be made, on), or
+ * undefined: said at start, and as the reason a local target refuses images.
+ */
+export function layersRefusal(dir: string): string | undefined {
+  let on = dir;
+  while (!existsSync(on) && dirname(on) !== on) on = dirname(on);
+  let type: number;
+  try {
+    type = Number(statfsSync(on).type);
+  } catch {
+    return undefined; // said when a layer is made, with the system's words
+  }
+  const fs = NOT_UPPER[type];
+  return fs
+    ? `its jobs' layers would be on ${fs} (${dir}), which overlayfs cannot write to: set images.layersDir to a local filesystem (ext4, xfs, btrfs, tmpfs)`
+    : undefined;
 }
 
 /**
  * This machine's images (config `images`: DATA/images by default) and its workers' layers
- * (DATA/image-layers), shared by its local factories; none when no local factory gives its jobs
+ * (`imageLayersDir`), shared by its local factories; none when no local factory gives its jobs
  * namespaces of their own, which images need.
  */
 export function machineImages(
@@ -145,5 +170,5 @@ export function machineImages(
     { insecureRegistries: config.images.insecureRegistries },
     { cacheBytes: config.images.cacheBytes, ...(events ? { events } : {}) },
   );
-  return new WorkerImages(cache, join(dataDir, 'image-layers'));
+  return new WorkerImages(cache, imageLayersDir(config, dataDir));
 }

@@ -16,7 +16,7 @@ import type {
   QueueFigures,
   QueueModel,
 } from '../controller/port.js';
-import type { PilotNext } from '../controller/port.js';
+import type { ExecSession, PilotNext } from '../controller/port.js';
 import { toQueueModel } from '../controller/queue-models.js';
 import type { ClusterQueue } from '../domain/cluster-queue.js';
 import { UnavailableError } from '../domain/errors.js';
@@ -105,8 +105,8 @@ export class FollowerPort implements ControllerPort {
     throw this.leaderOnly("the images on the leader's machine");
   }
 
-  pruneImages(): CachedImageView[] {
-    throw this.leaderOnly("the images on the leader's machine");
+  pruneImages(): Promise<CachedImageView[]> {
+    return Promise.reject(this.leaderOnly("the images on the leader's machine"));
   }
 
   factoryFigures(): PoolFigures[] {
@@ -121,6 +121,14 @@ export class FollowerPort implements ControllerPort {
     return {};
   }
 
+  execInJob(): ExecSession {
+    throw this.leaderOnly('a command inside a job');
+  }
+
+  checkExec(): void {
+    throw this.leaderOnly('a command inside a job');
+  }
+
   agentStart(): Promise<StartResponse> {
     throw this.leaderOnly('the agent protocol');
   }
@@ -130,6 +138,10 @@ export class FollowerPort implements ControllerPort {
   }
 
   agentHeartbeat(): Promise<HeartbeatResponse> {
+    throw this.leaderOnly('the agent protocol');
+  }
+
+  agentWaiting(): void {
     throw this.leaderOnly('the agent protocol');
   }
 

@@ -91,7 +91,12 @@ function candidateOrder(q: QueueState): (a: AdmittedNode, b: AdmittedNode) => nu
 }
 
 /** The victims `n` needs in `q`, or null when preemption cannot make it fit. */
-export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | null {
+export function selectVictims(
+  q: QueueState,
+  n: WorkloadNode,
+  /** Admitted workloads that are no candidates whatever their priority (a protected interactive job). */
+  spared?: (rec: AdmittedNode) => boolean,
+): AdmittedNode[] | null {
   const m = q.model;
   if (m === null) return null;
   const within = m.preemption.withinClusterQueue;
@@ -116,7 +121,7 @@ export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | 
   const candidates: AdmittedNode[] = [];
   if (within !== 'Never') {
     for (const rec of q.admitted.values()) {
-      if (rec.evicting !== null || rec.priority > p) continue;
+      if (rec.evicting !== null || rec.priority > p || spared?.(rec)) continue;
       if (rec.priority === p && !(within === 'LowerOrNewerEqualPriority' && compareKeys(rec, n) > 0))
         continue;
       if (usesAny(rec.req, need)) candidates.push(rec);
@@ -126,7 +131,7 @@ export function selectVictims(q: QueueState, n: WorkloadNode): AdmittedNode[] | 
     for (const other of q.cohort.members) {
       if (other === q || !isBorrowing(other, need)) continue;
       for (const rec of other.admitted.values()) {
-        if (rec.evicting !== null) continue;
+        if (rec.evicting !== null || spared?.(rec)) continue;
         if (reclaim === 'LowerPriority' && rec.priority >= p) continue;
         if (usesAny(rec.req, need)) candidates.push(rec);
       }

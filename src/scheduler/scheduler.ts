@@ -64,6 +64,14 @@ export class Scheduler implements SchedulerApi {
   private readonly book = new QueueBook((q) => this.reachOf(q));
   private readonly pending = new Map<JobId, WorkloadNode>();
   private readonly admitted = new Map<JobId, AdmittedNode>();
+  /**
+   * The interactive workloads (Workload.interactive), pending or admitted: few, so a set of their
+   * own rather than a field on every node of a million.
+   */
+  private readonly interactive = new Set<JobId>();
+  /** Whether an admitted workload is no candidate for preemption: interactive, where its queue says Never. */
+  private readonly spared = (rec: AdmittedNode): boolean =>
+    this.interactive.has(rec.id) && (rec.holder.model?.preemption.interactive ?? 'Never') === 'Never';
   private readonly drains = new Drains(
     (id) => this.admitted.get(id),
     (rec) => this.deactivate(rec),
@@ -74,6 +82,11 @@ export class Scheduler implements SchedulerApi {
   );
   /** Backfill queues: the reservation of the first workload that does not fit (backfill-plans.ts). */
   private readonly plans = new BackfillPlans((q) => this.book.ready.add(q));
+  /**
+   * Workloads enqueued since the last pass: no pass has weighed them yet, so what is said of them
+   * is provisional (a Backfill queue's reservations, planned before they came, leave them out).
+   */
+  private readonly unseen = new Set<JobId>();
   /** Preemptors whose victims have all stopped: the next pass tries them first, in this order. */
   private readonly resuming = new Set<WorkloadNode>();
   /** The instant of the last pass: what explanations plan reservations at. */
@@ -145,18 +158,22 @@ export class Scheduler implements SchedulerApi {
 
   enqueue(w: Workload): void {
     this.forget(w.id);
+    if (w.interactive) this.interactive.add(w.id);
+    this.unseen.add(w.id);
     this.addPending(new WorkloadNode(w, this.res.vec(w.requests), this.random.next()));
   }
 
   withdraw(id: JobId): boolean {
     const n = this.pending.get(id);
     if (n === undefined) return false;
+    this.interactive.delete(id);
     this.dropPending(n);
     return true;
   }
 
   restoreAdmitted(w: AdmittedWorkload): void {
     this.forget(w.id);
+    if (w.interactive) this.interactive.add(w.id);
     const q = this.book.queue(w.queue);
     const n = new WorkloadNode(w, this.res.vec(w.requests), this.random.next());
     this.hold(q, n, w.admittedAt, { ...w.borrowed });
@@ -168,6 +185,7 @@ export class Scheduler implements SchedulerApi {
   release(id: JobId): void {
     const rec = this.admitted.get(id);
     if (rec === undefined) return;
+    this.interactive.delete(id);
     this.unhold(rec);
     this.book.bump(rec.holder);
   }
@@ -188,6 +206,8 @@ export class Scheduler implements SchedulerApi {
     this.lastNow = now;
     const out: Decision[] = [];
     if (!(max > 0)) return out;
+    // This pass weighs every pending workload: a Backfill queue's plan is made with them.
+    this.unseen.clear();
     this.resume(now, out, max);
     this.drains.emit(out, max);
     while (out.length < max && this.book.ready.size > 0) {
@@ -226,7 +246,7 @@ export class Scheduler implements SchedulerApi {
       return;
     }
     if (fits(q, n.req)) return this.admit(q, n, now, out);
-    const victims = selectVictims(q, n);
+    const victims = selectVictims(q, n, this.interactive.size === 0 ? undefined : this.spared);
     if (victims !== null && victims.length > 0 && this.reservations.keptWith(q, n)) {
       const ids = victims.map((v) => v.id);
       for (const v of victims) {
@@ -291,6 +311,7 @@ export class Scheduler implements SchedulerApi {
 
   explain(id: JobId): Explanation | undefined {
     const e = this.view.explain(id);
+    if (e !== undefined && this.unseen.has(id)) return { ...e, provisional: true };
     const n = this.pending.get(id);
     const q = n === undefined ? undefined : this.book.queues.get(n.queue);
     if (e === undefined || n === undefined || q === undefined || !q.backfill || q.holds) return e;

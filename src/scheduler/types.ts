@@ -58,6 +58,11 @@ export interface Workload {
    * with `estimates: learned` plans with where it is shorter than the timeout. Absent: no prediction.
    */
   expectedMs?: number | null;
+  /**
+   * A person's terminal (`berth run -it`): once admitted, a candidate for preemption only where its
+   * queue's `preemption.interactive` is Allowed. Absent: a batch job.
+   */
+  interactive?: boolean;
 }
 
 export interface AdmittedWorkload extends Workload {
@@ -92,6 +97,11 @@ export interface Explanation {
   /** One line a user understands, e.g. "waiting for quota in queue default: cpu 8/8 in use". */
   reason: string;
   blockers: Blocker[];
+  /**
+   * No pass has weighed it yet (just submitted): said from its place in the queue alone; the next
+   * pass may say more (a Backfill queue's reservation for it).
+   */
+  provisional?: true;
 }
 
 /** Defined in the domain so the job view can carry it; re-exported for the scheduler's users. */

@@ -99,6 +99,7 @@ export function buildController(
     now: Date.now,
     graceSeconds: d.config.graceSeconds,
     heartbeatSeconds: d.config.heartbeatSeconds,
+    interactive: d.config.interactive,
     onError: d.onError,
     groupCommit: writes.groupCommit,
     fence: writes.fence,

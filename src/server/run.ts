@@ -17,9 +17,11 @@ import type { Config, RawConfig } from '../config/schema.js';
 import type { Controller } from '../controller/controller.js';
 import type { ControllerPort } from '../controller/port.js';
 import { describeEnforcement } from '../factories/cgroups.js';
-import { isolationOf, type FactoryIsolation } from '../factories/isolation.js';
+import { isolationOf } from '../factories/isolation.js';
 import { SecretBox, SecretKeyError } from '../store/secret-box.js';
 import { devicesOf } from '../factories/devices.js';
+import { interactiveRefused } from './interactive-support.js';
+import { imageSupport } from './image-support.js';
 import { deviceCounts } from '../domain/devices.js';
 import type { Factory } from '../factories/factory.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -171,23 +173,6 @@ async function moveFlatLogs(dir: string, print: (line: string) => void): Promise
 }
 
 /**
- * Per target whose jobs cannot run in an image, why: images run on a local factory's workers,
- * in namespaces of their own (agent/sandbox.ts).
- */
-function imagesRefused(config: Config, isolation: Map<string, FactoryIsolation>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, t] of Object.entries(config.targets)) {
-    const f = config.factories[t.factory];
-    if (!f) continue;
-    if (f.kind !== 'local') out[name] = `its factory "${t.factory}" (${f.kind}) does not run images yet`;
-    else if (!isolation.get(t.factory)?.sandbox)
-      out[name] =
-        `its factory "${t.factory}" runs jobs without namespaces of their own (namespaces: off, or bubblewrap missing), which images need`;
-  }
-  return out;
-}
-
-/**
  * The box that seals the secrets the server keeps (store/secret-box.ts), opened at first need:
  * the key in `secretKeyFile`, else DATA_DIR/secret.key, made then — on SQLite only: replicas on
  * PostgreSQL must share one key, which a file of one replica's own would not be.
@@ -233,6 +218,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const enforcement = describeEnforcement(config, dataDir, file);
   const isolation = isolationOf(config, file);
   const devices = devicesOf(config, file);
+  const images = imageSupport(config, dataDir, isolation);
   const store = await openStore(config, dataDir, print);
   const metrics = new Metrics();
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
@@ -265,6 +251,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
       requestsPerSecond: config.rateLimit.requestsPerSecond,
       jobRequestsPerSecond: config.rateLimit.jobRequestsPerSecond,
+      sessions: config.sessions,
     });
     const log = app.log;
     if (store.dialect === 'sqlite') await moveFlatLogs(join(dataDir, 'logs'), print);
@@ -289,7 +276,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         }),
       ),
       isolation: Object.fromEntries([...isolation].map(([name, i]) => [name, i.summary])),
-      imagesRefused: imagesRefused(config, isolation),
+      imagesRefused: images.refused,
+      interactiveRefused: interactiveRefused(config, isolation),
+      insecureRegistries: config.images.insecureRegistries,
       devices: Object.fromEntries(
         [...devices].map(([name, d]) => [name, { counts: deviceCounts(d.inventory), summary: d.summary }]),
       ),
@@ -388,6 +377,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       const kind = config.factories[name]?.kind;
       if (kind === 'local' || kind === 'slurm') print(`${kind} factory "${name}": ${i.summary}`);
     }
+    if (images.layers) print(`images: local targets refuse them: ${images.layers}`);
     for (const [name, d] of devices) {
       const all = Object.values(d.inventory).flatMap((k) => k.devices);
       const files = all.some((dev) => dev.files.length > 0);

@@ -26,6 +26,10 @@ export interface JobRuntime {
   isolation?: Record<string, string>;
   /** Per target whose jobs cannot run in an image, why (its factory's kind, no namespaces). */
   imagesRefused?: Record<string, string>;
+  /** Per target whose jobs cannot be interactive (`berth run -it`), why. */
+  interactiveRefused?: Record<string, string>;
+  /** Registries spoken to over plain HTTP besides the loopback's (`images.insecureRegistries`). */
+  insecureRegistries?: string[];
   /** Per factory, its devices (factories/devices.ts): how many of each kind, and in words. */
   devices?: Record<string, { counts: Record<string, number>; summary: string }>;
   controller: ControllerPort;

@@ -47,6 +47,7 @@ export interface QueueBody {
     withinClusterQueue: string;
     reclaimWithinCohort: string;
     borrowWithinCohort: { policy: string; maxPriorityThreshold: number | null };
+    interactive?: string;
   };
   stopPolicy: string;
   maxQueuedPerProject: number | null;

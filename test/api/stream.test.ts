@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { StreamOutbox, type JobNotice } from '../../src/api/stream-outbox.js';
 import { ChangeFeed, type ChangeNotice } from '../../src/service/live/change-feed.js';
-import { submit, waitDone } from '../helpers/jobs.js';
+import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call, localFactoryConfig, startTestServer, useTestServer } from '../helpers/server.js';
 import { Stream } from '../helpers/sse.js';
 import { waitFor } from '../helpers/wait.js';
@@ -223,6 +223,12 @@ describe('a server with open streams', () => {
       const job = await submit(s.api, s.adminToken, 'default', {
         script: `while [ ! -e ${join(scratch, 'gate-never')} ]; do sleep 0.05; done`,
       });
+      // Running when the server closes: a job still being started then may have its start cut
+      // off and recorded as failed, and its log would end (seen in CI on a slow machine).
+      await waitFor(
+        `job ${job.id} to run`,
+        async () => (await getJob(s.api, s.adminToken, job.id)).state === 'running',
+      );
       const b = await Stream.open(s.api, s.adminToken, `?job=${job.id}`);
       await a.next('figures', 'the first figures');
       await b.next('hello', 'hello');

@@ -106,6 +106,8 @@ export interface RunningBerth {
   signal(signal: NodeJS.Signals): boolean;
   /** Resolves once `text` has appeared on the stream. */
   shows(stream: 'stdout' | 'stderr', text: string): Promise<true>;
+  /** What it has written so far. */
+  out(): { stdout: string; stderr: string };
 }
 
 /** `berth ARGS…` left running, its output readable while it runs. */
@@ -116,6 +118,7 @@ export function startBerth(sb: Sandbox, args: string[], opts: Omit<RunOptions, '
   return {
     exit,
     signal: (signal) => child.kill(signal),
+    out: () => ({ ...out }),
     shows: (stream, text) =>
       waitFor(`${JSON.stringify(text)} on the ${stream} of berth ${args.join(' ')}`, () =>
         out[stream].includes(text),

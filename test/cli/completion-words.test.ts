@@ -39,7 +39,7 @@ describe('completion: commands and flags from the command tree', () => {
     ['submit --after', ['--after', '--after-any', '--after-failed']],
     ['--', ['--version', '--help']],
     // Options before a subcommand are berth's own; after it, the subcommand's.
-    ['logs -', ['--follow', '--attempt', '--help']],
+    ['logs -', ['--follow', '--attempt', '--project', '--help']],
     ['help pro', ['project']],
     ['project help u', ['use', 'update']],
     // Commander's own choices: -o everywhere, a queue's policies, the shells.

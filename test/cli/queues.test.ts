@@ -170,9 +170,20 @@ describe('queue list and show', () => {
     assert.equal(q['stop policy'], 'Hold');
     assert.equal(
       q.preemption,
-      'within queue LowerPriority, reclaim within cohort Any, borrow within cohort LowerPriority (priority ≤ -5)',
+      'within queue LowerPriority, reclaim within cohort Any, borrow within cohort LowerPriority (priority ≤ -5); interactive jobs never preempted',
     );
     assert.equal(q['max queued per project'], '100');
+  });
+
+  it("says whether a queue's interactive jobs may be preempted, and keeps what was set", async () => {
+    ok(await admin(['queue', 'create', 'shells', '--quota', 'cpu=2', '--interactive-preemption', 'Allowed']));
+    const q = keyValues(ok(await admin(['queue', 'show', 'shells'])));
+    assert.match(q.preemption ?? '', /; interactive jobs preempted like any$/);
+    const json = parseJson<{ preemption: { interactive?: string } }>(
+      await admin(['queue', 'show', 'shells', '-o', 'json']),
+    );
+    assert.equal(json.preemption.interactive, 'Allowed');
+    ok(await admin(['queue', 'delete', 'shells']));
   });
 });
 

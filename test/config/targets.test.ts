@@ -153,9 +153,22 @@ describe('configuration: a target’s image and registries', () => {
       failure(withTargets({ t: { factory: 'local', image: 'busybox', registries: ['reg.example.org'] } })),
       /^berth\.yaml: targets\.t\.image: registry docker\.io is not one target "t" allows \(its registries: reg\.example\.org\)/,
     );
+    const direct = {
+      factories: { direct: { kind: 'slurm', sharedDir: '/shared' }, sim: { kind: 'simulated' } },
+      targets: { t: { factory: 'direct', image: 'busybox' } },
+    };
     assert.match(
-      failure(withTargets({ t: { factory: 'hpc', image: 'busybox' } })),
-      /^berth\.yaml: targets\.t\.image: factory "hpc" \(slurm\) does not run images yet/,
+      failure(direct),
+      /^berth\.yaml: targets\.t\.image: its factory "direct" \(slurm\) runs jobs without an agent \(sharedDir\), and images need one on the node/,
+    );
+    assert.match(
+      failure({ ...direct, targets: { t: { factory: 'sim', image: 'busybox' } } }),
+      /^berth\.yaml: targets\.t\.image: its factory "sim" \(simulated\) runs no processes/,
+    );
+    // A slurm factory's agents run images.
+    assert.equal(
+      resolve(withTargets({ t: { factory: 'hpc', image: 'busybox' } })).targets.t?.image,
+      'docker.io/library/busybox:latest',
     );
   });
 });

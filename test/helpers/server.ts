@@ -146,6 +146,15 @@ export async function call<T = unknown>(
   return { status: res.status, body: parsed as T, text, headers: res.headers };
 }
 
+/** An admin's call to `s` that must succeed (a status below 300); its body. */
+export function adminOf(s: TestServer): <T>(method: string, path: string, body?: unknown) => Promise<T> {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const r = await call<T>(s.api, s.adminToken, method, path, body);
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+}
+
 /**
  * A POST with a bearer token sent from `localAddress` (any of 127.0.0.0/8 on Linux), for what the
  * server records of a request's address: fetch cannot choose where a request comes from.

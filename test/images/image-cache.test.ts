@@ -5,8 +5,8 @@
  * they are, and a pull killed with SIGKILL leaves nothing that is used.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn, type StdioOptions } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ImageCache, type PullProgress } from '../../src/images/image-cache.js';
@@ -36,6 +36,25 @@ function toolsNaming(text: string): number[] {
 const own = (path: string) =>
   JSON.stringify(
     new URL(`../../src/${path}.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url).href,
+  );
+
+/**
+ * A process of its own running `body` with ImageCache and parseImageReference imported: another
+ * server's pull, or another agent of the same node.
+ */
+const cacheProcess = (body: string, stdio: StdioOptions) =>
+  spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `import { ImageCache } from ${own('images/image-cache')};
+       import { parseImageReference } from ${own('images/reference')};
+       ${body}`,
+    ],
+    { stdio },
   );
 
 let registry: TestRegistry;
@@ -124,18 +143,9 @@ describe('the image cache', () => {
     const dir = join(work, 'cache-killed');
     const ref = `${registry.host}/tools/big@${big}`;
     // A process of its own pulls, and is killed while its pull is under way.
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--input-type=module',
-        '-e',
-        `import { ImageCache } from ${own('images/image-cache')};
-         import { parseImageReference } from ${own('images/reference')};
-         await new ImageCache(${JSON.stringify(dir)}).ensure(parseImageReference(${JSON.stringify(ref)}));`,
-      ],
-      { stdio: 'ignore' },
+    const child = cacheProcess(
+      `await new ImageCache(${JSON.stringify(dir)}).ensure(parseImageReference(${JSON.stringify(ref)}));`,
+      'ignore',
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     // Caught with its skopeo (or umoci) at work, held there (SIGSTOP), and then killed itself.
@@ -211,10 +221,50 @@ describe('the image cache', () => {
       ],
       'the held one, used last, listed last',
     );
-    assert.deepEqual(cache.prune(0), [digests[2]], 'all but the held one');
+    assert.deepEqual(await cache.prune(0), [digests[2]], 'all but the held one');
     assert.equal(readFileSync(join(held.image.rootfs, 'etc', 'name'), 'utf8'), 'a\n');
     held.release();
-    assert.deepEqual(cache.prune(0), [digests[0]]);
+    assert.deepEqual(await cache.prune(0), [digests[0]]);
     assert.deepEqual(readdirSync(cache.dir), [], 'nothing half removed is left');
+  });
+
+  it("shared by a node's agents: another process's hold keeps an image from this one's bound until that process is gone, and its pull under way is left alone", async () => {
+    const d = pushImage(work, registry, 'tools/shared', '1', { files: { '/etc/name': 'shared\n' } });
+    const ref = `${registry.host}/tools/shared@${d}`;
+    const dir = join(work, 'cache-shared');
+    // Another agent: holds the image for its job, and runs on.
+    const other = cacheProcess(
+      `const cache = new ImageCache(${JSON.stringify(dir)}, {}, { shared: true });
+         await cache.use(parseImageReference(${JSON.stringify(ref)}));
+         process.stdout.write('held\\n');
+         setInterval(() => {}, 1000);`,
+      ['ignore', 'pipe', 'inherit'],
+    );
+    const exited = new Promise((resolve) => other.once('exit', resolve));
+    try {
+      let out = '';
+      other.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+      await waitFor('the other process to hold the image', () => out.includes('held'), 60_000);
+      // A pull of the other process's, under way as this one opens the cache.
+      const theirs = join(dir, `.partial-${other.pid}-pulling`);
+      mkdirSync(theirs);
+      const cache = new ImageCache(dir, {}, { shared: true });
+      assert.ok(existsSync(theirs), "another live process's pull is not removed");
+      assert.equal((await cache.ensure(parseImageReference(ref))).digest, d);
+      assert.deepEqual(await cache.prune(0), [], 'held by the other process');
+      assert.equal(readFileSync(join(cache.cached(d)!.rootfs, 'etc', 'name'), 'utf8'), 'shared\n');
+    } finally {
+      other.kill('SIGKILL');
+      await exited;
+    }
+    // Killed -9: its hold holds nothing any more, and its partial directory goes at the next open.
+    const cache = new ImageCache(dir, {}, { shared: true });
+    assert.deepEqual(await cache.prune(0), [d]);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n !== '.holds'),
+      [],
+      'no image, no partial directory, no lock left',
+    );
+    assert.deepEqual(readdirSync(join(dir, '.holds')), [], "the dead process's hold removed");
   });
 });

@@ -141,6 +141,26 @@ describe('retries', () => {
     assert.equal(runs('own'), 1);
   });
 
+  it("does not let a running job's code move its own failure to the infrastructure's budget", async () => {
+    // What only an agent whose node could not pull the job's image may say, before the start.
+    const finish = [
+      'curl -s -o /dev/null -w "%{http_code}" -X POST -H "Authorization: Bearer $BERTH_TOKEN"',
+      `-H "content-type: application/json" -d '{"outcome":"start-failed","exitCode":null,"signal":null,"infrastructure":true}'`,
+      '"$BERTH_URL/api/v1/job/self/finish"; sleep 30',
+    ].join(' ');
+    const job = await submit(s.api, s.adminToken, 'default', {
+      script: counted('claims', finish),
+      infraRetries: 3,
+      retryBackoffSeconds: 0,
+    });
+    const done = (await waitDone(s.api, s.adminToken, job.id)) as RetryView;
+    assert.equal(done.state, 'failed', done.reason);
+    assert.equal(done.infraRetried, 0);
+    const [first] = await attempts(job.id);
+    assert.equal(first!.charged, 'job');
+    assert.equal(runs('claims'), 1);
+  });
+
   it('holds nothing while it waits out its backoff, and a cancel then ends it without another run', async () => {
     const job = await submit(s.api, s.adminToken, 'default', {
       script: counted('waits', 'exit 1'),

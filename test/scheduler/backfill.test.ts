@@ -92,6 +92,26 @@ test('Backfill with 2 reservations: the second job reserved says when; a job tha
   assert.deepEqual(s.explain(4)?.blockers, [{ kind: 'ahead', queue: 'a', jobsAhead: 2 }, third]);
 });
 
+test('Backfill: a job no pass has weighed yet is said provisionally, from its place; the next pass reserves for it (issue #45)', () => {
+  // The issue's case: a second reservation free, a job submitted after the pass that planned the
+  // first. Planned without it, the plan would have it wait for job 2 "holding its quota then"; a
+  // second later it holds the second reservation.
+  const s = new Scheduler();
+  s.upsertQueue(queueModel({ name: 'a', nominal: { cpu: 4 }, strategy: 'Backfill', reservations: 2 }));
+  s.restoreAdmitted(admittedWorkload({ id: 1, queue: 'a', requests: { cpu: 3 }, timeout: 100 }));
+  s.enqueue(workload({ id: 2, queue: 'a', requests: { cpu: 4 }, timeout: 100 }));
+  assert.deepEqual(s.schedule(1000), []);
+  assert.equal(s.explain(2)?.provisional, undefined);
+  s.enqueue(workload({ id: 3, queue: 'a', requests: { cpu: 1 }, timeout: 7200 }));
+  const first = s.explain(3);
+  assert.equal(first?.provisional, true);
+  assert.doesNotMatch(first?.reason ?? '', /reserved to start/, 'nothing planned for it is said yet');
+  assert.deepEqual(s.schedule(2000), []);
+  const then = s.explain(3);
+  assert.equal(then?.provisional, undefined);
+  assert.match(then?.reason ?? '', /^reserved to start at 1970-01-01T00:03:20\.001Z: cpu 1 of queue a/);
+});
+
 test('Backfill: a job held back at one instant is tried again at the next, once a job has outrun its expected end', () => {
   // Found by the property test of test/simulate/swf.test.ts against the reference EASY (seed
   // 1201699369): job 4 stayed parked for the capacity epoch, and job 5, behind it, went first.

@@ -21,6 +21,8 @@ test('a workload whose queue does not exist says so', () => {
     projectPosition: 2,
     reason: 'queue gpu does not exist',
     blockers: [{ kind: 'queue-missing', queue: 'gpu' }],
+    // No pass has weighed it yet.
+    provisional: true,
   });
   assert.equal(s.queueFigures('gpu'), undefined);
 });

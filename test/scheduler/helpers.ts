@@ -20,6 +20,8 @@ export interface QueueSpec {
   estimates?: QueueModel['estimates'];
   /** Backfill: how many reservations a pass keeps (`backfill.reservations`). */
   reservations?: number;
+  /** `preemption.interactive`: whether its interactive workloads may be preempted (absent: Never). */
+  interactive?: Preemption['interactive'];
 }
 
 export function queueModel(s: QueueSpec): QueueModel {
@@ -37,6 +39,7 @@ export function queueModel(s: QueueSpec): QueueModel {
         s.borrowBelow === undefined
           ? { policy: 'Never', maxPriorityThreshold: null }
           : { policy: 'LowerPriority', maxPriorityThreshold: s.borrowBelow },
+      ...(s.interactive === undefined ? {} : { interactive: s.interactive }),
     },
     stopPolicy: s.stop ?? 'None',
     ...(s.estimates === undefined ? {} : { estimates: s.estimates }),
@@ -56,6 +59,8 @@ export interface WorkloadSpec {
   timeout?: number;
   /** Seconds it is predicted to run (what Backfill plans with under `estimates: learned`). */
   expected?: number;
+  /** A person's terminal (`berth run -it`). */
+  interactive?: boolean;
 }
 
 export function workload(s: WorkloadSpec): Workload {
@@ -68,6 +73,7 @@ export function workload(s: WorkloadSpec): Workload {
     requests: { jobs: 1, ...parseAmounts(s.requests, 'requests') },
     ...(s.timeout === undefined ? {} : { timeoutMs: s.timeout * 1000 }),
     ...(s.expected === undefined ? {} : { expectedMs: s.expected * 1000 }),
+    ...(s.interactive ? { interactive: true } : {}),
   };
 }
 

@@ -260,6 +260,48 @@ const scenarios: Scenario[] = [
     want: { preempted: { 3: [1] }, pending: [2, 3] },
   },
   {
+    name: "an interactive workload is spared where its queue's preemption.interactive is Never (the default): the next victim is taken",
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2), admittedAt: 1 },
+      { id: 2, queue: 'a', requests: cpu(2), admittedAt: 2, interactive: true },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), priority: 10 }],
+    want: { preempted: { 3: [1] }, pending: [3] },
+  },
+  {
+    name: 'with every candidate interactive and spared, nothing is preempted',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2), interactive: true },
+      { id: 2, queue: 'a', requests: cpu(2), interactive: true },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), priority: 10 }],
+    want: { pending: [3] },
+    // Once one has ended, the preemptor takes its quota: nothing was held back for it.
+    then: [{ actions: [{ release: [2] }], want: { admitted: { 3: {} }, pending: [] } }],
+  },
+  {
+    name: 'preemption.interactive Allowed: an interactive workload is preempted like any',
+    queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority', interactive: 'Allowed' }],
+    admitted: [
+      { id: 1, queue: 'a', requests: cpu(2), admittedAt: 1 },
+      { id: 2, queue: 'a', requests: cpu(2), admittedAt: 2, interactive: true },
+    ],
+    pending: [{ id: 3, queue: 'a', requests: cpu(2), priority: 10 }],
+    want: { preempted: { 3: [2] }, pending: [3] },
+  },
+  {
+    name: "a cohort's reclaim spares a borrowing queue's interactive workload where that queue says Never",
+    queues: [
+      { name: 'a', nominal: cpu(2), cohort: 'c', reclaim: 'Any' },
+      { name: 'b', nominal: cpu(2), cohort: 'c' },
+    ],
+    admitted: [{ id: 1, queue: 'b', requests: cpu(4), interactive: true }],
+    pending: [{ id: 2, queue: 'a', requests: cpu(2) }],
+    want: { pending: [2] },
+  },
+  {
     name: 'LowerPriority never preempts equal priority',
     queues: [{ name: 'a', nominal: cpu(4), within: 'LowerPriority' }],
     admitted: [

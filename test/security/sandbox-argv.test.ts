@@ -101,4 +101,14 @@ describe('a job’s namespaces, as bubblewrap is told them', () => {
     assert.ok(!all.includes('setpriv'), all);
     assert.throws(() => sandboxArgv(base, ['true'], undefined, { ...image, layer: '/srv/a,b' }), /overlayfs/);
   });
+
+  it('with a terminal: the command takes it as its controlling one, in a session of its own, as root before the drop', () => {
+    const argv = sandboxArgv(base, ['sh'], { uid: 100_001, gid: 100_001 }, undefined, true);
+    const sep = argv.indexOf('--');
+    assert.deepEqual(argv.slice(sep, sep + 4), ['--', '/usr/bin/setsid', '--ctty', '/usr/bin/setpriv']);
+    const image = { rootfs: '/srv/i/rootfs', layer: '/srv/w/7/layer', cwd: '/' };
+    const inImage = text(sandboxArgv(base, ['sh'], { uid: 100_001, gid: 100_001 }, image, true));
+    assert.ok(inImage.includes('--info-fd 3 -- /usr/bin/setsid --ctty /usr/bin/unshare --root='), inImage);
+    assert.ok(!text(sandboxArgv(base, ['sh'])).includes('setsid'), 'none without a terminal');
+  });
 });

@@ -4,8 +4,9 @@
  * a Linux 6.1 kernel as a process, with this machine's filesystem as its root and cgroup2 (cpu,
  * io, memory, pids) mounted (scripts/uml/run.sh), and runs `cgroup-v2.test.ts` (memory, pids, CPU
  * enforced there), `confinement.test.ts` (namespaces: nothing outlives a job, private /tmp
- * and /dev/shm, its own /proc, a command looked up as the job) and `images/image-run.test.ts` (a
- * job in an OCI image, over a layer of its own) inside it, on SQLite.
+ * and /dev/shm, its own /proc, a command looked up as the job), `images/image-run.test.ts` (a
+ * job in an OCI image, over a layer of its own) and `images/image-confinement.test.ts` (a server's
+ * image jobs held to their memory and pids, each in its own view) inside it, on SQLite.
  *
  * Needs root, `linux.uml` (apt-get install user-mode-linux) and BERTH_TEST_UML=1, which CI sets
  * (.ci/run): under UML every system call is a round trip through ptrace, so the three files take
@@ -35,7 +36,7 @@ const skip =
           : 'linux.uml is missing (apt-get install user-mode-linux)';
 
 /** The suites run inside (under test/); each must have run tests, none failed or skipped. */
-const INSIDE = ['security/cgroup-v2', 'security/confinement', 'images/image-run'];
+const INSIDE = ['security/cgroup-v2', 'security/confinement', 'images/image-run', 'images/image-confinement'];
 
 /**
  * How the suites start inside: Node's test runner on this run's build of them (scripts/test.mjs

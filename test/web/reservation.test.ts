@@ -2,13 +2,15 @@
  * Backfill reservations on the job page, in chromium (issue #31): in a Backfill queue a wide job
  * that does not fit shows the reservation it holds (when, and what of the queue); a job that fits
  * now but would delay it shows whose reservation it waits for, with a link to that job. Once the
- * quota is free the wide job starts and its reservation is gone.
+ * quota is free the wide job starts and its reservation is gone. The status banner says the
+ * reservation's time as a person reads it (issue #45).
  */
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
+import { personTime } from '../../src/domain/reason-times.js';
 import { signIn, useBrowser } from '../helpers/browser.js';
 import { getJob, submit } from '../helpers/jobs.js';
 import { call, localFactoryConfig, useTestServer } from '../helpers/server.js';
@@ -92,6 +94,16 @@ describe('backfill reservations on the job page', () => {
         (await own.textContent()) ?? '',
         /^reserved to start in about (9|10) min: cpu=2 of queue bf/,
       );
+
+      // The status banner says the same reservation for a person (issue #45): the browser's zone,
+      // how far off, no ISO text.
+      const banner = (await page.locator('.status-line .reason').textContent()) ?? '';
+      const clock = personTime(at, Date.now()).replace(/ \(.*$/, '');
+      assert.match(
+        banner,
+        new RegExp(`^reserved to start at ${clock} \\(in (9|10)m\\d*s?\\): cpu 2 of queue bf, `),
+      );
+      assert.doesNotMatch(banner, /\d{4}-\d\d-\d\dT/);
 
       await page.goto(`${s.url}/jobs/${long.id}`);
       const other = reservation(page);

@@ -152,6 +152,39 @@ async function json<T>(path: string, o?: Options): Promise<T> {
 
 const enc = encodeURIComponent;
 
+/**
+ * What a browser's WebSocket offers as its subprotocols, since it cannot send an Authorization
+ * header: berth's own, which the server selects, and the token, base64url-encoded without padding
+ * (the server's side: src/api/socket-token.ts).
+ */
+export function socketProtocols(token: string): string[] {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(token)) binary += String.fromCharCode(byte);
+  const base64url = btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return ['berth.exec.v1', `base64url.bearer.authorization.berth.${base64url}`];
+}
+
+/** The WebSocket address of `path` (with its query) under the API, on this page's host. */
+export function socketUrl(path: string): string {
+  const u = new URL(API + path, location.href);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return u.href;
+}
+
+/**
+ * Why the server refused the WebSocket at `path`, which a browser does not tell: the same request
+ * as a plain GET, with the token, is refused the same way with its message. Undefined when that
+ * says nothing (a GET that passes every check is answered 404 with no body: only an upgrade runs).
+ */
+export async function socketRefusal(path: string): Promise<string | undefined> {
+  try {
+    await send(path);
+  } catch (e) {
+    if (e instanceof ApiError && e.code !== 'http_404') return e.message;
+  }
+  return undefined;
+}
+
 /** Checks a token and, when it is a user's, keeps it for this tab. */
 export async function signIn(token: string): Promise<Session> {
   const who = await json<WhoAmI>('/whoami', { token });

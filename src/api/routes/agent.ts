@@ -13,6 +13,7 @@ import { getJob } from '../../service/jobs/jobs.js';
 import {
   AgentHeartbeatQuery,
   FinishBody,
+  WaitingBody,
   FinishQuery,
   HeartbeatQuery,
   RegisterBody,
@@ -118,6 +119,22 @@ export async function agentRoutes(api: Router, ctx: ServiceContext): Promise<voi
     },
     async (req) =>
       controller().agentHeartbeat(jobId(req.principal), (req.query.wait ?? 0) * 1000, req.query.rank ?? 0),
+  );
+  api.post(
+    '/job/self/waiting',
+    {
+      config: { leader: 'only' },
+      schema: {
+        tags,
+        summary:
+          "Agent, before the job's start: what keeps it from starting (its image's pull), shown as the job's reason; null once nothing does",
+        body: WaitingBody,
+      },
+    },
+    async (req, reply) => {
+      controller().agentWaiting(jobId(req.principal), req.body.reason);
+      return reply.status(204).send();
+    },
   );
   api.post(
     '/agent/register',

@@ -6,6 +6,7 @@ import { CliError } from '../errors.js';
 import { hostname } from 'node:os';
 import { integer, nonNegativeInteger } from '../flags.js';
 import { readTrustFile } from '../trust-file.js';
+import { DEFAULT_NODE_IMAGE_CACHE } from '../../domain/image.js';
 
 export function registerAgentCommand(program: Command): void {
   program
@@ -43,6 +44,15 @@ export function registerAgentCommand(program: Command): void {
     )
     .option('--tmp-size <size>', "the size of a job's private /tmp, and of its /dev/shm (default 1Gi)", bytes)
     .option(
+      '--image-cache <dir>',
+      `where this node keeps the OCI images its jobs run in, shared by every agent on it (default ${DEFAULT_NODE_IMAGE_CACHE})`,
+    )
+    .option(
+      '--image-cache-size <size>',
+      "the most the node's images may take; the least recently used that no job holds go first (default: no bound)",
+      bytesOrZero,
+    )
+    .option(
       '--ca <file>',
       "PEM certificates to trust for the server's (a private CA, or the server's own certificate), besides Node's built-in CAs (default: $BERTH_CA)",
     )
@@ -57,6 +67,8 @@ export function registerAgentCommand(program: Command): void {
         runAs?: number[];
         namespaces: 'auto' | 'required' | 'off';
         tmpSize?: number;
+        imageCache?: string;
+        imageCacheSize?: number;
       }) => {
         const credential = process.env.BERTH_AGENT_CREDENTIAL;
         if (!credential)
@@ -87,6 +99,10 @@ export function registerAgentCommand(program: Command): void {
           ...(uid !== undefined ? { identity: { uid, gid: uid } } : {}),
           ...(ca ? { ca } : {}),
           namespaces: { mode: o.namespaces, tmpBytes: o.tmpSize ?? DEFAULT_TMP_BYTES },
+          imageCache: {
+            dir: o.imageCache ?? DEFAULT_NODE_IMAGE_CACHE,
+            ...(o.imageCacheSize !== undefined ? { bytes: o.imageCacheSize } : {}),
+          },
         });
         // Reported: exit at once. Kept-alive connections and a heartbeat long poll still in flight
         // would hold the process (and so its Slurm job, and its slot) for seconds more.
@@ -105,11 +121,16 @@ function uidList(text: string): number[] {
 
 /** `--tmp-size 512Mi`: a size in bytes. */
 function bytes(text: string): number {
-  try {
-    const n = parseAmount('bytes', text);
-    if (n > 0) return n;
-  } catch {
-    // said below
-  }
+  const n = bytesOrZero(text);
+  if (n > 0) return n;
   throw new InvalidArgumentError('expected a size in bytes (512Mi, 1G, or a number)');
+}
+
+/** `--image-cache-size 20Gi`: a size in bytes, 0 allowed (keep nothing no job holds). */
+function bytesOrZero(text: string): number {
+  try {
+    return parseAmount('bytes', text);
+  } catch {
+    throw new InvalidArgumentError('expected a size in bytes (20Gi, 1G, or a number)');
+  }
 }

@@ -10,7 +10,8 @@ import { formatBytes, type ArtifactView } from '../../domain/artifact.js';
 import { formatSpan } from '../duration.js';
 import { CliError, UsageError } from '../errors.js';
 import { jobId, positiveInteger } from '../flags.js';
-import { jobPath } from '../job-watch.js';
+import { inProject, jobPath } from '../job-watch.js';
+import type { Job } from '../api-types.js';
 import { outputWidth, table } from '../output.js';
 import { readPages } from '../pages.js';
 import { clientCommand, examples, openSession, type CommonFlags, type Session } from '../session.js';
@@ -101,6 +102,7 @@ export function registerArtifactCommands(program: Command): void {
     program,
     'artifacts',
     "list a job's artifacts (the files it kept), or download one",
+    { project: true },
   )
     .argument('<job>', 'job id', jobId)
     .option('--get <name>', 'download this artifact (a name as listed, e.g. results/a.csv)')
@@ -122,6 +124,7 @@ export function registerArtifactCommands(program: Command): void {
     if (f.get === undefined && (f.out !== undefined || f.force))
       throw new UsageError('--out and --force go with --get NAME');
     const s = openSession(f);
+    if (f.project !== undefined) inProject(await s.client.get<Job>(jobPath(id)), f.project);
     if (f.get === undefined) return list(s, id, f.attempt);
     return get(s, id, f.get, f);
   });

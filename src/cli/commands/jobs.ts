@@ -3,28 +3,14 @@ import { Option, type Command } from 'commander';
 import type { JobState } from '../../domain/job.js';
 import type { Job, JobEvent } from '../api-types.js';
 import { ApiError, apiPath, type ApiClient } from '../client.js';
-import { EXIT_FAILURE, oneLine, UsageError } from '../errors.js';
-import {
-  backoffSeconds,
-  each,
-  envEntry,
-  jobId,
-  jobIds,
-  jobRef,
-  jobRefs,
-  jobStates,
-  type JobRef,
-  positiveInteger,
-  priority,
-  quantityList,
-  repeatable,
-  retryCount,
-  timeoutSeconds,
-} from '../flags.js';
+import { CliError, EXIT_FAILURE, oneLine, UsageError } from '../errors.js';
+import { jobId, jobRef, jobRefs, jobStates, type JobRef, positiveInteger } from '../flags.js';
 import { arrayCounts, describeJob, jobTable } from '../job-format.js';
 import {
+  afterFirstLook,
   copyLog,
   exitCodeOf,
+  inProject,
   jobPath,
   resolveJob,
   stateLine,
@@ -33,32 +19,9 @@ import {
   watching,
   type ArrayStatus,
 } from '../job-watch.js';
-import { json, outputWidth, printable } from '../output.js';
+import { json, outputWidth, reasonText } from '../output.js';
+import { jobSpecOptions, submitBody, type SubmitFlags } from '../submit-options.js';
 import { clientCommand, examples, openSession, type CommonFlags, type Session } from '../session.js';
-
-interface SubmitFlags extends CommonFlags {
-  name?: string;
-  target?: string;
-  request?: Record<string, string>;
-  resource?: string[];
-  priority?: number | string;
-  env?: Record<string, string>;
-  timeout?: number;
-  workers?: number;
-  artifact?: string[];
-  image?: string;
-  array?: string;
-  retries?: number;
-  infraRetries?: number;
-  retryBackoff?: number;
-  after?: number[];
-  afterAny?: number[];
-  afterFailed?: number[];
-  idempotencyKey?: string;
-  script?: string;
-  wait?: boolean;
-  follow?: boolean;
-}
 
 interface ListFlags extends CommonFlags {
   state?: JobState[];
@@ -71,44 +34,13 @@ const DEFAULT_LIMIT = 50;
 /** The most jobs the API returns in one page. */
 const PAGE_SIZE = 1000;
 
-/** The submission body: what was given, nothing else. */
-function submitBody(command: string[], f: SubmitFlags): Record<string, unknown> {
-  if (f.script !== undefined && command.length > 0) {
-    throw new UsageError('give either --script or a command after --, not both');
-  }
-  // In an image, no command runs the image's own (its Entrypoint and Cmd), as docker run does.
-  if (f.script === undefined && command.length === 0 && f.image === undefined) {
-    throw new UsageError(
-      "nothing to run: give a command (berth submit -- CMD [ARG...]), --script 'CODE', or --image REF to run the image's own",
-    );
-  }
-  const given = {
-    name: f.name,
-    ...(f.script !== undefined ? { script: f.script } : command.length > 0 ? { command } : {}),
-    image: f.image,
-    target: f.target,
-    requests: f.request,
-    resources: f.resource,
-    priority: f.priority,
-    env: f.env,
-    timeoutSeconds: f.timeout,
-    workers: f.workers,
-    array: f.array,
-    artifacts: f.artifact,
-    retries: f.retries,
-    infraRetries: f.infraRetries,
-    retryBackoffSeconds: f.retryBackoff,
-    dependsOn: f.after,
-    dependsOnAny: f.afterAny,
-    dependsOnFailed: f.afterFailed,
-    idempotencyKey: f.idempotencyKey,
-  };
-  return Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
-}
-
-/** `submitted job 12 (queued: waiting in cluster queue default)`. */
+/**
+ * `submitted job 12 (queued: next to be admitted in queue default)`: what the scheduler decided
+ * (`afterFirstLook`), or said to be provisional when it had not yet.
+ */
 const submittedLine = (job: Job): string =>
-  `submitted job ${job.id} (${job.state}: ${printable(job.reason)})`;
+  `submitted job ${job.id} (${job.state}: ${reasonText(job.reason, Date.now())}` +
+  `${job.provisional === true ? '; provisional: the scheduler has not weighed it yet' : ''})`;
 
 /**
  * `--wait`/`--follow`: report the end of the job and exit with its code. Progress lines go to
@@ -117,7 +49,7 @@ const submittedLine = (job: Job): string =>
 async function watchSubmitted(s: Session, job: Job, follow: boolean): Promise<void> {
   const note = (line: string) => (follow ? process.stderr : process.stdout).write(`${line}\n`);
   const done = await watching(job.id, async () => {
-    if (!s.json) note(submittedLine(job));
+    if (!s.json) note(submittedLine(await afterFirstLook(s.client, job)));
     if (follow) await copyLog(s.client, job.id, true, s.json ? process.stderr : process.stdout);
     return waitForJob(s.client, job.id);
   });
@@ -161,64 +93,21 @@ async function fetchJobs(
 }
 
 function registerSubmit(program: Command): void {
-  const cmd = clientCommand(program, 'submit', 'submit a job to the current project', { project: true })
-    .argument('[command...]', 'the command and its arguments; berth reads no options after it (or after --)')
-    .option('--name <name>', 'a name for the job (default: the command)')
-    .option('--target <target>', 'where to run it (default: the server default target)')
-    .option('--request <quantities>', 'resources to reserve: cpu=2,memory=4Gi (repeatable)', quantityList)
-    .option('--resource <type>', 'a managed resource to give the job (repeat for more)', repeatable)
-    .option(
-      '--priority <n|class>',
-      'a number (higher is admitted first; default 0) or a priority class (berth priority list)',
-      priority,
-    )
-    .option('--env <name=value>', 'an environment variable; NAME alone passes ours on (repeatable)', envEntry)
-    .option(
-      '--timeout <duration>',
-      "stop it after this long: 90 (seconds), 90s, 10m, 1h30m (default: the target's defaultTimeout, if any)",
-      timeoutSeconds,
-    )
+  const cmd = jobSpecOptions(
+    clientCommand(program, 'submit', 'submit a job to the current project', { project: true }).argument(
+      '[command...]',
+      'the command and its arguments; berth reads no options after it (or after --)',
+    ),
+  )
     .option(
       '--workers <n>',
       'a gang job: n workers at once, all or nothing; each runs the command with BERTH_RANK, BERTH_WORLD_SIZE and BERTH_HOSTS (--request is per worker)',
       positiveInteger,
     )
     .option(
-      '--retries <n>',
-      'run it again up to n times after its own failures (a non-zero exit, its timeout); default 0',
-      retryCount,
-    )
-    .option(
-      '--infra-retries <n>',
-      "run it again up to n times after the infrastructure's failures (its worker lost, its node failed); default 0. Preemption is never charged",
-      retryCount,
-    )
-    .option(
-      '--retry-backoff <duration>',
-      "the first retry's delay, doubled for each later one, with jitter: 0, 30s, 2m (default 10s)",
-      backoffSeconds,
-    )
-    .option(
       '--array <indices>',
       "a job array, as Slurm's: one task per index (BERTH_ARRAY_ID, BERTH_ARRAY_INDEX): 0-999, 1,3,5, 0-15:4; %K runs at most K at once (0-999%50)",
     )
-    .option('--after <job>', 'run only after this job has succeeded (repeatable)', jobIds)
-    .option('--after-any <job>', 'run only after this job has ended, however it ended (repeatable)', jobIds)
-    .option(
-      '--after-failed <job>',
-      'run only after this job has failed or been cancelled (repeatable); cancelled if it succeeds',
-      jobIds,
-    )
-    .option(
-      '--artifact <glob>',
-      "keep the files this glob matches in the job's working directory when it has run, e.g. 'results/*.csv' (repeatable; see berth artifacts)",
-      each,
-    )
-    .option(
-      '--image <ref>',
-      "run it in this OCI image (registry/name:tag, or @sha256:…), pinned to its digest when admitted: the image's Entrypoint runs the command, or its Cmd without one (default: the target's image, if any)",
-    )
-    .option('--idempotency-key <key>', 'submitting again with the same key returns the same job')
     .option('--script <code>', 'run this shell code with /bin/sh -c instead of a command')
     .addOption(
       new Option('--wait', 'wait until it finishes; exit with its exit code (1 if it has none)').conflicts(
@@ -251,7 +140,10 @@ function registerSubmit(program: Command): void {
     const job = await s.client.post<Job>(apiPath`/projects/${s.project}/jobs`, body);
     if (job.arrayId !== null) return watchArray(s, job, f.wait === true);
     if (f.wait || f.follow) return watchSubmitted(s, job, f.follow === true);
-    s.show(job, () => submittedLine(job));
+    // -o json answers at once, as the API did (`provisional` says whether the scheduler had looked).
+    if (s.json) return s.show(job, () => '');
+    const seen = await afterFirstLook(s.client, job);
+    s.show(seen, () => submittedLine(seen));
   });
 }
 
@@ -298,6 +190,7 @@ function registerStatus(program: Command): void {
     program,
     'status',
     "a job's state, why it waits or how it ended, and its timeline",
+    { project: true },
   );
   examples(cmd.argument('<job>', 'job id, or ARRAY_INDEX for a task of an array (123_7)', jobRef), [
     'berth status 12',
@@ -310,6 +203,7 @@ function registerStatus(program: Command): void {
       s.client.get<Job>(jobPath(id)),
       s.client.get<JobEvent[]>(`${jobPath(id)}/events`),
     ]);
+    inProject(job, f.project);
     s.show({ ...job, timeline }, () => describeJob(job, timeline, Date.now()));
   });
 }
@@ -328,15 +222,17 @@ function registerLogs(program: Command): void {
       '--attempt <k>',
       'only the output of attempt k (1 is the first) of a job that ran again (retried or requeued); berth status lists them',
       positiveInteger,
-    );
+    )
+    .option('--project <name>', 'the project the job should be in: refused, saying where it is, if not');
   examples(cmd, [
     'berth logs 12',
     'berth logs -f 12',
     'berth logs 123_7',
     'berth logs --attempt 1 12',
-  ]).action(async (ref: JobRef, f: { follow?: boolean; attempt?: number }) => {
+  ]).action(async (ref: JobRef, f: { follow?: boolean; attempt?: number; project?: string }) => {
     const s = openSession({});
     const id = await resolveJob(s.client, ref);
+    if (f.project !== undefined) inProject(await s.client.get<Job>(jobPath(id)), f.project);
     const copy = () => copyLog(s.client, id, f.follow === true, process.stdout, f.attempt);
     await (f.follow ? watching(id, copy) : copy());
   });
@@ -347,6 +243,7 @@ function registerCancel(program: Command): void {
     program,
     'cancel',
     "cancel jobs: queued ones at once, running ones are stopped; an array's id cancels all its tasks, as scancel does",
+    { project: true },
   );
   examples(cmd.argument('<job...>', 'job ids; ARRAY_INDEX (123_7) for one task of an array', jobRefs), [
     'berth cancel 12',
@@ -360,8 +257,12 @@ function registerCancel(program: Command): void {
     for (const ref of refs) {
       try {
         const id = await resolveJob(s.client, ref);
-        const job = typeof ref === 'number' ? await s.client.get<Job>(jobPath(id)) : undefined;
-        if (job && job.arrayId === job.id) {
+        const job =
+          typeof ref === 'number' || f.project !== undefined
+            ? await s.client.get<Job>(jobPath(id))
+            : undefined;
+        if (job) inProject(job, f.project);
+        if (job && typeof ref === 'number' && job.arrayId === job.id) {
           const a = await s.client.post<ArrayStatus>(apiPath`/arrays/${id}/cancel`);
           cancelled.push(a.job);
           lines.push(`cancelled array ${id}: ${arrayCounts(a)}`);
@@ -371,8 +272,8 @@ function registerCancel(program: Command): void {
         cancelled.push(j);
         lines.push(`cancelled job ${j.id}${j.state === 'cancelled' ? '' : ' (stopping)'}`);
       } catch (err) {
-        // Only the API's refusal is about this one job; anything else (unreachable server) stops here.
-        if (!(err instanceof ApiError)) throw err;
+        // Only a refusal about this one job goes on to the next; anything else (unreachable server) stops here.
+        if (!(err instanceof ApiError) && !(err instanceof CliError)) throw err;
         process.stderr.write(`berth: ${oneLine(err.message)}\n`);
         process.exitCode = EXIT_FAILURE;
       }

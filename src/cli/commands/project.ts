@@ -6,7 +6,7 @@ import { apiPath } from '../client.js';
 import { DEFAULT_PROJECT } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { positiveNumber, repeatable, limitOrNone, limitValue } from '../flags.js';
-import { fields, table, yesNo } from '../output.js';
+import { fields, table, timeText, yesNo } from '../output.js';
 import { checkCanRemember, forgetProject, rememberProject } from '../remember.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
 import { registerRegistryCommands } from './registry.js';
@@ -48,8 +48,8 @@ function describeProject(p: ProjectDetailView, current: boolean): string {
     ['your role', p.role],
     ['members', p.members.map((m) => `${m.user} (${m.role})`)],
     ['privileges', p.privileges],
-    ['created', p.createdAt],
-    ['updated', p.updatedAt],
+    ['created', timeText(p.createdAt)],
+    ['updated', timeText(p.updatedAt)],
   ]);
 }
 

@@ -1,6 +1,7 @@
 /** `berth queue …`: cluster queues, the pools of quota projects draw on (admin). */
 import { Option, type Command } from 'commander';
 import {
+  INTERACTIVE_PREEMPTION,
   BORROW_WITHIN_COHORT,
   QUEUEING_STRATEGIES,
   RUNTIME_ESTIMATES,
@@ -9,6 +10,7 @@ import {
   WITHIN_CLUSTER_QUEUE,
   type BorrowWithinCohort,
   type BorrowWithinCohortPolicy,
+  type InteractivePreemption,
   type Preemption,
   type QueueingStrategy,
   type RuntimeEstimates,
@@ -18,7 +20,7 @@ import type { ClusterQueueView } from '../api-types.js';
 import { apiPath } from '../client.js';
 import { UsageError } from '../errors.js';
 import { integerOrNone, limitOrNone, limitValue, positiveInteger, quantityList } from '../flags.js';
-import { fields, quantities, table } from '../output.js';
+import { fields, quantities, table, timeText } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
 import { registerQueueControlCommands } from './queue-control.js';
 
@@ -35,6 +37,7 @@ interface QueueFlags extends CommonFlags {
   reclaimWithinCohort?: Preemption['reclaimWithinCohort'];
   borrowWithinCohort?: BorrowWithinCohortPolicy;
   maxPriorityThreshold?: number | 'none';
+  interactivePreemption?: InteractivePreemption;
   stopPolicy?: StopPolicy;
   maxQueuedPerProject?: number | 'none';
 }
@@ -92,6 +95,12 @@ function queueOptions(cmd: Command, quotaRequired: boolean): Command {
       integerOrNone,
     )
     .addOption(
+      new Option(
+        '--interactive-preemption <policy>',
+        "whether this queue's running interactive jobs (berth run -it) may be preempted (default Never)",
+      ).choices(INTERACTIVE_PREEMPTION),
+    )
+    .addOption(
       new Option('--stop-policy <policy>', 'stop admitting (Hold) or also drain').choices(STOP_POLICIES),
     )
     .option(
@@ -113,6 +122,7 @@ function queueBody(f: QueueFlags): Record<string, unknown> {
     ...(f.withinQueuePreemption ? { withinClusterQueue: f.withinQueuePreemption } : {}),
     ...(f.reclaimWithinCohort ? { reclaimWithinCohort: f.reclaimWithinCohort } : {}),
     ...(Object.keys(borrow).length > 0 ? { borrowWithinCohort: borrow } : {}),
+    ...(f.interactivePreemption ? { interactive: f.interactivePreemption } : {}),
   };
   return {
     ...(f.quota ? { quota: f.quota } : {}),
@@ -158,7 +168,7 @@ function describeQueue(q: ClusterQueueView): string {
     ],
     [
       'preemption',
-      `within queue ${q.preemption.withinClusterQueue}, reclaim within cohort ${q.preemption.reclaimWithinCohort}${borrowText(q.preemption.borrowWithinCohort)}`,
+      `within queue ${q.preemption.withinClusterQueue}, reclaim within cohort ${q.preemption.reclaimWithinCohort}${borrowText(q.preemption.borrowWithinCohort)}; interactive jobs ${(q.preemption.interactive ?? 'Never') === 'Never' ? 'never preempted' : 'preempted like any'}`,
     ],
     ['stop policy', q.stopPolicy],
     ['max queued per project', q.maxQueuedPerProject ?? null],
@@ -167,8 +177,8 @@ function describeQueue(q: ClusterQueueView): string {
     ['pending', q.pending],
     ['admitted', q.admitted],
     ['running', q.running],
-    ['created', q.createdAt],
-    ['updated', q.updatedAt],
+    ['created', timeText(q.createdAt)],
+    ['updated', timeText(q.updatedAt)],
   ]);
 }
 

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import type { TokenView, WhoAmI } from '../api-types.js';
 import { apiPath, type ApiClient } from '../client.js';
 import { CliError } from '../errors.js';
-import { table } from '../output.js';
+import { personTime } from '../../domain/reason-times.js';
+import { table, timeText } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
 
 /** The signed-in user's name: whose tokens `berth token` acts on by default. */
@@ -16,7 +17,8 @@ async function myName(client: ApiClient): Promise<string> {
 
 function expiry(t: TokenView, now: number): string | null {
   if (t.expiresAt === null) return null;
-  return Date.parse(t.expiresAt) <= now ? `${t.expiresAt} (expired)` : t.expiresAt;
+  const at = Date.parse(t.expiresAt);
+  return at <= now ? `${personTime(at, now, { relative: false })} (expired)` : personTime(at, now);
 }
 
 export function registerTokenCommands(program: Command): void {
@@ -41,7 +43,13 @@ export function registerTokenCommands(program: Command): void {
         ? `${name} has no tokens`
         : table(
             ['ID', 'LABEL', 'CREATED', 'LAST USED', 'EXPIRES'],
-            tokens.map((t) => [t.id, t.label, t.createdAt, t.lastUsedAt, expiry(t, now)]),
+            tokens.map((t) => [
+              t.id,
+              t.label,
+              timeText(t.createdAt, now),
+              timeText(t.lastUsedAt, now),
+              expiry(t, now),
+            ]),
           ),
     );
   });

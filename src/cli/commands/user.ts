@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { CreatedUser, NewTokenView, User } from '../api-types.js';
 import { apiPath } from '../client.js';
-import { table, yesNo } from '../output.js';
+import { table, timeText, yesNo } from '../output.js';
 import { clientCommand, examples, openSession, type CommonFlags } from '../session.js';
 
 const tokenNote = 'store it now: it is shown only once';
@@ -12,7 +12,8 @@ const expiresHelp = 'the token expires after this long: 30d, 12h, 90m (default: 
 const expiresIn = (flag: string | undefined): { expiresIn?: string } =>
   flag === undefined ? {} : { expiresIn: flag };
 
-const expiryNote = (expiresAt: string | null): string => (expiresAt ? `\nexpires: ${expiresAt}` : '');
+const expiryNote = (expiresAt: string | null): string =>
+  expiresAt ? `\nexpires: ${timeText(expiresAt)}` : '';
 
 export function registerUserCommands(program: Command): void {
   const user = program.command('user').description('manage users and their API tokens (admin)');
@@ -42,7 +43,7 @@ export function registerUserCommands(program: Command): void {
     s.show(users, () =>
       table(
         ['NAME', 'ADMIN', 'CREATED'],
-        users.map((u) => [u.name, yesNo(u.admin), u.createdAt]),
+        users.map((u) => [u.name, yesNo(u.admin), timeText(u.createdAt)]),
       ),
     );
   });

@@ -13,6 +13,9 @@ export interface AgentScriptOptions {
   workRoot?: string;
   /** A PEM file the agent trusts for the server's certificate, at this path on the nodes. */
   ca?: string;
+  /** Where the node's agents keep the images they pull, and the most it may hold, in bytes. */
+  imageCache?: string;
+  imageCacheBytes?: number;
 }
 
 /**
@@ -36,6 +39,8 @@ export function agentScript(
     ...(o.workRoot ? ['--work-root', o.workRoot] : []),
     ...(uids?.length ? ['--run-as', uids.join(',')] : []),
     ...(o.ca ? ['--ca', o.ca] : []),
+    ...(o.imageCache ? ['--image-cache', o.imageCache] : []),
+    ...(o.imageCacheBytes !== undefined ? ['--image-cache-size', String(o.imageCacheBytes)] : []),
   ];
   const run = members > 1 ? ['srun', '--kill-on-bad-exit=0', ...agent] : agent;
   return `#!/bin/sh\nexec ${run.map(shellQuote).join(' ')}\n`;

@@ -78,6 +78,9 @@ export interface SlurmFactoryOptions {
   agentCommand: string[];
   /** Where the agent makes its jobs' working directories on the node (its temporary directory). */
   workRoot?: string;
+  /** Where a node's agents keep their images (`berth agent --image-cache`), and its bound. */
+  imageCache?: string;
+  imageCacheBytes?: number;
   /** How often squeue is asked about every worker (2 s). */
   pollSeconds?: number;
   /** How long a job may be missing from squeue after its sbatch returned before its worker is lost (30 s). */

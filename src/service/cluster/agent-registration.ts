@@ -8,8 +8,13 @@
  * A gang's worker runs one agent per member, all with the same credential: it is good for that
  * many registrations, each handing out a token of its own.
  * Only the credential's hash is kept, on the worker's record.
+ * A job in an OCI image has its image named in these answers (pinned), with its project's login to
+ * the registry for the node's pull: answers to the worker's own credential, never to the job's
+ * token, which the job's code holds too.
  */
-import type { PilotNext } from '../../controller/port.js';
+import type { AgentImage, PilotNext } from '../../controller/port.js';
+import { parseImageReference } from '../../images/reference.js';
+import { registryAuth } from '../tenancy/registry-credentials.js';
 import { UnauthorizedError } from '../../domain/errors.js';
 import { isTerminal } from '../../domain/job.js';
 import { hashToken, newToken } from '../../domain/tokens.js';
@@ -29,6 +34,8 @@ export interface Registration {
    * nothing but ask for them (`nextJob`), and dies with the worker. Absent for other workers.
    */
   workerCredential?: string;
+  /** The job's image, for the agent to pull on its node; absent: the job runs on the node's own files. */
+  image?: AgentImage;
 }
 
 /**
@@ -36,7 +43,8 @@ export interface Registration {
  * job with its token and, once it already runs, what to run; or ask again; or stop.
  */
 export type NextJob =
-  (Extract<PilotNext, { jobId: number }> & { token: string }) | Exclude<PilotNext, { jobId: number }>;
+  | (Extract<PilotNext, { jobId: number }> & { token: string; image?: AgentImage })
+  | Exclude<PilotNext, { jobId: number }>;
 
 export async function registerAgent(
   ctx: ServiceContext,
@@ -65,8 +73,29 @@ export async function registerAgent(
     if (spent === undefined) throw refused;
     const token = await jobToken(db, ctx, workerId, spent.jobId);
     if (token === undefined) throw refused;
-    return { workerId, jobId: spent.jobId, token, ...(workerCredential ? { workerCredential } : {}) };
+    const image = await agentImage(db, ctx, spent.jobId);
+    return {
+      workerId,
+      jobId: spent.jobId,
+      token,
+      ...(workerCredential ? { workerCredential } : {}),
+      ...(image ? { image } : {}),
+    };
   });
+}
+
+/** The image job `jobId` runs in, as its agent pulls it; undefined when it names none. */
+async function agentImage(db: Db, ctx: ServiceContext, jobId: number): Promise<AgentImage | undefined> {
+  const job = await findJob(db, jobId);
+  const reference = job?.spec.image;
+  if (!job || !reference) return undefined;
+  const { registry } = parseImageReference(reference);
+  const login = await registryAuth(db, ctx.secrets, job.project, registry);
+  return {
+    reference,
+    ...(ctx.runtime?.insecureRegistries?.includes(registry) ? { insecure: true } : {}),
+    ...(login ? { login } : {}),
+  };
 }
 
 /**
@@ -91,11 +120,20 @@ export async function nextJob(
 export async function pilotJob(ctx: With<'runtime'>, workerId: number, waitMs: number): Promise<NextJob> {
   const next = await ctx.runtime.controller.pilotNext(workerId, waitMs);
   if (!('jobId' in next)) return next;
+  const image = await agentImage(ctx.store.db, ctx, next.jobId);
+  const withImage = image ? { image } : {};
   if (next.token)
-    return { jobId: next.jobId, token: next.token, ...(next.start ? { start: next.start } : {}) };
+    return {
+      jobId: next.jobId,
+      token: next.token,
+      ...(next.start ? { start: next.start } : {}),
+      ...withImage,
+    };
   // Handed over before a restart: its token is made now.
   const token = await ctx.store.transaction((db) => jobToken(db, ctx, workerId, next.jobId));
-  return token === undefined ? { stop: `job ${next.jobId} has ended` } : { jobId: next.jobId, token };
+  return token === undefined
+    ? { stop: `job ${next.jobId} has ended` }
+    : { jobId: next.jobId, token, ...withImage };
 }
 
 /** The header of a pilot's worker credential on a finish that asks for the next job (as agent/protocol.ts names it). */

@@ -18,7 +18,7 @@ export function listImages(ctx: With<'runtime'>, p: Principal): CachedImageView[
 /** Removes every image no job holds; the audit log says which, and how much it freed. */
 export async function pruneImages(ctx: With<'runtime'>, p: Principal): Promise<CachedImageView[]> {
   requireAdmin(p, 'prune the cached images');
-  const removed = ctx.runtime.controller.pruneImages();
+  const removed = await ctx.runtime.controller.pruneImages();
   if (removed.length > 0)
     await write(ctx, (db) =>
       audit(

@@ -47,6 +47,8 @@ export interface SubmitInput {
   artifacts?: string[];
   /** An OCI image to run in (`registry/name:tag` or `…@sha256:…`, images/reference.ts). */
   image?: string;
+  /** Run on a terminal its submitter attaches to (`berth run -it`). */
+  interactive?: boolean;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -109,6 +111,7 @@ export function buildSpec(input: SubmitInput): JobSpec {
     ...retrySpec(input),
     ...arraySpecOf(input.array),
     ...(artifacts.length > 0 ? { artifacts } : {}),
+    ...(input.interactive ? { interactive: true } : {}),
   };
 }
 
@@ -190,6 +193,7 @@ export function submissionDetail(name: string, target: string, spec: JobSpec): R
     ...((spec.workers ?? 1) > 1 ? { workers: spec.workers } : {}),
     ...(spec.array !== undefined ? { array: spec.array } : {}),
     ...(spec.image !== undefined ? { image: spec.image } : {}),
+    ...(spec.interactive ? { interactive: true } : {}),
   };
 }
 

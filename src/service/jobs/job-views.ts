@@ -2,6 +2,7 @@
  * Jobs as the API shows them: the stored record, its worker and resource instances (a few queries
  * for a whole page), and the controller's live reason, position and blockers laid over it.
  */
+import { instantsIn } from '../../domain/reason-times.js';
 import { isTerminal, type Job, type JobRecord } from '../../domain/job.js';
 import { retryPolicy } from '../../domain/retry.js';
 import type { WorkerRecord } from '../../domain/worker.js';
@@ -42,6 +43,8 @@ export function toJobView(r: JobRecord, live: Live, viewer: Principal): Job {
     name: r.name,
     state: r.state,
     reason: r.reason,
+    reasonTimes: instantsIn(r.reason),
+    provisional: false,
     position: live.position,
     projectPosition: live.projectPosition,
     blockers: live.blockers,
@@ -59,6 +62,7 @@ export function toJobView(r: JobRecord, live: Live, viewer: Principal): Job {
     worker: live.worker,
     command: r.spec.command,
     ...imageView(r.spec.image),
+    interactive: r.spec.interactive === true,
     env: envFor(viewer, r),
     timeoutSeconds: r.spec.timeoutSeconds,
     dependsOn: r.spec.dependsOn,
@@ -119,7 +123,11 @@ export async function jobViews(
       },
       viewer,
     );
-    if (live) job.reason = live.reason;
+    if (live) {
+      job.reason = live.reason;
+      job.reasonTimes = instantsIn(live.reason);
+      job.provisional = live.provisional === true;
+    }
     return job;
   });
 }

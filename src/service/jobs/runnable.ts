@@ -57,6 +57,7 @@ export async function checkRunnable(
     }
   }
   if (spec.image !== undefined) checkImage(rt, target, spec.image);
+  if (spec.interactive) checkInteractive(rt, target, spec);
   const limit = rt.workerTimeLimits?.[target];
   if (limit !== undefined && spec.timeoutSeconds !== null && spec.timeoutSeconds > limit) {
     throw new UnprocessableError(
@@ -98,6 +99,23 @@ export async function checkRunnable(
     );
   }
   return queue;
+}
+
+/**
+ * An interactive job: a target that can give it a terminal, one worker, and a time limit (its own
+ * or its target's defaultTimeout): it holds its quota while a person works, so it must end.
+ */
+function checkInteractive(rt: JobRuntime, target: string, spec: JobSpec): void {
+  const refused = rt.interactiveRefused?.[target];
+  if (refused)
+    throw new UnprocessableError(`interactive: target "${target}" cannot run interactive jobs: ${refused}`);
+  if ((spec.workers ?? 1) > 1) throw new UnprocessableError('interactive: an interactive job has one worker');
+  if (spec.array !== undefined)
+    throw new UnprocessableError('interactive: an interactive job is not an array');
+  if (spec.timeoutSeconds === null)
+    throw new UnprocessableError(
+      `interactive: an interactive job needs a time limit: give one (timeoutSeconds; berth run --timeout 2h), or set target "${target}"'s defaultTimeout`,
+    );
 }
 
 /** The submission field that gives each kind of dependency. */

@@ -28,7 +28,7 @@ import {
   type JobState,
   type Role,
 } from '../types.js';
-import { printable } from '../../../src/domain/printable.js';
+import { ReasonText } from '../components/ReasonText.js';
 
 export const TASKS_PAGE_SIZE = 100;
 
@@ -354,7 +354,9 @@ function Tasks({ array, state, onState }: TasksProps) {
                     <td>
                       <StateChip state={t.state} />
                     </td>
-                    <td className="reason">{printable(t.reason)}</td>
+                    <td className="reason">
+                      <ReasonText reason={t.reason} />
+                    </td>
                     <td className="num">
                       <Duration from={t.startedAt} to={t.finishedAt} />
                     </td>

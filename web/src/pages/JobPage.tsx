@@ -7,7 +7,16 @@ import { CancelButton } from '../components/CancelButton.js';
 import { EstimatedStart } from '../components/EstimatedStart.js';
 import { Reservation, reservationOf } from '../components/Reservation.js';
 import { Section } from '../components/Section.js';
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import {
+  lazy,
+  Suspense,
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
 import { api, failureOf } from '../api.js';
 import { Artifacts } from '../components/Artifacts.js';
 import { Attempts } from '../components/Attempts.js';
@@ -23,6 +32,18 @@ import { Link, paths } from '../router.js';
 import { stream } from '../stream.js';
 import { isFinished, type Job, type JobEvent, type Role } from '../types.js';
 import { printable } from '../../../src/domain/printable.js';
+import { ReasonText } from '../components/ReasonText.js';
+
+/** The terminal (xterm.js) in a chunk of its own: only who opens one loads it. */
+const Terminal = lazy(() => import('../components/Terminal.js').then((m) => ({ default: m.Terminal })));
+
+/**
+ * Whether `role` may open a terminal inside a job (`submitter`: the viewer submitted it), as the
+ * server decides (service/jobs/job-exec.ts): admins, the project's owners, and its submitter
+ * while a member — never a viewer.
+ */
+const mayExecAs = (role: Role | 'admin' | null, submitter: boolean): boolean =>
+  role === 'admin' || role === 'owner' || (role === 'member' && submitter);
 
 /** The most log text kept on screen; older output is dropped from the top. */
 const LOG_LIMIT = 2_000_000;
@@ -34,6 +55,8 @@ export function JobPage({ id }: { id: number }) {
   const [events, setEvents] = useState<JobEvent[] | null>(null);
   const [error, setError] = useState<{ status: number; message: string } | null>(null);
   const [role, setRole] = useState<Role | 'admin' | null>(user.admin ? 'admin' : null);
+  /** The job whose terminal is open on this page, if any. */
+  const [terminalOf, setTerminalOf] = useState<number | null>(null);
 
   const load = useCallback(
     async (signal?: AbortSignal) => {
@@ -116,6 +139,8 @@ export function JobPage({ id }: { id: number }) {
   }
 
   const mayCancel = mayCancelAs(role);
+  const terminalOpen = terminalOf === job.id;
+  const mayTerminal = job.state === 'running' && mayExecAs(role, job.createdBy === user.name);
   return (
     <>
       <div className="page-head">
@@ -123,21 +148,39 @@ export function JobPage({ id }: { id: number }) {
           <h1 tabIndex={-1}>Job {job.id}</h1>
           <p className="job-name">{job.name}</p>
         </div>
-        {!isFinished(job.state) && mayCancel && (
-          <CancelButton
-            label="Cancel job"
-            requested={job.cancelRequested}
-            cancel={() => api.cancelJob(job.id)}
-            onCancelled={setJob}
-          />
-        )}
+        <div className="page-actions">
+          {mayTerminal && !terminalOpen && (
+            <button type="button" onClick={() => setTerminalOf(job.id)}>
+              {job.interactive ? 'Attach' : 'Terminal'}
+            </button>
+          )}
+          {!isFinished(job.state) && mayCancel && (
+            <CancelButton
+              label="Cancel job"
+              requested={job.cancelRequested}
+              cancel={() => api.cancelJob(job.id)}
+              onCancelled={setJob}
+            />
+          )}
+        </div>
       </div>
       <p className="status-line" role="status">
         <StateChip state={job.state} />
-        <span className="reason">{printable(job.reason)}</span>
+        <span className="reason">
+          <ReasonText reason={job.reason} />
+        </span>
         {job.cancelRequested && !isFinished(job.state) && <span className="badge">cancel requested</span>}
       </p>
       {error && <ErrorAlert>{error.message}</ErrorAlert>}
+      {terminalOpen && (
+        <Suspense fallback={<Loading what="the terminal" />}>
+          <Terminal
+            job={job.id}
+            mode={job.interactive ? 'attach' : 'exec'}
+            onClose={() => setTerminalOf(null)}
+          />
+        </Suspense>
+      )}
       <div className="job-grid">
         <Spec job={job} />
         <div className="job-side">

@@ -19,6 +19,7 @@ import { useDebounced, useStreamEvent, useTitle } from '../hooks.js';
 import { Link, navigate, paths, useLocation } from '../router.js';
 import { isFinished, JOB_STATES, type Job, type JobPage, type JobSort, type JobState } from '../types.js';
 import { printable } from '../../../src/domain/printable.js';
+import { ReasonText } from '../components/ReasonText.js';
 
 export const PAGE_SIZE = 50;
 const SORTS: readonly JobSort[] = ['-id', 'id', '-priority', 'priority'];
@@ -309,7 +310,9 @@ function JobRow({ job: j }: { job: Job }) {
       <td>
         <StateChip state={j.state} />
       </td>
-      <td className="reason">{printable(j.reason)}</td>
+      <td className="reason">
+        <ReasonText reason={j.reason} />
+      </td>
       <td className="num">{j.position ?? <span className="muted">–</span>}</td>
       <td className="num">
         {j.priorityClass ? <span title={`priority class ${j.priorityClass}`}>{j.priority}</span> : j.priority}

@@ -1,7 +1,7 @@
-/** What a job waiting for its image's pull is told (factories/worker-images.ts, pure), from a table. */
+/** What a job waiting for its image's pull is told (images/pull-reason.ts, pure), from a table. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pullReason } from '../../src/factories/worker-images.js';
+import { pullReason } from '../../src/images/pull-reason.js';
 import type { PullProgress } from '../../src/images/image-cache.js';
 
 describe("a pull's progress as a job's reason", () => {
