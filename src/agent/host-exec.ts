@@ -6,7 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobCgroup } from './cgroups.js';
 import { startExec, type ExecProcess } from './exec-process.js';
-import type { HostCommand, HostEvent } from './host-protocol.js';
+import type { HostCommand, SessionCommand, SessionEvent } from './host-protocol.js';
 import type { JobIdentity } from './identity.js';
 import type { JobTerminal, TerminalClient } from './job-terminal.js';
 import type { RunningJob } from './run-job.js';
@@ -28,7 +28,28 @@ export class HostExecs {
   /** Sessions killed before their command ran. */
   private readonly killed = new Set<number>();
 
-  constructor(private readonly send: (e: HostEvent) => void) {}
+  constructor(private readonly send: (e: SessionEvent) => void) {}
+
+  /**
+   * Acts on a command about sessions (from the factory, or over a remote agent's channel):
+   * `memberOf` finds the member an exec enters, `terminalOf` the terminal an attach takes.
+   */
+  handle(
+    msg: SessionCommand,
+    memberOf: (workerId: number, rank: number) => RunningMember | undefined,
+    terminalOf: (workerId: number) => JobTerminal | undefined,
+  ): void {
+    if (msg.type === 'exec')
+      void this.start(
+        msg,
+        () => memberOf(msg.workerId, msg.rank),
+        () => terminalOf(msg.workerId),
+      );
+    else if (msg.type === 'exec-input') this.input(msg.session, msg.data);
+    else if (msg.type === 'exec-kill') this.kill(msg.session);
+    else if (msg.type === 'exec-resize') this.resize(msg.session, msg.cols, msg.rows);
+    else this.flow(msg.session, msg.paused);
+  }
 
   /** Starts session `cmd.session` in `member` (or attaches it to `terminal`), or says why it cannot. */
   async start(

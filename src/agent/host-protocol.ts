@@ -71,3 +71,11 @@ export type HostEvent =
   | { type: 'exec-output'; session: number; stream: 'stdout' | 'stderr'; data: Uint8Array }
   /** A session's command ended (or never started: `message` says why). */
   | { type: 'exec-exit'; session: number; exitCode: number | null; signal: string | null; message?: string };
+
+/** The commands about `berth exec` sessions: what a remote agent's channel carries too (channel-protocol.ts). */
+export type SessionCommand = Extract<
+  HostCommand,
+  { type: 'exec' | 'exec-input' | 'exec-kill' | 'exec-resize' | 'exec-flow' }
+>;
+/** The events of `berth exec` sessions. */
+export type SessionEvent = Extract<HostEvent, { type: 'exec-output' | 'exec-exit' }>;

@@ -123,16 +123,12 @@ export function runAgentHost(): void {
     if (msg.type === 'start') start(msg);
     else if (msg.type === 'kill')
       void killWorker(msg.workerId).then((clean) => send({ type: 'killed', workerId: msg.workerId, clean }));
-    else if (msg.type === 'exec')
-      void execs.start(
+    else
+      execs.handle(
         msg,
-        () => running.get(msg.workerId)?.get(msg.rank),
-        () => terminals.get(msg.workerId),
+        (workerId, rank) => running.get(workerId)?.get(rank),
+        (workerId) => terminals.get(workerId),
       );
-    else if (msg.type === 'exec-input') execs.input(msg.session, msg.data);
-    else if (msg.type === 'exec-kill') execs.kill(msg.session);
-    else if (msg.type === 'exec-resize') execs.resize(msg.session, msg.cols, msg.rows);
-    else if (msg.type === 'exec-flow') execs.flow(msg.session, msg.paused);
   });
   process.on('disconnect', () => {
     execs.killAll();

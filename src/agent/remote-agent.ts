@@ -15,11 +15,17 @@
  * A job in an OCI image is run in it as on a local factory's worker: the image pulled into the
  * node's cache, which every agent on the node shares (node-images.ts), before the job starts —
  * the job's reason says the pull's progress meanwhile.
+ * Its channel to the server (agent-channel.ts), dialled out with the channel credential its
+ * registration gave, carries `berth exec`, `attach` and `port-forward` into its running job, as the
+ * local factory's agent host does for its own.
  */
 import { chownSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openChannel, type AgentChannel } from './agent-channel.js';
 import { AgentClient, AgentHttpError } from './client.js';
+import { HostExecs, type RunningMember } from './host-exec.js';
+import type { JobTerminal } from './job-terminal.js';
 import { errorMessage, postRetrying, trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
 import type { AgentImage, FinishRequest, NextJob } from './protocol.js';
@@ -73,7 +79,12 @@ export interface Registration {
   workerCredential?: string;
   /** The job's image, pulled on this node before it starts. */
   image?: AgentImage;
+  /** The credential of its channel to the server (agent-channel.ts); absent: a server without one. */
+  channel?: string;
 }
+
+/** How long an agent waits for its channel before its first job starts without it. */
+const CHANNEL_WAIT_MS = 5000;
 
 /** A pilot's next job; with `start`, it already runs (no start call to make). */
 type PilotJob = Extract<NextJob, { jobId: number }>;
@@ -275,6 +286,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
   log(
     `worker ${reg.workerId} registered${reg.workerCredential ? ' (a pilot)' : ''}: running job ${reg.jobId}${member}`,
   );
+  const sessions = reg.channel ? sessionsOver(o, reg.workerId, reg.channel, log) : undefined;
   let workdir: string | undefined;
   let pid: number | undefined;
   // Stopped from outside (scancel, Slurm's time limit, a node shutting down): the job's processes
@@ -304,6 +316,8 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
       let handed: NextJob | undefined;
       const dir = (workdir ??= jobDir(o.workRoot ?? tmpdir(), reg.workerId, identity));
       const prepared = job.image ? await prepareImage(o, job, job.image, dir, images, sandbox) : undefined;
+      // Open before the job runs, so that an exec finds it as soon as the job is running.
+      await sessions?.opened();
       if (prepared && 'outcome' in prepared) {
         log(`job ${job.jobId} could not start: ${prepared.message}`);
         return prepared;
@@ -328,7 +342,11 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
                 },
               }
             : {}),
-          onSpawn: (p) => (pid = p),
+          onSpawn: (p, running) => {
+            pid = p;
+            sessions?.ran({ running, ...(identity ? { identity } : {}) });
+          },
+          onTerminal: (t) => sessions?.terminal(t),
           ...(sandbox ? { sandbox: { ...sandbox, workdir: dir } } : {}),
           ...(prepared ? { image: prepared.image } : {}),
           // Under its own uid, every process the job left (setsid, nohup) ends with it: the
@@ -348,6 +366,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
         });
       } finally {
         pid = undefined;
+        sessions?.ended();
         await prepared?.release();
         if (!(await emptied(dir))) workdir = undefined;
       }
@@ -359,8 +378,55 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
     }
     return result!;
   } finally {
+    sessions?.close();
     if (workdir) await removeBeneath(workdir);
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/** The sessions inside this agent's running job, carried over its channel to the server. */
+function sessionsOver(
+  o: RemoteAgentOptions,
+  workerId: number,
+  credential: string,
+  log: (line: string) => void,
+) {
+  const rank = o.rank ?? 0;
+  let member: RunningMember | undefined;
+  let held: JobTerminal | undefined;
+  let channel: AgentChannel | undefined = undefined;
+  const execs = new HostExecs((e) => channel?.send(e));
+  channel = openChannel({
+    url: o.url,
+    workerId,
+    rank,
+    credential,
+    ...(o.ca ? { ca: o.ca.certificates } : {}),
+    log,
+    onMessage: (m) =>
+      execs.handle(
+        m,
+        (w, r) => (w === workerId && r === rank ? member : undefined),
+        (w) => (w === workerId ? held : undefined),
+      ),
+  });
+  return {
+    opened: async () => {
+      if (!(await channel.opened(CHANNEL_WAIT_MS)))
+        log('no channel to the server yet: berth exec and attach reach this job once there is');
+    },
+    ran: (m: RunningMember) => (member = m),
+    terminal: (t: JobTerminal) => (held = t),
+    /** The job has ended: its sessions end with it (what they ran ended with its uid's processes). */
+    ended: () => {
+      member = undefined;
+      held = undefined;
+      execs.killAll();
+    },
+    close: () => {
+      execs.killAll();
+      channel.close();
+    },
+  };
 }

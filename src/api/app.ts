@@ -37,6 +37,7 @@ import { auditRoutes } from './routes/audit.js';
 import { usageRoutes } from './routes/usage.js';
 import { forecastRoutes } from './routes/forecast.js';
 import { agentRoutes } from './routes/agent.js';
+import { agentChannelRoute } from './routes/agent-channel.js';
 import { execRoutes } from './routes/exec.js';
 import { EXEC_MAX_FRAME, type SessionLimits } from '../domain/exec-protocol.js';
 import websocket from '@fastify/websocket';
@@ -176,6 +177,7 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       await jobRoutes(api, ctx, credentials);
       await arrayRoutes(api, ctx);
       await agentRoutes(api, ctx);
+      agentChannelRoute(api, ctx);
       execRoutes(api, ctx, opts.sessions ?? { maxPerUser: 32, maxPerServer: 1024 });
       await artifactRoutes(api, ctx);
       await infrastructureRoutes(api, ctx);

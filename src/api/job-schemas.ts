@@ -227,6 +227,7 @@ export const WaitingBody = strict({ reason: Type.Union([Type.String({ maxLength:
 
 /** `berth agent` registering its worker; the one-time credential is the bearer token. */
 export const RegisterBody = strict({ workerId: Type.Integer({ minimum: 1 }) });
+export const ChannelQuery = strict({ workerId: Type.Integer({ minimum: 1 }), rank: Type.Optional(Rank) });
 
 export const WorkerQuery = strict({
   state: Type.Optional(Type.Union(WORKER_STATES.map((s) => Type.Literal(s)))),

@@ -25,7 +25,14 @@ import type { JobRecord } from '../domain/job.js';
 import type { ProjectAccess } from '../domain/project.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Metadata } from '../domain/resource-instance.js';
-import type { ExecRun, ExecSession, Factory, FactoryListener, WorkerHandle } from '../factories/factory.js';
+import type {
+  ChannelSocket,
+  ExecRun,
+  ExecSession,
+  Factory,
+  FactoryListener,
+  WorkerHandle,
+} from '../factories/factory.js';
 import type { QueueFigures, QueueModel } from '../scheduler/types.js';
 import { updateWorker } from '../store/queries/workers.js';
 import { AgentDesk } from './agent-desk.js';
@@ -305,7 +312,17 @@ export class Controller implements ControllerPort, FactoryListener {
 
   execInJob(jobId: number, rank: number, run: ExecRun): ExecSession {
     const { factory, workerId } = this.execWhere(jobId, rank);
-    return factory.exec!(workerId, rank, run);
+    return factory.exec ? factory.exec(workerId, rank, run) : factory.channels!.exec(workerId, rank, run);
+  }
+
+  agentChannel(workerId: number, rank: number, socket?: ChannelSocket): void {
+    const worker = this.holdings.get('worker', workerId);
+    const channels = worker && this.o.factories.get(worker.provider)?.channels;
+    if (!channels)
+      throw new ConflictError(
+        `worker ${workerId} is not a live worker of a factory whose agents dial the server (it has gone, or this server does not lead)`,
+      );
+    if (socket) channels.connect(workerId, rank, socket);
   }
 
   checkExec(jobId: number, rank: number): void {
@@ -323,10 +340,12 @@ export class Controller implements ControllerPort, FactoryListener {
       );
     const worker = this.holdings.get('worker', job.workerId);
     const factory = worker && this.o.factories.get(worker.provider);
-    if (!factory?.exec)
+    if (!factory?.exec && !factory?.channels)
       throw new ConflictError(
-        `job ${jobId} runs on factory "${worker?.provider ?? '?'}" (${factory?.kind ?? 'gone'}), which cannot run a command inside its jobs yet: berth exec reaches jobs of local factories`,
+        `job ${jobId} runs on factory "${worker?.provider ?? '?'}" (${factory?.kind ?? 'gone'}), which cannot run a command inside its jobs: berth exec reaches jobs of local factories and of berth agents (a slurm factory without sharedDir)`,
       );
+    const unreachable = factory.exec ? undefined : factory.channels!.refusal(job.workerId, rank);
+    if (unreachable) throw new ConflictError(`job ${jobId}: ${unreachable}`);
     return { factory, workerId: job.workerId };
   }
 }

@@ -9,7 +9,8 @@
 import type { CachedImageView } from '../domain/image.js';
 import type { ForecastInput } from '../scheduler/forecast.js';
 export type { ForecastInput, ForecastPending } from '../scheduler/forecast.js';
-import type { ExecRun, ExecSession } from '../factories/factory.js';
+import type { ChannelSocket, ExecRun, ExecSession } from '../factories/factory.js';
+export type { ChannelSocket } from '../factories/factory.js';
 export type { ExecRun, ExecSession, ExecListener, TerminalSize } from '../factories/factory.js';
 import type { FinishRequest, HeartbeatResponse, Member, StartResponse } from '../agent/protocol.js';
 /** The image an agent on another machine pulls for its job (service/cluster/agent-registration.ts). */
@@ -137,6 +138,11 @@ export interface ControllerReadModel {
   execInJob(jobId: number, rank: number, run: ExecRun): ExecSession;
   /** Whether an exec in member `rank` of job `jobId` would start now: the error it would meet. */
   checkExec(jobId: number, rank: number): void;
+  /**
+   * A remote agent's channel for member `rank` of worker `workerId` (factories/agent-channels.ts),
+   * taken by the worker's factory; without `socket`, only whether it would be (the error it would meet).
+   */
+  agentChannel(workerId: number, rank: number, socket?: ChannelSocket): void;
   /** The OCI images on the machine whose factories this controller runs (`GET /images`); [] where none run. */
   images(): CachedImageView[];
   /** Removes the images no job holds (`POST /images/prune`); returns them. */

@@ -135,6 +135,11 @@ export interface Factory {
    * groups and uid (agent/exec-process.ts). Absent: the factory cannot (its agents run elsewhere).
    */
   exec?(workerId: number, rank: number, run: ExecRun): ExecSession;
+  /**
+   * For a factory whose workers' agents run on other machines and dial the server a channel
+   * (agent-channels.ts): the channels, over which `berth exec` reaches its jobs instead of `exec`.
+   */
+  channels?: RemoteSessions;
   close(): Promise<void>;
 }
 
@@ -174,3 +179,21 @@ export type ExecListener = (
     | { type: 'output'; stream: 'stdout' | 'stderr'; data: Buffer }
     | { type: 'exit'; exitCode: number | null; signal: string | null; message?: string },
 ) => void;
+
+/** A WebSocket as a remote agent's channel is used (the API adapts ws's: api/routes/agent-channel.ts). */
+export interface ChannelSocket {
+  /** Sends a frame: a Buffer as a binary one, a string as text. */
+  send(frame: Buffer | string): void;
+  close(code: number, reason: string): void;
+  onMessage(listener: (data: Buffer, binary: boolean) => void): void;
+  onClose(listener: () => void): void;
+}
+
+/** Sessions in jobs over their remote agents' channels (agent-channels.ts). */
+export interface RemoteSessions {
+  /** Takes member `rank` of worker `workerId`'s channel, replacing an older one. */
+  connect(workerId: number, rank: number, socket: ChannelSocket): void;
+  /** Why a session in member `rank` of worker `workerId` cannot start now; undefined if it can. */
+  refusal(workerId: number, rank: number): string | undefined;
+  exec(workerId: number, rank: number, run: ExecRun): ExecSession;
+}

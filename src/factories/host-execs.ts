@@ -1,18 +1,23 @@
 /**
- * The local factory's side of `berth exec` sessions: each a command its agent host runs inside a
- * running member (agent/host-exec.ts), over the host's IPC channel.
+ * The server's side of `berth exec` sessions: each a command an agent runs inside a running member
+ * (agent/host-exec.ts) — the local factory's agent host over its IPC channel, or a remote agent
+ * over its channel to the server (agent-channels.ts).
  */
-import type { HostCommand, HostEvent } from '../agent/host-protocol.js';
+import type { SessionCommand, SessionEvent } from '../agent/host-protocol.js';
 import type { ExecListener, ExecRun, ExecSession } from './factory.js';
-
-type ExecEvent = Extract<HostEvent, { type: 'exec-output' | 'exec-exit' }>;
 
 export class HostExecClient {
   private next = 1;
   private readonly listeners = new Map<number, ExecListener[]>();
 
-  /** `send` reaches the host; false when it cannot (no host, or it has gone). */
-  constructor(private readonly send: (cmd: HostCommand) => boolean) {}
+  /**
+   * `send` reaches the host (or a remote agent); false when it cannot (no host, or it has gone),
+   * and a session then ends at once saying `unreachable`.
+   */
+  constructor(
+    private readonly send: (cmd: SessionCommand) => boolean,
+    private readonly unreachable = 'the agent host is not running',
+  ) {}
 
   open(workerId: number, rank: number, run: ExecRun): ExecSession {
     const session = this.next++;
@@ -32,7 +37,7 @@ export class HostExecClient {
           session,
           exitCode: null,
           signal: null,
-          message: 'the agent host is not running',
+          message: this.unreachable,
         }),
       );
     return {
@@ -45,7 +50,7 @@ export class HostExecClient {
   }
 
   /** An event of a session, from the host. */
-  event(e: ExecEvent): void {
+  event(e: SessionEvent): void {
     const listeners = this.listeners.get(e.session);
     if (!listeners) return;
     if (e.type === 'exec-output') {

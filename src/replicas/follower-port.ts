@@ -129,6 +129,10 @@ export class FollowerPort implements ControllerPort {
     throw this.leaderOnly('a command inside a job');
   }
 
+  agentChannel(): void {
+    throw this.leaderOnly("an agent's channel");
+  }
+
   agentStart(): Promise<StartResponse> {
     throw this.leaderOnly('the agent protocol');
   }

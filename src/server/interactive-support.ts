@@ -3,9 +3,12 @@ import type { Config } from '../config/schema.js';
 import type { FactoryIsolation } from '../factories/isolation.js';
 
 /**
- * Per target whose jobs cannot have a terminal, why: a terminal is held by the local factory's
- * agent host, and becomes the job's controlling one inside its namespaces (agent/sandbox.ts);
- * a Slurm node's agent has no channel from the server to take a terminal's bytes yet.
+ * Per target whose jobs cannot have a terminal, why: a terminal is held by the job's agent — the
+ * local factory's agent host, or `berth agent` on a Slurm node, whose channel to the server carries
+ * its bytes (agent/agent-channel.ts) — and becomes the job's controlling one inside its namespaces
+ * (agent/sandbox.ts). A Slurm factory's direct workers (`sharedDir`) have no agent. Whether a
+ * node's agent can give namespaces is known on the node only: one that cannot fails the job at
+ * its start, saying so.
  */
 export function interactiveRefused(
   config: Config,
@@ -15,9 +18,13 @@ export function interactiveRefused(
   for (const [name, t] of Object.entries(config.targets)) {
     const f = config.factories[t.factory];
     if (!f) continue;
-    if (f.kind !== 'local')
+    if (f.kind === 'slurm') {
+      if (f.sharedDir !== undefined)
+        out[name] =
+          `its factory "${t.factory}" runs its jobs directly on the nodes (sharedDir), with no berth agent to hold a terminal`;
+    } else if (f.kind !== 'local')
       out[name] =
-        `its factory "${t.factory}" is a ${f.kind} factory: interactive jobs run on local factories for now`;
+        `its factory "${t.factory}" is a ${f.kind} factory: interactive jobs run on local and slurm factories`;
     else if (!isolation.get(t.factory)?.sandbox)
       out[name] =
         `its factory "${t.factory}" runs jobs without namespaces of their own (namespaces: off, or bubblewrap missing), which a job's terminal needs`;

@@ -36,7 +36,7 @@ export function jobId(p: Principal): number {
 const header = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
 /** The credential of an `Authorization: Bearer …` header (not an API token: see the handlers). */
-function bearer(header: string | undefined): string {
+export function bearer(header: string | undefined): string {
   const credential = /^bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
   if (!credential) throw new UnauthorizedError('missing credential: pass "Authorization: Bearer CREDENTIAL"');
   return credential;

@@ -172,6 +172,13 @@ export class SlurmCli {
     }
   }
 
+  /** Cancels the jobs named `name`; their ids. */
+  async cancelNamed(name: string): Promise<string[]> {
+    const ids = (await this.jobs({ namePrefix: name })).filter((j) => j.name === name).map((j) => j.id);
+    await Promise.all(ids.map((id) => this.cancel(id)));
+    return ids;
+  }
+
   /** Why Slurm cannot be used (no commands, no controller answering), or null when it can. */
   async unavailableReason(): Promise<string | null> {
     try {

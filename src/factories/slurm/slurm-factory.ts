@@ -43,6 +43,7 @@ import {
   shellQuote,
   watchExits,
 } from './direct-run.js';
+import { AgentChannels } from '../agent-channels.js';
 import { agentScript } from './agent-script.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
 import { EndedWatch } from './ended-watch.js';
@@ -137,10 +138,13 @@ export class SlurmFactory implements Factory {
   private readonly submits: ConcurrencyLimit;
   /** Who each worker's jobs run as. */
   private readonly identities: WorkerIdentities;
+  /** `berth exec` into its jobs, over their agents' channels (a direct worker has no agent). */
+  readonly channels: AgentChannels | undefined;
 
   constructor(private readonly o: SlurmFactoryOptions) {
     this.name = o.name;
     this.capacity = o.capacity;
+    if (o.sharedDir === undefined) this.channels = new AgentChannels();
     this.cli = new SlurmCli({ slurmConf: o.slurmConf, runner: this.runner });
     this.ended = new EndedWatch(this.cli);
     this.submits = new ConcurrencyLimit(o.submitConcurrency ?? 8);
@@ -336,7 +340,7 @@ export class SlurmFactory implements Factory {
       t.knownAt = Date.now();
     } catch (e) {
       this.tracked.delete(workerId);
-      await this.cancelNamed(t.name).catch(() => {});
+      await this.cli.cancelNamed(t.name).catch(() => {});
       await undo?.();
       throw e;
     }
@@ -380,6 +384,7 @@ export class SlurmFactory implements Factory {
     const t = this.tracked.get(workerId);
     this.tracked.delete(workerId);
     t?.run?.close();
+    this.channels?.forget(workerId);
     const name = typeof handle?.slurmJobName === 'string' ? handle.slurmJobName : this.names.of(workerId);
     const direct = this.o.sharedDir !== undefined ? directPaths(this.o.sharedDir, name) : undefined;
     // A direct worker whose run has ended needs no scancel; destroyed still means its processes
@@ -400,7 +405,7 @@ export class SlurmFactory implements Factory {
   ): Promise<void> {
     const known = typeof handle?.slurmJobId === 'string' ? handle.slurmJobId : t?.slurmId;
     // Recorded before a crash, never told its Slurm id: found by its name.
-    const ids = known ? [known] : await this.cancelNamed(this.names.of(workerId));
+    const ids = known ? [known] : await this.cli.cancelNamed(this.names.of(workerId));
     if (known) await this.cli.cancel(known);
     // Destroyed means its processes are gone: wait while Slurm still runs or completes it
     // (SIGTERM, then SIGKILL after KillWait). Past the deadline the controller tries again later.
@@ -417,15 +422,9 @@ export class SlurmFactory implements Factory {
     return t.endsAt !== undefined ? t.endsAt : t.submittedAt + this.o.timeLimitSeconds * 1000;
   }
 
-  /** Cancels the jobs named `name`; their ids. */
-  private async cancelNamed(name: string): Promise<string[]> {
-    const ids = (await this.cli.jobs({ namePrefix: name })).filter((j) => j.name === name).map((j) => j.id);
-    await Promise.all(ids.map((id) => this.cli.cancel(id)));
-    return ids;
-  }
-
   async close(): Promise<void> {
     this.exits?.close();
+    this.channels?.close();
     this.runner.close();
     for (const t of this.tracked.values()) t.run?.close();
     clearTimeout(this.timer);

@@ -15,6 +15,7 @@
 import type { AgentImage, PilotNext } from '../../controller/port.js';
 import { parseImageReference } from '../../images/reference.js';
 import { registryAuth } from '../tenancy/registry-credentials.js';
+import { channelCredential } from './agent-channel.js';
 import { UnauthorizedError } from '../../domain/errors.js';
 import { isTerminal } from '../../domain/job.js';
 import { hashToken, newToken } from '../../domain/tokens.js';
@@ -36,6 +37,8 @@ export interface Registration {
   workerCredential?: string;
   /** The job's image, for the agent to pull on its node; absent: the job runs on the node's own files. */
   image?: AgentImage;
+  /** The credential of the agent's channel to the server (agent-channel.ts), for `berth exec`. */
+  channel: string;
 }
 
 /**
@@ -56,6 +59,8 @@ export async function registerAgent(
     `worker ${workerId} cannot be registered with this credential (unknown, already used, or the worker is gone)`,
   );
   let workerCredential: string | undefined;
+  // Before the transaction: its key is read (made at first) outside it.
+  const channel = await channelCredential(ctx, workerId);
   return ctx.store.transaction(async (db) => {
     const spent = await spendRegistration(
       db,
@@ -78,6 +83,7 @@ export async function registerAgent(
       workerId,
       jobId: spent.jobId,
       token,
+      channel,
       ...(workerCredential ? { workerCredential } : {}),
       ...(image ? { image } : {}),
     };
