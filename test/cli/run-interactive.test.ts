@@ -7,18 +7,16 @@
  * saying so, as does one nobody attaches to. And a terminal held by the agent reaches no other job.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { probeSandbox } from '../../src/agent/sandbox-probe.js';
-import { berthShellCommand } from '../helpers/berth-command.js';
 import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { twoTenants } from '../security/tenants.js';
-import { berth, useCliServer, type CliServer } from './cli.js';
+import { berth, useCliServer } from './cli.js';
+import { hasTmux, newestJob, Terminal, terminalTrial } from './terminal.js';
 
 const support = probeSandbox();
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 const skip = !support.available
   ? `jobs run without namespaces here: ${support.why}`
   : !hasTmux
@@ -36,110 +34,11 @@ const config = (idle: string, grace: string) =>
     '  untimed: { factory: local }',
   ].join('\n');
 
-/** A terminal of its own (a tmux server on a socket of this test's), running one shell command. */
-class Terminal {
-  private static next = 0;
-  private readonly socket = `berth-test-${process.pid}-${Terminal.next++}`;
-
-  constructor(cli: CliServer, command: string, token?: string) {
-    const env = Object.entries({
-      ...cli.connection(token),
-      HOME: cli.sb.home,
-      XDG_CONFIG_HOME: cli.sb.config,
-    })
-      .map(([k, v]) => `${k}='${v}'`)
-      .join(' ');
-    // After berth ends, its exit code stays on the screen, and the pane stays open to read it.
-    const line = `env ${env} ${berthShellCommand()} ${command}; echo "EXIT=$?"; sleep 600`;
-    this.tmux('new-session', '-d', '-x', '100', '-y', '30', line);
-  }
-
-  tmux(...args: string[]): string {
-    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
-  }
-
-  type(keys: string): void {
-    this.tmux('send-keys', '-l', keys);
-    this.tmux('send-keys', 'Enter');
-  }
-
-  screen(): string {
-    return this.tmux('capture-pane', '-p', '-J', '-S', '-100');
-  }
-
-  /** Waits until the screen matches `pattern`; returns the match. */
-  shows(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray> {
-    return waitFor(`${pattern} on the terminal`, () => this.screen().match(pattern) ?? undefined, timeoutMs);
-  }
-
-  /** SIGKILL to berth itself (the pane's shell's child): a dropped connection, as a lost laptop's. */
-  killClient(): void {
-    const shell = this.tmux('display-message', '-p', '#{pane_pid}').trim();
-    execFileSync('pkill', ['-KILL', '-P', shell]);
-  }
-
-  close(): void {
-    spawnSync('tmux', ['-L', this.socket, 'kill-server']);
-  }
-}
-
-/** The id of the newest job of `project`. */
-async function newestJob(cli: CliServer, project = 'default'): Promise<number> {
-  const jobs = await cli.request<{ id: number }[]>('GET', `/projects/${project}/jobs?limit=1`);
-  assert.ok(jobs[0], 'a job was submitted');
-  return jobs[0].id;
-}
-
 describe('berth run -it, berth attach', { skip }, () => {
   const cli = useCliServer(undefined, { config: config('10m', '10m') });
 
-  it("gives a shell a terminal: the prompt, its size and a resize, ^C, then a killed client's shell taken back by attach, and exit 7 as berth's own", async () => {
-    const t = new Terminal(cli, 'run -it -- sh');
-    try {
-      await t.shows(/\$ $/m);
-      t.type('stty size');
-      await t.shows(/^30 100$/m);
-      t.tmux('resize-window', '-x', '120', '-y', '40');
-      t.type('stty size');
-      await t.shows(/^40 120$/m);
-      t.type('sleep 300');
-      // ^C until the prompt is back: one typed before the shell has made sleep its foreground
-      // would reach the shell alone, and sleep would run on.
-      let pressed = 0;
-      await waitFor('^C to stop the sleep and give the prompt back', () => {
-        if (Date.now() - pressed > 500) {
-          t.tmux('send-keys', 'C-c');
-          pressed = Date.now();
-        }
-        return /sleep 300\n[\s\S]*\^C[\s\S]*\$ $/.test(t.screen().replace(/\n+$/, ''));
-      });
-      t.type('echo "alive $((6 * 7))"; X=remembered');
-      await t.shows(/^alive 42$/m);
-      const id = await newestJob(cli);
-      // The person's terminal closes (a closed window: berth gets its hang-up and its input ends);
-      // the job runs on, its shell not sent an end of file.
-      t.close();
-      const job = await getJob(cli.server.api, cli.server.adminToken, id);
-      assert.equal(job.state, 'running', 'the job outlives its client');
-
-      const back = new Terminal(cli, `attach -it ${id}`);
-      try {
-        // Its last output first, then the same shell: its variable is still set.
-        await back.shows(/alive 42/);
-        back.type('echo "X is $X"');
-        await back.shows(/^X is remembered$/m);
-        back.type('exit 7');
-        await back.shows(/^EXIT=7$/m);
-      } finally {
-        back.close();
-      }
-      const done = await waitDone(cli.server.api, cli.server.adminToken, id);
-      assert.equal(done.state, 'failed');
-      assert.equal(done.exitCode, 7);
-    } finally {
-      t.close();
-    }
-  });
+  it("gives a shell a terminal: the prompt, its size and a resize, ^C, then a killed client's shell taken back by attach, and exit 7 as berth's own", () =>
+    terminalTrial(cli));
 
   it('takes input from a pipe with -i, and exits with the last command of its shell', async () => {
     const r = await berth(cli.sb, ['run', '-i', '--', 'sh'], {

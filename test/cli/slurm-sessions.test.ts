@@ -2,7 +2,8 @@
  * `berth exec`, `port-forward`, `run -i` and `attach` on Slurm (issue #42), on the real cluster of
  * scripts/slurm: each node's `berth agent` dials a channel to the server with the credential its
  * registration gave (agent/agent-channel.ts), and the sessions reach the job through it — inside
- * its namespaces, as its uid — on a worker of its own and on a pilot. A job's own token opens no
+ * its namespaces, as its uid — on a worker of its own and on a pilot, where a person's trial in a
+ * real terminal (tmux) goes as on the local factory (terminal.ts). A job's own token opens no
  * channel (its code holds that token); a job that has ended is refused in one line.
  */
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import { call } from '../helpers/server.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { waitFor } from '../helpers/wait.js';
 import { berth, startBerth, useCliServer } from './cli.js';
+import { hasTmux, terminalTrial } from './terminal.js';
 
 const support = probeSandbox();
 const skip = slurmSkip() || (support.available ? false : `jobs run without namespaces here: ${support.why}`);
@@ -108,6 +110,12 @@ describe('sessions in jobs on Slurm', { skip }, () => {
       assert.match(r.stdout, /as \d{4,}: 42\r?$/m, target);
     }
   });
+
+  it(
+    "gives a shell on a Slurm pilot a terminal (tmux): the prompt, a resize, ^C, a killed client's shell taken back by attach, exit 7",
+    { skip: hasTmux ? false : 'tmux is not installed (apt-get install tmux)' },
+    () => terminalTrial(cli, '--target pilot '),
+  );
 
   it("opens no channel with a job's own token, nor with a made-up credential", async () => {
     const id = await runningJob({
