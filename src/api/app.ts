@@ -138,6 +138,13 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
       url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : url,
     );
   });
+  // Every answer, refusals included, by its route's template (metrics/http-metrics.ts).
+  const http = ctx.metrics?.http;
+  if (http)
+    app.addHook('onResponse', (request, reply, done) => {
+      http.answered(request.routeOptions.url, request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
   // After authentication (it counts per token) and before the routes (it hooks each).
   await installRateLimit(app, {
     requestsPerSecond: opts.requestsPerSecond ?? 0,

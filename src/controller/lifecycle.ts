@@ -97,6 +97,7 @@ export class Lifecycle implements ProvisioningOutcomes {
 
   /** Evicts an admitted job so it returns to its queue. */
   evict(job: TrackedJob, kind: 'preempt' | 'drain', reason: string): Promise<void> {
+    this.core.o.metrics?.jobEvicted(job.queue, kind);
     return this.carryOut(job, decide(this.factsOf(job), { type: 'evict', kind, reason }));
   }
 

@@ -129,6 +129,7 @@ export class ReconcileLoop {
     for (const { job, d } of admits) {
       jobs.setState(job, 'admitted');
       job.admittedAt = now;
+      o.metrics?.jobAdmitted(job.queue, (now - job.queuedAt) / 1000);
       job.borrowed = d.borrowed;
       this.provisioning.advance(job);
     }

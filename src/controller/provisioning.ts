@@ -180,9 +180,12 @@ export class Provisioning {
     const id = h.id;
     if (!this.stillWants(job, attempt)) return this.holdings.destroy(h); // cancelled or evicted meanwhile
     const req = { instanceId: id, jobId: job.id, project: job.project, type: well.type };
+    const began = performance.now();
     try {
       h.metadata = await well.create(req);
+      o.metrics?.created('instance', well.type, (performance.now() - began) / 1000);
     } catch (e) {
+      o.metrics?.created('instance', well.type, null);
       await this.instanceFailed(job, h, e);
       return;
     }
@@ -278,6 +281,7 @@ export class Provisioning {
         job.image !== undefined
           ? await o.images?.login(job.project, parseImageReference(job.image).registry)
           : undefined;
+      const began = performance.now();
       record.handle = await factory.create({
         workerId,
         jobId: job.id,
@@ -291,6 +295,7 @@ export class Provisioning {
         ...(job.image !== undefined ? { image: job.image } : {}),
         ...(imageLogin ? { imageLogin } : {}),
       });
+      o.metrics?.created('worker', factory.name, (performance.now() - began) / 1000);
       const devices = record.handle.devices;
       await journal.write(async ({ db, event }) => {
         await updateWorker(db, workerId, { state: 'ready', handle: record.handle }, o.now());
@@ -299,6 +304,7 @@ export class Provisioning {
           await event(job, 'devices-assigned', `worker ${workerId} holds ${devicesText(devices)}`);
       });
     } catch (e) {
+      o.metrics?.created('worker', factory.name, null);
       const message = e instanceof Error ? e.message : String(e);
       await journal.write(({ db }) =>
         updateWorker(db, workerId, { state: 'failed', error: message }, o.now()),

@@ -43,6 +43,7 @@ export async function markRunning(core: ControllerCore, job: TrackedJob): Promis
   if (job.state !== 'running') {
     jobs.setState(job, 'running');
     job.startedAt = now;
+    o.metrics?.jobStarted(job.queue, (now - job.queuedAt) / 1000);
   }
 }
 

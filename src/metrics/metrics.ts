@@ -7,9 +7,12 @@
  * the scheduler's in-memory figures at scrape time, so they cost nothing between scrapes.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
-import { isMilliResource, type Amounts } from '../domain/quantity.js';
+import type { Amounts } from '../domain/quantity.js';
 import type { JobState } from '../domain/job.js';
 import type { FailureKind } from '../domain/retry.js';
+import { HttpMetrics } from './http-metrics.js';
+import { ProviderMetrics, type ProviderKind } from './provider-metrics.js';
+import { baseUnits, QueueMetrics, type EvictionReason, type QueueQuota } from './queue-metrics.js';
 
 export type DecisionKind = 'admit' | 'preempt' | 'drain';
 
@@ -27,10 +30,17 @@ export interface ControllerMetrics {
   jobRetried(kind: FailureKind): void;
   /** Wall time of one reconcile tick (scheduling, recording admissions, dispatch). */
   tick(seconds: number): void;
+  /** A job was admitted to `queue`, `waitSeconds` after it was (re)queued. */
+  jobAdmitted(queue: string, waitSeconds: number): void;
+  /** A job of `queue` runs, `waitSeconds` after it was (re)queued. */
+  jobStarted(queue: string, waitSeconds: number): void;
+  /** A job of `queue` lost its quota before it ended. */
+  jobEvicted(queue: string, reason: EvictionReason): void;
+  /** A factory made a worker, or a well an instance, in `seconds`; null: it failed. */
+  created(kind: ProviderKind, provider: string, seconds: number | null): void;
 }
 
-export interface QueueLive {
-  name: string;
+export interface QueueLive extends QueueQuota {
   pending: number;
   admitted: number;
   usage: Amounts;
@@ -46,6 +56,8 @@ export interface FactoryLive {
 export interface LiveFigures {
   queues(): Iterable<QueueLive>;
   factories(): Iterable<FactoryLive>;
+  /** Whether this replica leads (a server without replicas always does), and the leader's term. */
+  leadership?(): { leading: boolean; term: number };
 }
 
 /**
@@ -64,10 +76,6 @@ function countedBy<L extends string>(
   return c;
 }
 
-/** cpu is counted in millicores inside berth; Prometheus shows base units (cores). */
-const baseUnits = (resource: string, amount: number): number =>
-  isMilliResource(resource) ? amount / 1000 : amount;
-
 export class Metrics implements ControllerMetrics {
   readonly registry = new Registry();
   private live: LiveFigures | undefined;
@@ -82,6 +90,10 @@ export class Metrics implements ControllerMetrics {
   private readonly pulledBytes: Counter;
   private readonly imageHits: Counter;
   private readonly evictions: Counter;
+  private readonly queueMetrics: QueueMetrics;
+  private readonly providers: ProviderMetrics;
+  /** The API's requests (api/app.ts counts each as it is answered). */
+  readonly http: HttpMetrics;
 
   constructor() {
     const registers = [this.registry];
@@ -156,6 +168,9 @@ export class Metrics implements ControllerMetrics {
       help: 'Images removed from the cache: by its bound (images.cacheBytes), least recently used first, or by berth images prune',
       registers,
     });
+    this.http = new HttpMetrics(registers);
+    this.providers = new ProviderMetrics(registers);
+    this.queueMetrics = new QueueMetrics(registers, () => this.live?.queues() ?? []);
     this.liveGauges(registers);
   }
 
@@ -211,6 +226,27 @@ export class Metrics implements ControllerMetrics {
     this.ticks.observe(seconds);
   }
 
+  jobAdmitted(queue: string, waitSeconds: number): void {
+    this.queueMetrics.admitted(queue, waitSeconds);
+  }
+
+  jobStarted(queue: string, waitSeconds: number): void {
+    this.queueMetrics.started(queue, waitSeconds);
+  }
+
+  jobEvicted(queue: string, reason: EvictionReason): void {
+    this.queueMetrics.evictedFrom(queue, reason);
+  }
+
+  created(kind: ProviderKind, provider: string, seconds: number | null): void {
+    this.providers.created(kind, provider, seconds);
+  }
+
+  /** The configured factories and wells, whose series show from the start. */
+  providersKnown(factories: string[], wells: string[]): void {
+    this.providers.known(factories, wells);
+  }
+
   /** One batch of the retention sweep removed `n` rows of `kind`. */
   retentionRemoved(kind: RetainedKind, n: number): void {
     this.removed.inc({ kind }, n);
@@ -261,6 +297,22 @@ export class Metrics implements ControllerMetrics {
           for (const f of metrics()?.factories() ?? []) this.set({ factory: f.name }, value(f));
         },
       });
+    const leader = (name: string, help: string, value: (l: { leading: boolean; term: number }) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const l = metrics()?.leadership?.();
+          if (l) this.set(value(l));
+        },
+      });
+    leader(
+      'berth_leader',
+      'Whether this replica leads (runs the scheduler and the factories): 1 or 0; a server without replicas is always 1',
+      (l) => (l.leading ? 1 : 0),
+    );
+    leader('berth_leader_term', "The leader's term as this replica knows it (0 without replicas)", (l) => l.term);
     perFactory('berth_factory_workers_in_use', 'Workers alive (created, not yet destroyed)', (f) => f.inUse);
     perFactory('berth_factory_waiting_jobs', 'Admitted jobs waiting for a worker', (f) => f.waiting);
   }

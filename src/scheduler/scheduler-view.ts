@@ -35,6 +35,10 @@ export class SchedulerView {
       borrowed: borrowedNow(q),
       pending: q.pendingCount,
       admitted: q.admitted.size,
+      cohort: q.model.cohort,
+      nominal: q.model.nominal,
+      borrowingLimit: q.model.borrowingLimit,
+      lendingLimit: q.model.lendingLimit,
     };
   }
 

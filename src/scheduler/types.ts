@@ -112,6 +112,11 @@ export interface QueueFigures {
   borrowed: Amounts;
   pending: number;
   admitted: number;
+  /** Its definition's cohort and quota, as the scheduler holds them (for the metrics). */
+  cohort: string | null;
+  nominal: Amounts;
+  borrowingLimit: Amounts;
+  lendingLimit: Amounts;
 }
 
 export interface SchedulerApi {

@@ -221,6 +221,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const images = imageSupport(config, dataDir, isolation);
   const store = await openStore(config, dataDir, print);
   const metrics = new Metrics();
+  metrics.providersKnown(Object.keys(config.factories), Object.keys(config.resources));
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
   // What the services commit is heard by the live streams, then (once it runs) the controller.
   const notices = new Notices();
@@ -297,6 +298,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     metrics.observe({
       queues: () => runtime.controller.queueFiguresAll(),
       factories: () => runtime.controller.factoryFigures(),
+      leadership: () =>
+        ctx.cluster
+          ? { leading: ctx.cluster.role() === 'leader', term: ctx.cluster.term() }
+          : { leading: true, term: 0 },
     });
     const deps: ControllerDeps = {
       config,
