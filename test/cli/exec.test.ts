@@ -14,6 +14,7 @@ import { call } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { twoTenants } from '../security/tenants.js';
 import { berth, startBerth, useCliServer } from './cli.js';
+import { forwarded, servesAll } from './forwarding.js';
 
 const support = probeSandbox();
 const skip = support.available ? false : `jobs run without namespaces here: ${support.why}`;
@@ -163,24 +164,8 @@ describe('berth exec', { skip }, () => {
       'the job to run',
       async () => (await getJob(cli.server.api, tokens.alice!, web.id)).state === 'running',
     );
-    const forward = startBerth(cli.sb, ['port-forward', String(web.id), '0:18931'], {
-      env: cli.connection(tokens.alice),
-    });
-    await forward.shows('stdout', '(^C to stop)');
-    const port = await waitFor('the local port', () => /127\.0\.0\.1:(\d+)/.exec(forward.out().stdout)?.[1]);
-    const get = async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/page.txt`);
-      return { status: r.status, text: await r.text() };
-    };
-    // Until the server inside listens, a connection is closed saying so: asked again, to a deadline.
-    const first = await waitFor('the server in the job to answer', () => get().catch(() => undefined));
-    assert.deepEqual(first, { status: 200, text: 'inside the job\n' });
-    // Then 20 at once, each answered on its first try.
-    const all = await Promise.all(Array.from({ length: 20 }, get));
-    assert.ok(
-      all.every((r) => r.status === 200 && r.text === 'inside the job\n'),
-      JSON.stringify(all),
-    );
+    const { forward, get } = await forwarded(cli.sb, web.id, 18931, cli.connection(tokens.alice));
+    await servesAll(get, 'inside the job\n', 20);
 
     // A port nothing listens on: the connection is closed, and berth says why.
     const none = startBerth(cli.sb, ['port-forward', String(web.id), '0:18932'], {

@@ -14,7 +14,8 @@ import { getJob, submit, waitDone } from '../helpers/jobs.js';
 import { call } from '../helpers/server.js';
 import { slurmSkip, startSlurm } from '../helpers/slurm.js';
 import { waitFor } from '../helpers/wait.js';
-import { berth, startBerth, useCliServer } from './cli.js';
+import { berth, useCliServer } from './cli.js';
+import { forwarded, servesAll } from './forwarding.js';
 import { hasTmux, terminalTrial } from './terminal.js';
 
 const support = probeSandbox();
@@ -81,20 +82,8 @@ describe('sessions in jobs on Slurm', { skip }, () => {
     const id = await runningJob({
       script: 'echo "inside the slurm job" > page.txt; exec python3 -m http.server 18941 --bind 127.0.0.1',
     });
-    const forward = startBerth(cli.sb, ['port-forward', String(id), '0:18941'], { env: cli.connection() });
-    await forward.shows('stdout', '(^C to stop)');
-    const port = await waitFor('the local port', () => /127\.0\.0\.1:(\d+)/.exec(forward.out().stdout)?.[1]);
-    const get = async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/page.txt`);
-      return { status: r.status, text: await r.text() };
-    };
-    const first = await waitFor('the server in the job to answer', () => get().catch(() => undefined));
-    assert.deepEqual(first, { status: 200, text: 'inside the slurm job\n' });
-    const all = await Promise.all(Array.from({ length: 8 }, get));
-    assert.ok(
-      all.every((r) => r.text === 'inside the slurm job\n'),
-      JSON.stringify(all),
-    );
+    const { forward, get } = await forwarded(cli.sb, id, 18941, cli.connection());
+    await servesAll(get, 'inside the slurm job\n', 8);
     forward.signal('SIGINT');
     await forward.exit;
     await call(api(), token(), 'POST', `/jobs/${id}/cancel`);
