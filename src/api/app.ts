@@ -142,7 +142,13 @@ export async function buildApi(ctx: ServiceContext, opts: ApiOptions): Promise<F
   const http = ctx.metrics?.http;
   if (http)
     app.addHook('onResponse', (request, reply, done) => {
-      http.answered(request.routeOptions.url, request.method, reply.statusCode, reply.elapsedTime / 1000);
+      http.answered(
+        request.routeOptions.url,
+        request.method,
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+        callerOf(request.principal),
+      );
       done();
     });
   // After authentication (it counts per token) and before the routes (it hooks each).
@@ -232,4 +238,11 @@ function bodyCodings(headers: IncomingHttpHeaders): string[] {
     .split(',')
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
+}
+
+/** Who asked, as `berth diag` counts callers: a user, a project token's project, jobs as one. */
+function callerOf(p: Principal | null): string {
+  if (!p) return 'no API token';
+  if (p.kind === 'user') return `user ${p.user.name}`;
+  return p.kind === 'project' ? `project ${p.project}` : 'jobs';
 }

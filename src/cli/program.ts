@@ -15,6 +15,7 @@ import { registerQueueCommands } from './commands/queue.js';
 import { registerResourceCommands } from './commands/resources.js';
 import { registerServerCommand } from './commands/server.js';
 import { registerTargetCommand } from './commands/targets.js';
+import { registerDiagCommand } from './commands/diag.js';
 import { registerImagesCommand } from './commands/images.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerStoreCommands } from './commands/store.js';
@@ -51,6 +52,7 @@ the context's (berth login --ca FILE), else a local server's own certificate.`,
   registerArtifactCommands(program);
   registerTargetCommand(program);
   registerImagesCommand(program);
+  registerDiagCommand(program);
   registerResourceCommands(program);
   registerSimulateCommand(program);
   registerStoreCommands(program);

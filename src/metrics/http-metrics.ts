@@ -4,6 +4,7 @@
  * on the API is written over, and what `berth diag` would show as the busiest routes.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { RequestTally } from './diag.js';
 
 /** A request that matched no route (a 404 for an unknown path) is counted under this route. */
 export const UNMATCHED = 'unmatched';
@@ -11,6 +12,8 @@ export const UNMATCHED = 'unmatched';
 export class HttpMetrics {
   private readonly requests: Counter<'route' | 'method' | 'code'>;
   private readonly latency: Histogram<'route'>;
+  /** The same per route, and per caller (not a Prometheus label: it grows with the users), for berth diag. */
+  readonly tally = new RequestTally();
 
   constructor(registers: Registry[]) {
     this.requests = new Counter({
@@ -28,10 +31,14 @@ export class HttpMetrics {
     });
   }
 
-  /** One request answered: its route template (undefined: none matched), method, status and time. */
-  answered(route: string | undefined, method: string, code: number, seconds: number): void {
+  /**
+   * One request answered: its route template (undefined: none matched), method, status, time,
+   * and who asked (diag.ts's CallerView).
+   */
+  answered(route: string | undefined, method: string, code: number, seconds: number, caller: string): void {
     const r = route ?? UNMATCHED;
     this.requests.inc({ route: r, method, code: String(code) });
     this.latency.observe({ route: r }, seconds);
+    this.tally.add(r, caller, seconds);
   }
 }

@@ -10,6 +10,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } f
 import type { Amounts } from '../domain/quantity.js';
 import type { JobState } from '../domain/job.js';
 import type { FailureKind } from '../domain/retry.js';
+import type { DiagView } from '../domain/diag.js';
+import { CycleStats } from './diag.js';
 import { HttpMetrics } from './http-metrics.js';
 import { ProviderMetrics, type ProviderKind } from './provider-metrics.js';
 import { baseUnits, QueueMetrics, type EvictionReason, type QueueQuota } from './queue-metrics.js';
@@ -92,6 +94,9 @@ export class Metrics implements ControllerMetrics {
   private readonly evictions: Counter;
   private readonly queueMetrics: QueueMetrics;
   private readonly providers: ProviderMetrics;
+  private readonly started = Date.now();
+  private readonly passStats = new CycleStats();
+  private readonly tickStats = new CycleStats();
   /** The API's requests (api/app.ts counts each as it is answered). */
   readonly http: HttpMetrics;
 
@@ -204,6 +209,7 @@ export class Metrics implements ControllerMetrics {
 
   schedulerPass(seconds: number): void {
     this.pass.observe(seconds);
+    this.passStats.observe(seconds);
   }
 
   decision(kind: DecisionKind): void {
@@ -224,6 +230,32 @@ export class Metrics implements ControllerMetrics {
 
   tick(seconds: number): void {
     this.ticks.observe(seconds);
+    this.tickStats.observe(seconds);
+  }
+
+  /** What `berth diag` shows, now. */
+  diag(now = Date.now()): DiagView {
+    const lead = this.live?.leadership?.() ?? { leading: true, term: 0 };
+    return {
+      startedAt: new Date(this.started).toISOString(),
+      uptimeSeconds: Math.round((now - this.started) / 1000),
+      leading: lead.leading,
+      term: lead.term,
+      scheduler: this.passStats.view(),
+      ticks: this.tickStats.view(),
+      queues: [...(this.live?.queues() ?? [])].map((q) => ({
+        name: q.name,
+        pending: q.pending,
+        admitted: q.admitted,
+      })),
+      factories: [...(this.live?.factories() ?? [])].map((f) => ({
+        name: f.name,
+        inUse: f.inUse,
+        waiting: f.waiting,
+      })),
+      routes: this.http.tally.busiestRoutes(),
+      callers: this.http.tally.busiestCallers(),
+    };
   }
 
   jobAdmitted(queue: string, waitSeconds: number): void {
@@ -312,7 +344,11 @@ export class Metrics implements ControllerMetrics {
       'Whether this replica leads (runs the scheduler and the factories): 1 or 0; a server without replicas is always 1',
       (l) => (l.leading ? 1 : 0),
     );
-    leader('berth_leader_term', "The leader's term as this replica knows it (0 without replicas)", (l) => l.term);
+    leader(
+      'berth_leader_term',
+      "The leader's term as this replica knows it (0 without replicas)",
+      (l) => l.term,
+    );
     perFactory('berth_factory_workers_in_use', 'Workers alive (created, not yet destroyed)', (f) => f.inUse);
     perFactory('berth_factory_waiting_jobs', 'Admitted jobs waiting for a worker', (f) => f.waiting);
   }

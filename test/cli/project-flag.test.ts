@@ -29,7 +29,7 @@ const WITHOUT: Record<string, string[]> = {
     'project registry logout',
     'project registry list',
   ],
-  "act on the installation's queues, priority classes, users, tokens, targets, resource types, images or store":
+  "act on the installation's queues, priority classes, users, tokens, targets, resource types, images, store or figures":
     [
       'queue create',
       'queue list',
@@ -56,6 +56,7 @@ const WITHOUT: Record<string, string[]> = {
       'store backup',
       'store restore',
       'store check',
+      'diag',
     ],
   "run inside a job, for that job's own project": ['job meta'],
   'read a workload file or the whole server': ['simulate'],

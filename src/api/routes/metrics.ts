@@ -15,4 +15,19 @@ export async function metricsRoutes(api: Router, ctx: ServiceContext): Promise<v
       return reply.type(ctx.metrics.contentType).send(text);
     },
   );
+  api.get(
+    '/diag',
+    {
+      schema: {
+        tags: ['meta'],
+        summary:
+          "This server's figures since it started, as Slurm's sdiag gives them (berth diag): scheduler passes and controller ticks (count, last, mean, max), what waits per queue and factory, the busiest routes and callers (admin)",
+      },
+    },
+    async (req) => {
+      requireAdmin(req.principal, "read the server's diagnostics");
+      if (!ctx.metrics) throw new NotFoundError('this server keeps no figures');
+      return ctx.metrics.diag();
+    },
+  );
 }
