@@ -183,7 +183,7 @@ test('pendingIds pages through one project with offset and limit', () => {
   all.forEach((id, i) => assert.equal(s.explain(id)?.position, i + 1));
 });
 
-test('queueFigures: usage, borrowing and counts', () => {
+test('queueFigures: usage, borrowing and counts, with the quota they are measured against', () => {
   const s = scheduler(
     { name: 'a', nominal: { cpu: 2 }, cohort: 'c' },
     { name: 'b', nominal: { cpu: 2 }, cohort: 'c' },
@@ -196,8 +196,21 @@ test('queueFigures: usage, borrowing and counts', () => {
     borrowed: { cpu: 1000 },
     pending: 1,
     admitted: 1,
+    cohort: 'c',
+    nominal: { cpu: 2000 },
+    borrowingLimit: {},
+    lendingLimit: {},
   });
-  assert.deepEqual(s.queueFigures('b'), { usage: {}, borrowed: {}, pending: 0, admitted: 0 });
+  assert.deepEqual(s.queueFigures('b'), {
+    usage: {},
+    borrowed: {},
+    pending: 0,
+    admitted: 0,
+    cohort: 'c',
+    nominal: { cpu: 2000 },
+    borrowingLimit: {},
+    lendingLimit: {},
+  });
 });
 
 test('positions, pendingIds and the actual admission order agree (random projects, weights, priorities, ties)', () => {
