@@ -24,7 +24,8 @@
  * PostgreSQL instead of SQLite), images (jobs in OCI images from a registry on 127.0.0.1: a cached
  * image's cost to a job against a plain job, a cold pull of 200 MB against skopeo's own copy),
  * sessions (berth exec: a keystroke's round trip against a bare pipe, 100 MB against a bare TCP
- * relay, the memory of 200 idle sessions).
+ * relay, the memory of 200 idle sessions), metrics (GET /metrics with 1,000 projects over 10 queues:
+ * its series and its time against a bare node:http server with the same bytes).
  */
 import { printWrkFigures, runApiBench } from './api.js';
 import { printArraysBench, runArraysBench } from './arrays.js';
@@ -44,6 +45,7 @@ import { printSlurmBench, runSlurmBench } from './slurm.js';
 import { printStoresBench, runStoresBench } from './stores.js';
 import { printUsageBench, runUsageBench } from './usage.js';
 import { printVsSlurmBench, runVsSlurmBench } from './vs-slurm.js';
+import { printMetricsBench, runMetricsBench } from './metrics.js';
 import { printEstimatesBench, runEstimatesBench } from './estimates.js';
 
 const only = process.argv.slice(2);
@@ -153,6 +155,10 @@ if (only.includes('sessions')) {
     '== sessions: berth exec, a keystroke against a bare pipe, 100 MB against a bare TCP relay, memory per idle session',
   );
   printSessionsBench(await runSessionsBench());
+}
+if (only.includes('metrics')) {
+  console.log('== metrics: GET /metrics with 1,000 projects over 10 queues, against a bare node:http server');
+  printMetricsBench(await runMetricsBench());
 }
 if (only.includes('images')) {
   console.log(

@@ -316,7 +316,7 @@ export async function runRemoteAgent(o: RemoteAgentOptions): Promise<FinishReque
       let handed: NextJob | undefined;
       const dir = (workdir ??= jobDir(o.workRoot ?? tmpdir(), reg.workerId, identity));
       const prepared = job.image ? await prepareImage(o, job, job.image, dir, images, sandbox) : undefined;
-      // Open before the job runs, so that an exec finds it as soon as the job is running.
+      // Open before the first job runs, so that an exec finds it as soon as the job is running.
       await sessions?.opened();
       if (prepared && 'outcome' in prepared) {
         log(`job ${job.jobId} could not start: ${prepared.message}`);
@@ -411,8 +411,12 @@ function sessionsOver(
         (w) => (w === workerId ? held : undefined),
       ),
   });
+  let waited = false;
   return {
+    /** Waits for the channel once, before the first job: a pilot's later jobs never wait for it. */
     opened: async () => {
+      if (waited) return;
+      waited = true;
       if (!(await channel.opened(CHANNEL_WAIT_MS)))
         log('no channel to the server yet: berth exec and attach reach this job once there is');
     },
