@@ -83,8 +83,8 @@ export function decodeToAgent(frame: Buffer, binary: boolean): ToAgent | undefin
   const s = m.session;
   switch (m.type) {
     case 'exec': {
-      const { workerId, rank, command, tty, forward, attach } = m;
-      if (!session(workerId) || !session(rank)) return undefined;
+      const { jobId, workerId, rank, command, tty, forward, attach } = m;
+      if (!session(jobId) || !session(workerId) || !session(rank)) return undefined;
       if (!Array.isArray(command) || !command.every(text)) return undefined;
       if (tty !== undefined && !size(tty)) return undefined;
       if (attach !== undefined && !size(attach)) return undefined;
@@ -92,6 +92,7 @@ export function decodeToAgent(frame: Buffer, binary: boolean): ToAgent | undefin
       return {
         type: 'exec',
         session: s,
+        jobId,
         workerId,
         rank,
         command,

@@ -8,7 +8,7 @@ import type { JobCgroup } from './cgroups.js';
 import { startExec, type ExecProcess } from './exec-process.js';
 import type { HostCommand, SessionCommand, SessionEvent } from './host-protocol.js';
 import type { JobIdentity } from './identity.js';
-import type { JobTerminal, TerminalClient } from './job-terminal.js';
+import type { HeldTerminal, JobTerminal, TerminalClient } from './job-terminal.js';
 import type { RunningJob } from './run-job.js';
 
 /** A member as it runs: its process and environment, who it runs as, its groups. */
@@ -37,15 +37,33 @@ export class HostExecs {
   handle(
     msg: SessionCommand,
     memberOf: (workerId: number, rank: number) => RunningMember | undefined,
-    terminalOf: (workerId: number) => JobTerminal | undefined,
+    terminalOf: (workerId: number) => HeldTerminal | undefined,
   ): void {
-    if (msg.type === 'exec')
+    if (msg.type === 'exec') {
+      // Only the job the session names: on a pilot the worker's next job may be another project's,
+      // and a session asked for a job that has just ended must not land in it.
+      const now = memberOf(msg.workerId, msg.rank)?.running.jobId ?? terminalOf(msg.workerId)?.jobId;
+      if (now !== undefined && now !== msg.jobId)
+        return this.send({
+          type: 'exec-exit',
+          session: msg.session,
+          exitCode: null,
+          signal: null,
+          message: `job ${msg.jobId} has ended on worker ${msg.workerId}`,
+        });
+      // Asked again while a just-started job has no process yet.
       void this.start(
         msg,
-        () => memberOf(msg.workerId, msg.rank),
-        () => terminalOf(msg.workerId),
+        () => {
+          const member = memberOf(msg.workerId, msg.rank);
+          return member?.running.jobId === msg.jobId ? member : undefined;
+        },
+        () => {
+          const held = terminalOf(msg.workerId);
+          return held?.jobId === msg.jobId ? held.terminal : undefined;
+        },
       );
-    else if (msg.type === 'exec-input') this.input(msg.session, msg.data);
+    } else if (msg.type === 'exec-input') this.input(msg.session, msg.data);
     else if (msg.type === 'exec-kill') this.kill(msg.session);
     else if (msg.type === 'exec-resize') this.resize(msg.session, msg.cols, msg.rows);
     else this.flow(msg.session, msg.paused);
@@ -72,7 +90,8 @@ export class HostExecs {
       target?.release();
       return refuse('ended before it started');
     }
-    if (!member) return refuse(`rank ${cmd.rank} of worker ${cmd.workerId} is not running here`);
+    if (!member)
+      return refuse(`job ${cmd.jobId} (rank ${cmd.rank}) is not running on worker ${cmd.workerId}`);
     if (!target)
       return refuse(
         'the job runs without namespaces of its own (bubblewrap), or has just ended: there is nothing to enter',

@@ -33,6 +33,11 @@ export type HostCommand =
   | {
       type: 'exec';
       session: number;
+      /**
+       * The job it is for: a pilot's worker runs one job after another, and a session asked for a
+       * job that has just ended must not land in the next one (another project's, perhaps).
+       */
+      jobId: number;
       workerId: number;
       rank: number;
       command: string[];

@@ -15,7 +15,7 @@ import { HostExecs, type RunningMember } from './host-exec.js';
 import type { HostCommand, HostEvent } from './host-protocol.js';
 import { trustCa } from './http-post.js';
 import { endProcesses, type JobIdentity } from './identity.js';
-import type { JobTerminal } from './job-terminal.js';
+import type { HeldTerminal } from './job-terminal.js';
 import { killGroup } from './process-group.js';
 import { runJob } from './run-job.js';
 import { CA_ENV, readCaFile } from './trust.js';
@@ -32,7 +32,7 @@ const identities = new Map<number, JobIdentity[]>();
 /** Each member as it runs, by worker, then rank: what `berth exec` enters. */
 const running = new Map<number, Map<number, RunningMember>>();
 /** Each interactive job's terminal, by worker (rank 0: such a job has one member): what `berth attach` takes. */
-const terminals = new Map<number, JobTerminal>();
+const terminals = new Map<number, HeldTerminal>();
 
 /**
  * Kills every member's process group, then every process left under the members' uids (one that
@@ -73,7 +73,7 @@ function start(cmd: Extract<HostCommand, { type: 'start' }>): void {
     ...(cmd.image ? { image: cmd.image } : {}),
     abandoned: () => !process.connected,
     rank,
-    onTerminal: (terminal) => void terminals.set(workerId, terminal),
+    onTerminal: (held) => void terminals.set(workerId, held),
     onSpawn: (pid, job) => {
       let members = pids.get(workerId);
       if (!members) pids.set(workerId, (members = new Map<number, number>()));

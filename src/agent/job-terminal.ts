@@ -219,3 +219,9 @@ function span(ms: number): string {
   const rest = s % 60;
   return [h ? `${h}h` : '', m ? `${m}m` : '', rest || (!h && !m) ? `${rest}s` : ''].join('');
 }
+
+/** An interactive job's terminal as its agent holds it, with the job it belongs to (what an attach names). */
+export interface HeldTerminal {
+  terminal: JobTerminal;
+  jobId: number;
+}

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { openChannel, type AgentChannel } from './agent-channel.js';
 import { AgentClient, AgentHttpError } from './client.js';
 import { HostExecs, type RunningMember } from './host-exec.js';
-import type { JobTerminal } from './job-terminal.js';
+import type { HeldTerminal } from './job-terminal.js';
 import { errorMessage, postRetrying, trustCa } from './http-post.js';
 import { killGroup } from './process-group.js';
 import type { AgentImage, FinishRequest, NextJob } from './protocol.js';
@@ -394,7 +394,7 @@ function sessionsOver(
 ) {
   const rank = o.rank ?? 0;
   let member: RunningMember | undefined;
-  let held: JobTerminal | undefined;
+  let held: HeldTerminal | undefined;
   let channel: AgentChannel | undefined = undefined;
   const execs = new HostExecs((e) => channel?.send(e));
   channel = openChannel({
@@ -421,7 +421,7 @@ function sessionsOver(
         log('no channel to the server yet: berth exec and attach reach this job once there is');
     },
     ran: (m: RunningMember) => (member = m),
-    terminal: (t: JobTerminal) => (held = t),
+    terminal: (t: HeldTerminal) => (held = t),
     /** The job has ended: its sessions end with it (what they ran ended with its uid's processes). */
     ended: () => {
       member = undefined;

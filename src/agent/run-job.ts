@@ -20,7 +20,7 @@ import { JobProcess } from './job-process.js';
 import type { JobImage, SandboxSpec } from './sandbox.js';
 import { imageCommand, imageEnv } from '../images/image-config.js';
 import { lookupInImage } from '../images/image-lookup.js';
-import { JobTerminal } from './job-terminal.js';
+import { JobTerminal, type HeldTerminal } from './job-terminal.js';
 import { RankLabel } from './rank-label.js';
 
 export interface RunJobOptions {
@@ -40,7 +40,7 @@ export interface RunJobOptions {
    */
   onSpawn?: (pid: number, running: RunningJob) => void;
   /** An interactive job's terminal, as soon as it is open (before the command starts): what `berth attach` takes. */
-  onTerminal?: (terminal: JobTerminal) => void;
+  onTerminal?: (terminal: HeldTerminal) => void;
   /**
    * Called once the job's process group is gone (killed after its exit), before the report; with
    * an identity, once every process of its uid is gone too (`clean`), or failed to go.
@@ -85,6 +85,8 @@ export interface RunJobOptions {
 
 /** A job's process as it runs, and the environment it was given: what an exec into it gets. */
 export interface RunningJob {
+  /** Which job it is: a pilot's worker runs one job after another, and an exec names its job. */
+  jobId: number;
   process: JobProcess;
   env: NodeJS.ProcessEnv;
 }
@@ -332,7 +334,7 @@ function execute(
       : undefined;
     if (terminal) {
       terminal.onOutput(toLog(terminal));
-      opts.onTerminal?.(terminal);
+      opts.onTerminal?.({ terminal, jobId: spec.jobId });
     }
 
     const finish = (r: FinishRequest) => {
@@ -404,7 +406,7 @@ function execute(
 
       child.on('spawn', () => {
         terminal?.spawned();
-        if (child.pid) opts.onSpawn?.(child.pid, { process: started, env });
+        if (child.pid) opts.onSpawn?.(child.pid, { jobId: spec.jobId, process: started, env });
         if (spec.timeoutSeconds !== null) {
           timers.push(
             setTimeout(

@@ -312,7 +312,9 @@ export class Controller implements ControllerPort, FactoryListener {
 
   execInJob(jobId: number, rank: number, run: ExecRun): ExecSession {
     const { factory, workerId } = this.execWhere(jobId, rank);
-    return factory.exec ? factory.exec(workerId, rank, run) : factory.channels!.exec(workerId, rank, run);
+    return factory.exec
+      ? factory.exec(jobId, workerId, rank, run)
+      : factory.channels!.exec(jobId, workerId, rank, run);
   }
 
   agentChannel(workerId: number, rank: number, socket?: ChannelSocket): void {

@@ -275,6 +275,8 @@ export class Provisioning {
       return this.holdings.destroy(record);
     }
     jobs.assignWorker(job, workerId);
+    /** Whether the factory made it: undefined before it was asked. */
+    let created: boolean | undefined;
     try {
       // The project's login to its image's registry, in the clear for this pull only.
       const imageLogin =
@@ -282,6 +284,7 @@ export class Provisioning {
           ? await o.images?.login(job.project, parseImageReference(job.image).registry)
           : undefined;
       const began = performance.now();
+      created = false;
       record.handle = await factory.create({
         workerId,
         jobId: job.id,
@@ -295,6 +298,7 @@ export class Provisioning {
         ...(job.image !== undefined ? { image: job.image } : {}),
         ...(imageLogin ? { imageLogin } : {}),
       });
+      created = true;
       o.metrics?.created('worker', factory.name, (performance.now() - began) / 1000);
       const devices = record.handle.devices;
       await journal.write(async ({ db, event }) => {
@@ -304,7 +308,8 @@ export class Provisioning {
           await event(job, 'devices-assigned', `worker ${workerId} holds ${devicesText(devices)}`);
       });
     } catch (e) {
-      o.metrics?.created('worker', factory.name, null);
+      // The factory's failure (not a login's before it, nor a record's after it).
+      if (created === false) o.metrics?.created('worker', factory.name, null);
       const message = e instanceof Error ? e.message : String(e);
       await journal.write(({ db }) =>
         updateWorker(db, workerId, { state: 'failed', error: message }, o.now()),

@@ -33,8 +33,8 @@ export class AgentChannels implements RemoteSessions {
     socket.onMessage((data, binary) => {
       const e = decodeToServer(data, binary);
       if (e) return sessions.event(e);
-      // Only a broken or hostile agent sends anything else.
-      this.drop(k, 'a frame that is not part of the channel protocol', 1008);
+      // Only a broken or hostile agent sends anything else (a replaced channel's frames go nowhere).
+      if (this.open.get(k) === entry) this.drop(k, 'a frame that is not part of the channel protocol', 1008);
     });
     socket.onClose(() => {
       if (this.open.get(k) !== entry) return;
@@ -50,11 +50,11 @@ export class AgentChannels implements RemoteSessions {
     return `worker ${workerId}'s agent (rank ${rank}) has no channel to this server: it has not dialled it yet, lost it (it dials again), or is older than the server`;
   }
 
-  exec(workerId: number, rank: number, run: ExecRun): ExecSession {
+  exec(jobId: number, workerId: number, rank: number, run: ExecRun): ExecSession {
     const entry = this.open.get(key(workerId, rank));
     // Refused before (refusal()), unless the channel closed in between: a session that ends at once.
     const sessions = entry?.sessions ?? new HostExecClient(() => false, this.refusal(workerId, rank));
-    return sessions.open(workerId, rank, run);
+    return sessions.open(jobId, workerId, rank, run);
   }
 
   /** Closes every channel of worker `workerId` (destroyed): its sessions end. */

@@ -134,7 +134,7 @@ export interface Factory {
    * `berth exec`: runs `command` inside member `rank` of a running worker, in its namespaces,
    * groups and uid (agent/exec-process.ts). Absent: the factory cannot (its agents run elsewhere).
    */
-  exec?(workerId: number, rank: number, run: ExecRun): ExecSession;
+  exec?(jobId: number, workerId: number, rank: number, run: ExecRun): ExecSession;
   /**
    * For a factory whose workers' agents run on other machines and dial the server a channel
    * (agent-channels.ts): the channels, over which `berth exec` reaches its jobs instead of `exec`.
@@ -195,5 +195,5 @@ export interface RemoteSessions {
   connect(workerId: number, rank: number, socket: ChannelSocket): void;
   /** Why a session in member `rank` of worker `workerId` cannot start now; undefined if it can. */
   refusal(workerId: number, rank: number): string | undefined;
-  exec(workerId: number, rank: number, run: ExecRun): ExecSession;
+  exec(jobId: number, workerId: number, rank: number, run: ExecRun): ExecSession;
 }

@@ -19,7 +19,7 @@ export class HostExecClient {
     private readonly unreachable = 'the agent host is not running',
   ) {}
 
-  open(workerId: number, rank: number, run: ExecRun): ExecSession {
+  open(jobId: number, workerId: number, rank: number, run: ExecRun): ExecSession {
     const session = this.next++;
     const listeners: ExecListener[] = [];
     this.listeners.set(session, listeners);
@@ -29,7 +29,7 @@ export class HostExecClient {
         : 'attach' in run
           ? { command: [], attach: run.attach }
           : { command: run.command, ...(run.tty ? { tty: run.tty } : {}) };
-    const started = this.send({ type: 'exec', session, workerId, rank, ...what });
+    const started = this.send({ type: 'exec', session, jobId, workerId, rank, ...what });
     if (!started)
       queueMicrotask(() =>
         this.event({

@@ -242,9 +242,9 @@ export class LocalFactory implements Factory {
     });
   }
 
-  exec(workerId: number, rank: number, run: ExecRun): ExecSession {
+  exec(jobId: number, workerId: number, rank: number, run: ExecRun): ExecSession {
     if (!this.live.has(workerId)) throw new Error(`worker ${workerId} is not running here`);
-    return this.execs.open(workerId, rank, run);
+    return this.execs.open(jobId, workerId, rank, run);
   }
 
   async create(req: WorkerRequest): Promise<WorkerHandle> {
