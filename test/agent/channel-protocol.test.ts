@@ -22,9 +22,25 @@ const asFrame = (f: Frame): [Buffer, boolean] =>
 describe('the agent channel protocol', () => {
   const toAgent: ToAgent[] = [
     { type: 'exec', session: 1, jobId: 40, workerId: 7, rank: 0, command: ['sh', '-c', 'echo "é"'] },
-    { type: 'exec', session: 2, jobId: 40, workerId: 7, rank: 3, command: ['bash'], tty: { cols: 80, rows: 24 } },
+    {
+      type: 'exec',
+      session: 2,
+      jobId: 40,
+      workerId: 7,
+      rank: 3,
+      command: ['bash'],
+      tty: { cols: 80, rows: 24 },
+    },
     { type: 'exec', session: 3, jobId: 40, workerId: 7, rank: 0, command: [], forward: 8888 },
-    { type: 'exec', session: 4, jobId: 40, workerId: 7, rank: 0, command: [], attach: { cols: 1000, rows: 1 } },
+    {
+      type: 'exec',
+      session: 4,
+      jobId: 40,
+      workerId: 7,
+      rank: 0,
+      command: [],
+      attach: { cols: 1000, rows: 1 },
+    },
     { type: 'exec-input', session: 4_294_967_295, data: bytes },
     { type: 'exec-input', session: 5, data: new Uint8Array(0) },
     { type: 'exec-input', session: 5, data: null },
@@ -87,12 +103,18 @@ describe('the agent channel protocol', () => {
     ];
     for (const [what, frame, binary] of refused) assert.equal(decodeToServer(frame, binary), undefined, what);
     const toAgentRefused: [string, string][] = [
-      ['a command that is not strings', '{"type":"exec","session":1,"jobId":3,"workerId":1,"rank":0,"command":[1]}'],
+      [
+        'a command that is not strings',
+        '{"type":"exec","session":1,"jobId":3,"workerId":1,"rank":0,"command":[1]}',
+      ],
       [
         'a terminal of 0 columns',
         '{"type":"exec","session":1,"jobId":3,"workerId":1,"rank":0,"command":["sh"],"tty":{"cols":0,"rows":5}}',
       ],
-      ['a port past 65535', '{"type":"exec","session":1,"jobId":3,"workerId":1,"rank":0,"command":[],"forward":70000}'],
+      [
+        'a port past 65535',
+        '{"type":"exec","session":1,"jobId":3,"workerId":1,"rank":0,"command":[],"forward":70000}',
+      ],
       ['input as text', '{"type":"exec-input","session":1,"data":"abc"}'],
       ['an exec naming no job', '{"type":"exec","session":1,"workerId":1,"rank":0,"command":["sh"]}'],
       ['a flow that is not a boolean', '{"type":"exec-flow","session":1,"paused":1}'],
