@@ -264,7 +264,12 @@ export class LocalFactory implements Factory {
     try {
       if (req.image !== undefined) images = await this.prepareImage(req, dirs);
       devices = this.takeDevices(req, ranks);
-      await makeWorkdirs(workdir, gang ? dirs : [], identities);
+      // Its directories and its groups at once: neither needs the other. A failure to make the
+      // directories is thrown once the groups are made (or have failed first).
+      const made = makeWorkdirs(workdir, gang ? dirs : [], identities).then(
+        () => undefined,
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      );
       if (this.enforcement.enabled)
         for (const rank of ranks)
           cgroups.push(
@@ -278,6 +283,8 @@ export class LocalFactory implements Factory {
               this.book ? this.book.othersFiles(devices?.[rank] ?? {}).map(denyRule) : [],
             ),
           );
+      const failed = await made;
+      if (failed) throw failed;
       host = await this.startHost();
     } catch (e) {
       // No worker is recorded as made, so no destroy will come for its groups; nothing ran yet.
@@ -407,18 +414,25 @@ export class LocalFactory implements Factory {
       for (const pid of pids) if (isOurProcess(pid, workerId)) killGroup(pid, 'SIGKILL');
     }
     this.memberPids.delete(workerId);
-    // After the kill: what is left in the job's groups (e.g. a daemon that left its process
-    // group) is killed with them.
+    // Whether the kernel has vouched that nothing of it runs: its pid namespace is empty (a
+    // sandbox), or no process of its own uid is left. Then its groups are empty, and the next
+    // worker may start while they go; else what is left in them (a daemon that left its process
+    // group, under the server's uid) is killed with them first.
+    const contained = clean && (this.opts.sandbox !== undefined || this.identities.holds(workerId));
+    const release = () => {
+      this.identities.giveBack(workerId, clean);
+      this.book?.release(String(workerId));
+      this.assigned.delete(workerId);
+      // Nothing of it runs any more: the next worker may start while its directory goes.
+      stopped?.();
+    };
+    if (contained) release();
     const cgroups = this.cgroups.get(workerId);
     if (cgroups) {
-      for (const cgroup of cgroups) await removeCgroup(cgroup.dirs);
       this.cgroups.delete(workerId);
+      for (const cgroup of cgroups) await removeCgroup(cgroup.dirs);
     }
-    this.identities.giveBack(workerId, clean);
-    this.book?.release(String(workerId));
-    this.assigned.delete(workerId);
-    // Nothing of it runs any more: the next worker may start while its directory goes.
-    stopped?.();
+    if (!contained) release();
     for (const layer of (await this.opts.images?.release(workerId)) ?? [])
       process.stderr.write(`berth: worker ${workerId}'s image layer: not removed: ${layer}\n`);
     await removeWorkdir(workerId, handle?.workdir ?? this.workdir(workerId));

@@ -56,6 +56,11 @@ export class WorkerIdentities {
     this.held.set(workerId, ids);
   }
 
+  /** Whether the worker runs under uids of its own (not the server's user). */
+  holds(workerId: number): boolean {
+    return this.held.has(workerId);
+  }
+
   /** The worker's uids, once no process of theirs is left (`clean`); held back otherwise. */
   giveBack(workerId: number, clean: boolean): void {
     const ids = this.held.get(workerId);
