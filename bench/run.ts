@@ -159,6 +159,7 @@ if (only.includes('sessions')) {
 if (only.includes('metrics')) {
   console.log('== metrics: GET /metrics with 1,000 projects over 10 queues, against a bare node:http server');
   printMetricsBench(await runMetricsBench());
+  printMetricsBench(await runMetricsBench(true));
 }
 if (only.includes('images')) {
   console.log(

@@ -184,6 +184,7 @@ export function resolveConfig(raw: RawConfig, overrides: ConfigOverrides, file?:
     logs: resolveLogs(raw.logs, file),
     queueHistory: resolveQueueHistory(raw.queueHistory, file),
     retention: resolveRetention(raw.retention, file),
+    metrics: { perProject: raw.metrics?.perProject ?? false },
   };
 }
 

@@ -249,6 +249,12 @@ const QueueHistorySchema = strict({
   keep: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })])),
 });
 
+/** GET /metrics (docs/OPERATIONS.md): which series the server keeps beyond the bounded ones. */
+const MetricsSchema = strict({
+  /** Series per project (pending, admitted, running, admission wait): a label per tenant (default false). */
+  perProject: Type.Optional(Type.Boolean()),
+});
+
 /** HTTPS: the server's certificate (PEM, with its chain) and private key (PEM), as file paths. */
 const TlsSchema = strict({
   cert: Type.String({ minLength: 1 }),
@@ -297,6 +303,7 @@ export const ConfigSchema = strict({
   logs: Type.Optional(LogsSchema),
   queueHistory: Type.Optional(QueueHistorySchema),
   retention: Type.Optional(RetentionSchema),
+  metrics: Type.Optional(MetricsSchema),
   /** `berth exec` and `port-forward` sessions open at once: per user, and on this server. */
   sessions: Type.Optional(
     strict({
@@ -397,6 +404,8 @@ export interface Config {
   queueHistory: { sampleSeconds: number; keepSeconds: number };
   /** How long each kind of history is kept, in seconds; null: forever. */
   retention: { jobs: number | null; audit: number | null; ledger: number | null };
+  /** GET /metrics: series per project too (`metrics.perProject`). */
+  metrics: { perProject: boolean };
   sessions: SessionLimits;
   /** Interactive jobs' bounds, in seconds (`interactive`). */
   interactive: { idleTimeoutSeconds: number; detachGraceSeconds: number };

@@ -49,6 +49,7 @@ import type { ControllerPort, LiveQueueFigures, LiveStatus, PilotNext } from './
 import { Provisioning } from './provisioning.js';
 import { QueueModels } from './queue-models.js';
 import { ReadModel } from './read-model.js';
+import { ModelFiguresReader } from './model-figures.js';
 import { StartEstimates } from './start-estimates.js';
 import { Restore } from './restore.js';
 import { resync } from './resync.js';
@@ -80,6 +81,7 @@ export class Controller implements ControllerPort, FactoryListener {
   private readonly estimates: StartEstimates;
   private readonly gates: ProjectGates;
   private readonly pilots: Pilots;
+  private readonly figures: ModelFiguresReader;
   private resyncTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: ControllerOptions) {
@@ -118,6 +120,7 @@ export class Controller implements ControllerPort, FactoryListener {
     this.desk = new AgentDesk(this.core, this.holdings, this.lifecycle, this.pilots);
     this.estimates = new StartEstimates(this.core, this.queues);
     this.read = new ReadModel(this.core, this.queues, this.estimates);
+    this.figures = new ModelFiguresReader(this.core, this.queues, this.holdings, this.pilots);
   }
 
   /** The factories this controller drives, by name. */
@@ -304,6 +307,10 @@ export class Controller implements ControllerPort, FactoryListener {
 
   resourceFigures(): PoolFigures[] {
     return this.core.pools.figures('resource');
+  }
+
+  modelFigures(): ModelFiguresReader {
+    return this.figures;
   }
 
   heldMetadata(id: number): Record<string, Metadata> {

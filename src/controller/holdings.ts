@@ -50,6 +50,11 @@ export class Holdings {
     return this.all.get(holdingKey(kind, id));
   }
 
+  /** Every worker and instance not yet confirmed destroyed (the metrics count them by state). */
+  values(): Iterable<Holding> {
+    return this.all.values();
+  }
+
   /**
    * The units held of a pool, each with when it is expected free: its job's start plus its
    * timeout and grace (Infinity for a job without a timeout); now for one whose job has ended

@@ -64,7 +64,7 @@ export class ReconcileLoop {
     try {
       const hadWork = jobs.inScheduler > 0;
       const decisions = o.scheduler.schedule(o.now());
-      if (hadWork) o.metrics?.schedulerPass((performance.now() - t0) / 1000);
+      if (hadWork) o.metrics?.schedulerPass((performance.now() - t0) / 1000, o.scheduler.passDepth());
       if (decisions.length > 0) await this.apply(decisions);
       this.provisioning.dispatch();
     } catch (e) {
@@ -80,6 +80,7 @@ export class ReconcileLoop {
     for (const d of decisions) {
       o.metrics?.decision(d.kind);
       if (d.kind !== 'admit') continue;
+      if (d.backfilledAhead !== undefined) o.metrics?.jobBackfilled(d.queue);
       jobs.inScheduler--;
       const job = jobs.get(d.id);
       if (job) admits.push({ job, d });
@@ -129,7 +130,12 @@ export class ReconcileLoop {
     for (const { job, d } of admits) {
       jobs.setState(job, 'admitted');
       job.admittedAt = now;
-      o.metrics?.jobAdmitted(job.queue, (now - job.queuedAt) / 1000);
+      o.metrics?.jobAdmitted(job.queue, (now - job.queuedAt) / 1000, job.project);
+      const estimated = jobs.estimated.get(job.id);
+      if (estimated !== undefined) {
+        jobs.estimated.delete(job.id);
+        o.metrics?.startEstimated((now - estimated) / 1000);
+      }
       job.borrowed = d.borrowed;
       this.provisioning.advance(job);
     }

@@ -64,6 +64,11 @@ export class Pilots {
     private readonly holdings: Holdings,
   ) {}
 
+  /** Whether worker `workerId` is a pilot waiting, idle, for its next job. */
+  isIdle(workerId: number): boolean {
+    return this.idle.has(workerId);
+  }
+
   private reusable(target: string): boolean {
     return this.core.o.targets[target]?.reuse === true;
   }

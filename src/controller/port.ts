@@ -22,6 +22,7 @@ import type { ProjectAccess } from '../domain/project.js';
 import type { PoolFigures } from '../domain/pool-figures.js';
 import type { Metadata } from '../domain/resource-instance.js';
 import type { QueueFigures, QueueModel } from '../scheduler/types.js';
+import type { ModelFigures } from '../metrics/model-metrics.js';
 
 /** What a pilot's agent is told when it asks for its next job. */
 export type PilotNext =
@@ -129,6 +130,11 @@ export interface ControllerReadModel {
   forecastInput(): ForecastInput | undefined;
   factoryFigures(): PoolFigures[];
   resourceFigures(): PoolFigures[];
+  /**
+   * The model as the metrics' gauges read it at each scrape (metrics/model-metrics.ts); undefined
+   * where this replica does not hold the model (a follower).
+   */
+  modelFigures(): ModelFigures | undefined;
   /** The metadata of the resources job `id` holds: for that job only (GET /job/self). */
   heldMetadata(id: number): Record<string, Metadata>;
   /**

@@ -89,7 +89,7 @@ export class ProjectGates {
     const { o } = this.core;
     if (job.queue !== queue) {
       const inScheduler = o.scheduler.withdraw(job.id);
-      job.queue = queue;
+      this.core.jobs.moveQueue(job, queue);
       if (inScheduler) o.scheduler.enqueue(workloadOf(job, this.core.runtimes));
     }
     // Not yet up for admission (its dependencies, its retry's backoff): checked when it is.

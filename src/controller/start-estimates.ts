@@ -84,6 +84,8 @@ export class StartEstimates {
       };
     if (at === undefined)
       return { startAt: null, how: `not within ${HORIZON_MS / 86_400_000} days (${how})` };
+    // The first one shown is what its admission measures the estimates' accuracy by (loop.ts).
+    if (!this.core.jobs.estimated.has(id)) this.core.jobs.estimated.set(id, at);
     return { startAt: at, how };
   }
 

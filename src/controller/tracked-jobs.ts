@@ -140,6 +140,16 @@ export class TrackedJobs {
   private readonly admissionsIn = new Map<string, number>();
   /** Jobs in state queued, per project: what its `maxQueued` limits. */
   private readonly queuedOf = new Map<string, number>();
+  /** Jobs in state queued per cluster queue, those outside the scheduler too (the metrics' held). */
+  private readonly queuedIn = new Map<string, number>();
+  /** Jobs admitted (holding quota, not yet running) and running, per project (the metrics). */
+  private readonly admittedOf = new Map<string, number>();
+  private readonly runningOf = new Map<string, number>();
+  /**
+   * The start first estimated for each job that was shown one while it waited (ms): what the
+   * estimates' accuracy is measured against at its admission (start-estimates.ts, loop.ts).
+   */
+  readonly estimated = new Map<number, number>();
   /** Per job, the jobs waiting for it to end. */
   private readonly dependents = new Map<number, Set<number>>();
   /** Jobs handed to the scheduler and not yet admitted or withdrawn: a pass has work if any. */
@@ -210,8 +220,7 @@ export class TrackedJobs {
       starting: null,
     };
     this.jobs.set(job.id, job);
-    if (job.state === 'running') this.countRunning(job.queue, 1);
-    if (job.state === 'queued') count(this.queuedOf, job.project, 1);
+    this.countState(job, 1);
     return job;
   }
 
@@ -256,12 +265,27 @@ export class TrackedJobs {
 
   /** Every change of a tracked job's state goes through here, so the running counts stay true. */
   setState(job: TrackedJob, state: JobState): void {
-    if (job.state === 'running') this.countRunning(job.queue, -1);
-    if (state === 'running') this.countRunning(job.queue, 1);
     if (state === 'admitted') this.admissionsIn.set(job.queue, this.admissions(job.queue) + 1);
-    if (job.state === 'queued') count(this.queuedOf, job.project, -1);
-    if (state === 'queued') count(this.queuedOf, job.project, 1);
+    this.countState(job, -1);
     job.state = state;
+    this.countState(job, 1);
+  }
+
+  /** Counts the job in (1) or out of (-1) the tallies of its state, its queue and its project. */
+  private countState(job: TrackedJob, delta: 1 | -1): void {
+    switch (job.state) {
+      case 'queued':
+        count(this.queuedOf, job.project, delta);
+        count(this.queuedIn, job.queue, delta);
+        return;
+      case 'admitted':
+        count(this.admittedOf, job.project, delta);
+        return;
+      case 'running':
+        count(this.runningIn, job.queue, delta);
+        count(this.runningOf, job.project, delta);
+        return;
+    }
   }
 
   running(queue: string): number {
@@ -278,26 +302,44 @@ export class TrackedJobs {
     return this.queuedOf.get(project) ?? 0;
   }
 
-  /** The job is filed under another project (its own was deleted): its count goes along. */
-  moveProject(job: TrackedJob, project: string): void {
-    if (job.state === 'queued') {
-      count(this.queuedOf, job.project, -1);
-      count(this.queuedOf, project, 1);
-    }
-    job.project = project;
+  /** Jobs queued in `queue`, whether the scheduler holds them or they wait outside it. */
+  queuedInQueue(queue: string): number {
+    return this.queuedIn.get(queue) ?? 0;
   }
 
-  private countRunning(queue: string, delta: 1 | -1): void {
-    count(this.runningIn, queue, delta);
+  /** Per project with unfinished jobs: how many are queued, admitted (not yet running) and running. */
+  *perProject(): Iterable<{ project: string; queued: number; admitted: number; running: number }> {
+    const projects = new Set([...this.queuedOf.keys(), ...this.admittedOf.keys(), ...this.runningOf.keys()]);
+    for (const project of projects)
+      yield {
+        project,
+        queued: this.queuedOf.get(project) ?? 0,
+        admitted: this.admittedOf.get(project) ?? 0,
+        running: this.runningOf.get(project) ?? 0,
+      };
+  }
+
+  /** The job is filed under another project (its own was deleted): its counts go along. */
+  moveProject(job: TrackedJob, project: string): void {
+    this.countState(job, -1);
+    job.project = project;
+    this.countState(job, 1);
+  }
+
+  /** The queued job moves to another cluster queue with its project: its counts go along. */
+  moveQueue(job: TrackedJob, queue: string): void {
+    this.countState(job, -1);
+    job.queue = queue;
+    this.countState(job, 1);
   }
 
   forget(id: number): void {
     const job = this.jobs.get(id);
     if (job?.retryTimer) clearTimeout(job.retryTimer);
     if (job) this.backingOff.delete(job);
-    if (job?.state === 'running') this.countRunning(job.queue, -1);
-    if (job?.state === 'queued') count(this.queuedOf, job.project, -1);
+    if (job) this.countState(job, -1);
     if (job) this.withWorker.delete(job);
+    this.estimated.delete(id);
     this.jobs.delete(id);
     this.finished.delete(id);
   }

@@ -13,8 +13,12 @@ import type { FailureKind } from '../domain/retry.js';
 import type { DiagView } from '../domain/diag.js';
 import { CycleStats } from './diag.js';
 import { HttpMetrics } from './http-metrics.js';
+import { modelGauges, type DeviceFigures, type ModelFigures } from './model-metrics.js';
+import { ProjectMetrics } from './project-metrics.js';
 import { ProviderMetrics, type ProviderKind } from './provider-metrics.js';
 import { baseUnits, QueueMetrics, type EvictionReason, type QueueQuota } from './queue-metrics.js';
+import { SchedulerMetrics } from './scheduler-metrics.js';
+import { StoreMetrics, type StreamKind } from './store-metrics.js';
 
 export type DecisionKind = 'admit' | 'preempt' | 'drain';
 
@@ -23,8 +27,8 @@ export type RetainedKind = 'jobs' | 'audit' | 'ledger';
 
 /** What the controller reports as it works. */
 export interface ControllerMetrics {
-  /** Wall time of one scheduler pass that had pending work. */
-  schedulerPass(seconds: number): void;
+  /** Wall time of one scheduler pass that had pending work, and how many workloads it tried. */
+  schedulerPass(seconds: number, depth?: number): void;
   decision(kind: DecisionKind): void;
   jobSubmitted(): void;
   jobFinished(state: JobState): void;
@@ -32,8 +36,12 @@ export interface ControllerMetrics {
   jobRetried(kind: FailureKind): void;
   /** Wall time of one reconcile tick (scheduling, recording admissions, dispatch). */
   tick(seconds: number): void;
-  /** A job was admitted to `queue`, `waitSeconds` after it was (re)queued. */
-  jobAdmitted(queue: string, waitSeconds: number): void;
+  /** A job of `project` was admitted to `queue`, `waitSeconds` after it was (re)queued. */
+  jobAdmitted(queue: string, waitSeconds: number, project: string): void;
+  /** A Backfill queue admitted a job ahead of its reservation's. */
+  jobBackfilled(queue: string): void;
+  /** A job was admitted `seconds` after the first start-time estimate it was shown (negative: before). */
+  startEstimated(seconds: number): void;
   /** A job of `queue` runs, `waitSeconds` after it was (re)queued. */
   jobStarted(queue: string, waitSeconds: number): void;
   /** A job of `queue` lost its quota before it ended. */
@@ -48,7 +56,7 @@ export interface QueueLive extends QueueQuota {
   usage: Amounts;
 }
 
-export interface FactoryLive {
+export interface FactoryLive extends DeviceFigures {
   name: string;
   inUse: number;
   waiting: number;
@@ -60,6 +68,14 @@ export interface LiveFigures {
   factories(): Iterable<FactoryLive>;
   /** Whether this replica leads (a server without replicas always does), and the leader's term. */
   leadership?(): { leading: boolean; term: number };
+  /** The controller's model (undefined on a follower replica: the leader's series are the leader's). */
+  model?(): ModelFigures | undefined;
+}
+
+/** The server's choices about its series (config `metrics`). */
+export interface MetricsOptions {
+  /** Series per project (a label that grows with the tenants): off by default. */
+  perProject?: boolean;
 }
 
 /**
@@ -94,13 +110,18 @@ export class Metrics implements ControllerMetrics {
   private readonly evictions: Counter;
   private readonly queueMetrics: QueueMetrics;
   private readonly providers: ProviderMetrics;
+  private readonly scheduler: SchedulerMetrics;
+  private readonly projects: ProjectMetrics | undefined;
+  private readonly swept: Gauge<'kind'>;
   private readonly started = Date.now();
   private readonly passStats = new CycleStats();
   private readonly tickStats = new CycleStats();
   /** The API's requests (api/app.ts counts each as it is answered). */
   readonly http: HttpMetrics;
+  /** The store's writes and reads (its `observer`) and the streams open on the API. */
+  readonly store: StoreMetrics;
 
-  constructor() {
+  constructor(opts: MetricsOptions = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.pass = new Summary({
@@ -173,9 +194,20 @@ export class Metrics implements ControllerMetrics {
       help: 'Images removed from the cache: by its bound (images.cacheBytes), least recently used first, or by berth images prune',
       registers,
     });
+    this.swept = new Gauge({
+      name: 'berth_retention_last_sweep_timestamp_seconds',
+      help: 'When the retention sweep last went through everything due of a kind (0: not yet since this server started); only kinds with a retention, on every replica (the leader sweeps)',
+      labelNames: ['kind'],
+      registers,
+    });
     this.http = new HttpMetrics(registers);
+    this.store = new StoreMetrics(registers);
     this.providers = new ProviderMetrics(registers);
+    this.scheduler = new SchedulerMetrics(registers);
     this.queueMetrics = new QueueMetrics(registers, () => this.live?.queues() ?? []);
+    const model = () => this.live?.model?.();
+    this.projects = opts.perProject ? new ProjectMetrics(registers, model) : undefined;
+    modelGauges(registers, model, () => this.live?.factories() ?? []);
     this.liveGauges(registers);
   }
 
@@ -207,9 +239,18 @@ export class Metrics implements ControllerMetrics {
     return this.registry.metrics();
   }
 
-  schedulerPass(seconds: number): void {
+  schedulerPass(seconds: number, depth?: number): void {
     this.pass.observe(seconds);
     this.passStats.observe(seconds);
+    if (depth !== undefined) this.scheduler.pass(depth);
+  }
+
+  jobBackfilled(queue: string): void {
+    this.scheduler.jobBackfilled(queue);
+  }
+
+  startEstimated(seconds: number): void {
+    this.scheduler.startEstimated(seconds);
   }
 
   decision(kind: DecisionKind): void {
@@ -258,8 +299,9 @@ export class Metrics implements ControllerMetrics {
     };
   }
 
-  jobAdmitted(queue: string, waitSeconds: number): void {
+  jobAdmitted(queue: string, waitSeconds: number, project: string): void {
     this.queueMetrics.admitted(queue, waitSeconds);
+    this.projects?.admitted(project, waitSeconds);
   }
 
   jobStarted(queue: string, waitSeconds: number): void {
@@ -274,6 +316,11 @@ export class Metrics implements ControllerMetrics {
     this.providers.created(kind, provider, seconds);
   }
 
+  /** A stream of `kind` opened on the API (berth_open_streams): the function returned counts its close, once. */
+  streamOpened(kind: StreamKind): () => void {
+    return this.store.streamOpened(kind);
+  }
+
   /** The configured factories and wells, whose series show from the start. */
   providersKnown(factories: string[], wells: string[]): void {
     this.providers.known(factories, wells);
@@ -282,6 +329,16 @@ export class Metrics implements ControllerMetrics {
   /** One batch of the retention sweep removed `n` rows of `kind`. */
   retentionRemoved(kind: RetainedKind, n: number): void {
     this.removed.inc({ kind }, n);
+  }
+
+  /** The kinds kept for a while (a retention other than forever): their sweep's series show from the start, at 0. */
+  retentionKept(kinds: RetainedKind[]): void {
+    for (const kind of kinds) this.swept.set({ kind }, 0);
+  }
+
+  /** The sweep went through everything of `kind` older than its retention, at `at` (ms). */
+  retentionSwept(kind: RetainedKind, at: number): void {
+    this.swept.set({ kind }, at / 1000);
   }
 
   private liveGauges(registers: Registry[]): void {

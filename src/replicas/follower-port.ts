@@ -117,6 +117,11 @@ export class FollowerPort implements ControllerPort {
     return this.figures.latest.resources;
   }
 
+  /** The leader holds the model: its series come from the leader's scrape. */
+  modelFigures(): undefined {
+    return undefined;
+  }
+
   heldMetadata(): Record<string, Metadata> {
     return {};
   }

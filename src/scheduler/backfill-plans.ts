@@ -69,6 +69,17 @@ export class BackfillPlans {
     return planReservation(q, head, now);
   }
 
+  /**
+   * How many reservations `q` holds as of the last pass (the metrics): its kept plan's — the
+   * first and those after it (`backfill.reservations`) — while that plan is still for its head in
+   * this capacity epoch; 0 when none is (its head fits, or no pass has tried behind it yet).
+   */
+  held(q: QueueState): number {
+    const p = this.plans.get(q);
+    if (p === undefined || p.epoch !== q.epoch || q.firstPending() !== p.head) return 0;
+    return 1 + p.more.length;
+  }
+
   /** `q` is no longer defined. */
   forget(q: QueueState): void {
     this.plans.delete(q);

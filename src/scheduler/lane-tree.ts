@@ -354,6 +354,18 @@ export function firstEligible(t: WorkloadNode | null, e: Eligibility): WorkloadN
 }
 
 /**
+ * How many nodes of `t` are eligible under `e` (not parked in its epoch, and offerable), skipping
+ * whole subtrees as `firstEligible` does: O(k log n) for k eligible nodes (the metrics' count of
+ * what a queue could admit now; scheduler-view.ts).
+ */
+export function countEligible(t: WorkloadNode | null, e: Eligibility): number {
+  if (t === null || t.minParked >= e.epoch) return 0;
+  if (!mayPreempt(t.first, e) && (minExceeds(t, e) || windowHoldsAll(t, e))) return 0;
+  const self = t.parkedAt < e.epoch && offerable(t, e) ? 1 : 0;
+  return countEligible(t.left, e) + self + countEligible(t.right, e);
+}
+
+/**
  * Backfill with learned estimates (Tsafrir, Etsion and Feitelson 2007: shortest job backfilled
  * first): of the workloads eligible under `e` at the priority of `first` (the first eligible in
  * queue order) and not before it, the one predicted to run shortest, the earliest in queue order

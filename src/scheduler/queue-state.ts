@@ -17,6 +17,7 @@ import { IndexedHeap } from './heap.js';
 import { Lane, laneBefore, offeredBefore } from './lane.js';
 import {
   canFit,
+  countEligible,
   firstEligible,
   shortestEligible,
   insert,
@@ -143,6 +144,25 @@ export class QueueState implements Holder {
   /** The first `limit` pending workloads in queue order (as `berth queue pending` lists them). */
   inOrder(limit: number): WorkloadNode[] {
     return mergedOrder([...this.lanes.values()], this.limits, this.weightOf, this.round, 0, limit);
+  }
+
+  /**
+   * How many pending workloads cannot be admitted until quota is released or time moves a
+   * reservation (the metrics' `inadmissible`): in StrictFIFO every one while its head is blocked in
+   * this epoch (nothing passes the head); otherwise those a candidate search skips — parked in this
+   * epoch (tried, or held back by a Backfill reservation) or neither fitting the room left nor able
+   * to preempt. O(k log n) for the k that could go now, which the next pass admits.
+   */
+  inadmissible(): number {
+    if (this.pendingCount === 0 || this.model === null) return 0;
+    if (this.strict)
+      return this.blockedEpoch === this.epoch && this.firstPending()?.id === this.blockedHead
+        ? this.pendingCount
+        : 0;
+    const e = this.eligibility();
+    let eligible = 0;
+    for (const lane of this.lanes.values()) eligible += countEligible(lane.root, e);
+    return this.pendingCount - eligible;
   }
 
   get holds(): boolean {

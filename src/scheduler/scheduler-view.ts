@@ -8,7 +8,7 @@ import { mergedOrder } from './fair-share.js';
 import { borrowedNow, ownUsage } from './quota.js';
 import type { QueueState } from './queue-state.js';
 import type { ResourceIndex } from './resources.js';
-import type { AdmittedWorkload, Explanation, JobId, QueueFigures } from './types.js';
+import type { AdmittedWorkload, Explanation, JobId, PendingStatus, QueueFigures } from './types.js';
 import type { WorkloadNode } from './workload-node.js';
 import type { AdmittedNode } from './queue-state.js';
 
@@ -40,6 +40,16 @@ export class SchedulerView {
       borrowingLimit: q.model.borrowingLimit,
       lendingLimit: q.model.lendingLimit,
     };
+  }
+
+  /** A queue's pending workloads by status (types.ts, PendingStatus). */
+  pendingStatus(name: string): PendingStatus | undefined {
+    const q = this.queues.get(name);
+    if (q === undefined || q.model === null) return undefined;
+    const n = q.pendingCount;
+    if (q.holds) return { active: 0, inadmissible: 0, held: n };
+    const inadmissible = q.inadmissible();
+    return { active: n - inadmissible, inadmissible, held: 0 };
   }
 
   /** Every workload that holds quota (being evicted or not), for a forecast's snapshot. */

@@ -44,6 +44,8 @@ import type {
   JobId,
   QueueFigures,
   QueueModel,
+  PendingStatus,
+  ReservationsHeld,
   SchedulerApi,
   Workload,
 } from './types.js';
@@ -91,6 +93,8 @@ export class Scheduler implements SchedulerApi {
   private readonly resuming = new Set<WorkloadNode>();
   /** The instant of the last pass: what explanations plan reservations at. */
   private lastNow = 0;
+  /** Workloads the last pass tried (`passDepth`). */
+  private depth = 0;
   private seq = 0;
   /** Bumped whenever who could be preempted changes; keys the per-queue preemption reach cache. */
   private version = 0;
@@ -204,6 +208,7 @@ export class Scheduler implements SchedulerApi {
   schedule(now: number, max = Infinity): Decision[] {
     if (now !== this.lastNow) this.plans.newInstant(now);
     this.lastNow = now;
+    this.depth = 0;
     const out: Decision[] = [];
     if (!(max > 0)) return out;
     // This pass weighs every pending workload: a Backfill queue's plan is made with them.
@@ -229,6 +234,7 @@ export class Scheduler implements SchedulerApi {
 
   /** Tries `n`; `resumed`: a preemptor whose victims have stopped, in the room kept for it. */
   private attempt(q: QueueState, n: WorkloadNode, now: number, out: Decision[], resumed = false): void {
+    this.depth++;
     const plan = q.backfill && !resumed ? this.plans.for(q, n, now) : null;
     if (plan !== null) {
       // Learned estimates: the plan's window offers the shortest first (lane-tree.ts); try that.
@@ -326,6 +332,21 @@ export class Scheduler implements SchedulerApi {
 
   admittedWorkloads(): Iterable<AdmittedWorkload> {
     return this.view.admittedWorkloads();
+  }
+
+  pendingStatus(name: string): PendingStatus | undefined {
+    return this.view.pendingStatus(name);
+  }
+
+  reservationsHeld(name: string): ReservationsHeld | undefined {
+    const q = this.book.queues.get(name);
+    if (q === undefined || q.model === null) return undefined;
+    const backfill = q.backfill && !q.holds ? this.plans.held(q) : 0;
+    return { backfill, preemption: q.preemptor === null ? 0 : 1 };
+  }
+
+  passDepth(): number {
+    return this.depth;
   }
 
   projectWeights(): Iterable<[string, number]> {

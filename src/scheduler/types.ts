@@ -119,6 +119,27 @@ export interface QueueFigures {
   lendingLimit: Amounts;
 }
 
+/**
+ * A queue's pending workloads by what keeps them (the metrics): `held` while the queue is on hold
+ * (its stop policy), else `inadmissible` — what cannot be admitted until quota is released or
+ * time moves a reservation (QueueState.inadmissible) — and `active`, the rest, which the next pass
+ * looks at.
+ */
+export interface PendingStatus {
+  active: number;
+  inadmissible: number;
+  held: number;
+}
+
+/**
+ * The reservations a queue holds now (the metrics): a Backfill queue's, its plan's as of the last
+ * pass (BackfillPlans.held), and a preemptor's while its victims stop.
+ */
+export interface ReservationsHeld {
+  backfill: number;
+  preemption: number;
+}
+
 export interface SchedulerApi {
   /** Adds or replaces a queue's definition; pending and admitted work is kept. */
   upsertQueue(q: QueueModel): void;
@@ -141,6 +162,12 @@ export interface SchedulerApi {
   /** Why `id` is pending, or undefined if it is not pending. */
   explain(id: JobId): Explanation | undefined;
   queueFigures(name: string): QueueFigures | undefined;
+  /** The queue's pending workloads by status (metrics; O(k log n) for the k it could admit now). */
+  pendingStatus(name: string): PendingStatus | undefined;
+  /** The reservations the queue holds now (metrics). */
+  reservationsHeld(name: string): ReservationsHeld | undefined;
+  /** How many workloads the last pass tried (each a head that was admitted, parked or blocked). */
+  passDepth(): number;
   /** Pending ids of a queue in admission order, for `GET /cluster-queues/{name}/pending`. */
   pendingIds(queue: string, offset: number, limit: number): JobId[];
   /** Every workload that holds quota, for a forecast's snapshot (scheduler/forecast.ts). */

@@ -220,7 +220,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const devices = devicesOf(config, file);
   const images = imageSupport(config, dataDir, isolation);
   const store = await openStore(config, dataDir, print);
-  const metrics = new Metrics();
+  const metrics = new Metrics(config.metrics);
+  store.observer = metrics.store;
   metrics.providersKnown(Object.keys(config.factories), Object.keys(config.resources));
   const changes = new ChangeFeed((err) => app?.log.error({ err }, 'change feed: a subscriber failed'));
   // What the services commit is heard by the live streams, then (once it runs) the controller.
@@ -302,6 +303,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         ctx.cluster
           ? { leading: ctx.cluster.role() === 'leader', term: ctx.cluster.term() }
           : { leading: true, term: 0 },
+      model: () => runtime.controller.modelFigures(),
     });
     const deps: ControllerDeps = {
       config,

@@ -84,11 +84,14 @@ export class GroupCommit {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.opts.maxBatch ?? 256);
         let outcomes: { ok: boolean; value: unknown }[];
+        const began = performance.now();
         try {
           outcomes = await this.commit(batch);
         } catch (e) {
           for (const unit of batch) unit.reject(e); // the commit itself failed: nothing landed
           continue;
+        } finally {
+          this.store.observer?.batch(batch.length, (performance.now() - began) / 1000);
         }
         batch.forEach((unit, i) => {
           const o = outcomes[i]!;

@@ -8,7 +8,7 @@ import { MIGRATIONS, type KnownMigrations } from './migrations/index.js';
 import { migrateAlone, schemaHeldConnect } from './pg-schema-gate.js';
 import { WRITE_BEHIND, writeBehindPool } from './pg-write-behind.js';
 import type { Database } from './schema.js';
-import type { Db, Store, TransactionOptions } from './store.js';
+import { isRead, type Db, type Store, type TransactionOptions } from './store.js';
 
 /** int8 (ids, epoch-millisecond times, counts) as numbers: all stay far below 2^53. */
 const INT8 = 20;
@@ -68,10 +68,16 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   // every connection held to this berth's schema.
   await migrateAlone(url, { known, ...(opts.onWaiting ? { onWaiting: opts.onWaiting } : {}) });
   const pool = postgresPool(url, opts);
+  const self: { store?: Store } = {};
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: writeBehindPool(pool, schemaHeldConnect(pool, known)) }),
+    // Reads timed for the store's observer (its metrics); beside a round trip, the log costs nothing.
+    log: (e) => {
+      if (e.level === 'query' && isRead(e.query.sql))
+        self.store?.observer?.read(e.queryDurationMillis / 1000);
+    },
   });
-  return {
+  const store: Store = {
     dialect: 'postgres',
     db,
     transaction: <T>(fn: (tx: Db) => Promise<T>, opts: TransactionOptions = {}) =>
@@ -81,6 +87,8 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
     writeBehind: async (tx) => void (await sql.raw(WRITE_BEHIND).execute(tx)),
     close: () => db.destroy(),
   };
+  self.store = store;
+  return store;
 }
 
 /** serialization_failure and deadlock_detected: the transaction may succeed if run again. */

@@ -22,9 +22,22 @@ export interface TransactionOptions {
   isolation?: 'serializable' | 'read-committed';
 }
 
+/** What the store tells of its work as it goes (the server's metrics: berth_store_*). */
+export interface StoreObserver {
+  /** A group commit wrote `units` in one transaction, in `seconds` (begin to commit, runs again included). */
+  batch(units: number, seconds: number): void;
+  /** A read statement (a SELECT) took `seconds`. */
+  read(seconds: number): void;
+}
+
+/** Whether `sql` reads (a SELECT): what `StoreObserver.read` times. */
+export const isRead = (sql: string): boolean => /^\s*select\b/i.test(sql);
+
 export interface Store {
   readonly dialect: Dialect;
   readonly db: Db;
+  /** Told of every group commit's batch and every read statement, once set (the server sets it). */
+  observer?: StoreObserver;
   /** Runs `fn` in one transaction: all of its writes land, or none do. */
   transaction<T>(fn: (tx: Db) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**

@@ -52,12 +52,16 @@ function freePort(): Promise<number> {
 
 describe('berth under a real Prometheus', { skip }, () => {
   const server = useTestServer({
+    // A well and devices, so that their panels have series; per-project series for theirs.
     config: [
       'graceSeconds: 1',
       'factories:',
-      '  local: { kind: local, capacity: 4 }',
+      '  local: { kind: local, capacity: 4, devices: { gpu: { count: 1 } } }',
       'targets:',
       '  local: { factory: local }',
+      'resources:',
+      '  licence: { kind: semaphore, capacity: 1 }',
+      'metrics: { perProject: true }',
     ].join('\n'),
   });
   let work: string;

@@ -46,6 +46,8 @@ export function agentChannelRoute(api: Router, ctx: ServiceContext): void {
       },
     },
     (socket: WebSocket, req) => {
+      const closed = ctx.metrics?.streamOpened('agent');
+      if (closed) socket.once('close', closed);
       const upstream = onLeader.get(req);
       if (upstream) return pipeSockets(socket, upstream);
       const take = allowed.get(req);

@@ -50,6 +50,8 @@ export function execRoutes(api: Router, ctx: ServiceContext, limits: SessionLimi
     req: { principal: Principal },
     carry: (s: WebSocket, e: ExecSession) => void,
   ) => {
+    const closed = ctx.metrics?.streamOpened('exec');
+    if (closed) socket.once('close', closed);
     const upstream = onLeader.get(req);
     if (upstream) {
       onLeader.delete(req);

@@ -116,6 +116,8 @@ export async function jobRoutes(
       // sets them on the response just before it pipes the stream into it.
       if (follow) {
         reply.raw.once('pipe', () => reply.raw.flushHeaders());
+        const closed = ctx.metrics?.streamOpened('logs');
+        if (closed) reply.raw.once('close', closed);
         // A follow ends with its token (revoked, expired, its user deleted), not only with the job.
         const stop = await credentials.watch(
           bearerToken(req.headers.authorization) ?? '',

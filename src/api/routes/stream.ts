@@ -45,6 +45,8 @@ export async function streamRoutes(
       const log = jobId === undefined ? undefined : await jobLogs(running(ctx), req.principal, jobId, true);
       reply.hijack();
       const conn = new SseConnection(reply.raw);
+      const closed = ctx.metrics?.streamOpened('events');
+      if (closed) conn.onClose(closed);
       conn.send('hello', JSON.stringify({ user: { name: user.name, admin: user.admin } }));
       // Ends with its token: revoked, expired, its user deleted (the log follow ends with it).
       conn.onClose(

@@ -28,6 +28,7 @@ import { scheduleLeaderSweeps } from './leader-sweeps.js';
 import { forEachInParallel } from '../../store/parallel.js';
 import { PROGRESS_EVERY_MS, SweepProgress } from './sweep-progress.js';
 import type { Db, Store } from '../../store/store.js';
+import type { RetainedKind } from '../../metrics/metrics.js';
 
 /** `retention` of berth.yaml, in seconds; null: kept forever. */
 export interface RetentionSettings {
@@ -204,10 +205,15 @@ export async function sweepRetention(
     clock: () => performance.now(),
     last: () => (jobs === null ? Promise.resolve(null) : lastIdCreatedBefore(db, before(jobs))),
   });
+  /** A kind swept through to its end (not cut short): what an alert on a sweep falling behind watches. */
+  const through = <T>(kind: RetainedKind, seconds: number | null, n: T): T => {
+    if (seconds !== null && !cut) ctx.metrics?.retentionSwept(kind, ctx.now());
+    return n;
+  };
   const removed = {
-    jobs: jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped, progress),
-    audit: await rows('audit', audit, deleteOldAudit),
-    ledger: await rows('ledger', ledger, deleteOldAllocations),
+    jobs: through('jobs', jobs, jobs === null ? 0 : await sweepJobs(ctx, jobs, now, stopped, progress)),
+    audit: through('audit', audit, await rows('audit', audit, deleteOldAudit)),
+    ledger: through('ledger', ledger, await rows('ledger', ledger, deleteOldAllocations)),
   };
   progress.ended(removed, cut);
   return removed;
@@ -227,6 +233,8 @@ export function scheduleRetentionSweeps(
   say: (line: string) => void,
 ): () => Promise<void> {
   if (settings.jobs === null && settings.audit === null && settings.ledger === null) return async () => {};
+  const kinds = (['jobs', 'audit', 'ledger'] as const).filter((k) => settings[k] !== null);
+  ctx.metrics?.retentionKept(kinds);
   return scheduleLeaderSweeps(
     ctx,
     (stopped) => sweepRetention(ctx, settings, { stopped, say }),
