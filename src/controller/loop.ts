@@ -64,7 +64,10 @@ export class ReconcileLoop {
     try {
       const hadWork = jobs.inScheduler > 0;
       const decisions = o.scheduler.schedule(o.now());
-      if (hadWork) o.metrics?.schedulerPass((performance.now() - t0) / 1000, o.scheduler.passDepth());
+      if (hadWork) {
+        const admitted = decisions.reduce((n, d) => (d.kind === 'admit' ? n + 1 : n), 0);
+        o.metrics?.schedulerPass((performance.now() - t0) / 1000, o.scheduler.passDepth(), admitted);
+      }
       if (decisions.length > 0) await this.apply(decisions);
       this.provisioning.dispatch();
     } catch (e) {
@@ -90,10 +93,14 @@ export class ReconcileLoop {
     const evictions: Promise<void>[] = [];
     for (const d of decisions) {
       if (d.kind === 'preempt') {
+        const by = jobs.get(d.preemptor)?.queue;
         for (const victimId of d.victims) {
           const victim = jobs.get(victimId);
           const reason = `preempted by job ${d.preemptor}: ${d.reason}`;
-          if (victim) evictions.push(this.lifecycle.evict(victim, 'preempt', reason));
+          if (!victim) continue;
+          if (by !== undefined)
+            o.metrics?.jobPreempted(by, victim.queue === by ? 'in_queue' : 'reclaim_in_cohort');
+          evictions.push(this.lifecycle.evict(victim, 'preempt', reason));
         }
       } else if (d.kind === 'drain') {
         const job = jobs.get(d.id);

@@ -17,7 +17,7 @@ import { modelGauges, type DeviceFigures, type ModelFigures } from './model-metr
 import { ProjectMetrics } from './project-metrics.js';
 import { ProviderMetrics, type ProviderKind } from './provider-metrics.js';
 import { baseUnits, QueueMetrics, type EvictionReason, type QueueQuota } from './queue-metrics.js';
-import { SchedulerMetrics } from './scheduler-metrics.js';
+import { SchedulerMetrics, type PreemptionReason } from './scheduler-metrics.js';
 import { StoreMetrics, type StreamKind } from './store-metrics.js';
 
 export type DecisionKind = 'admit' | 'preempt' | 'drain';
@@ -27,8 +27,13 @@ export type RetainedKind = 'jobs' | 'audit' | 'ledger';
 
 /** What the controller reports as it works. */
 export interface ControllerMetrics {
-  /** Wall time of one scheduler pass that had pending work, and how many workloads it tried. */
-  schedulerPass(seconds: number, depth?: number): void;
+  /**
+   * Wall time of one scheduler pass that had pending work, how many workloads it tried, and how
+   * many of them it admitted.
+   */
+  schedulerPass(seconds: number, depth?: number, admitted?: number): void;
+  /** A job was preempted for a job of `preemptingQueue`. */
+  jobPreempted(preemptingQueue: string, reason: PreemptionReason): void;
   decision(kind: DecisionKind): void;
   jobSubmitted(): void;
   jobFinished(state: JobState): void;
@@ -239,10 +244,14 @@ export class Metrics implements ControllerMetrics {
     return this.registry.metrics();
   }
 
-  schedulerPass(seconds: number, depth?: number): void {
+  schedulerPass(seconds: number, depth = 0, admitted = 0): void {
     this.pass.observe(seconds);
     this.passStats.observe(seconds);
-    if (depth !== undefined) this.scheduler.pass(depth);
+    this.scheduler.pass(seconds, depth, admitted);
+  }
+
+  jobPreempted(preemptingQueue: string, reason: PreemptionReason): void {
+    this.scheduler.jobPreempted(preemptingQueue, reason);
   }
 
   jobBackfilled(queue: string): void {

@@ -3,18 +3,53 @@
  * (issue #43): jobs admitted ahead of a Backfill reservation, per cluster queue; how many workloads
  * the last pass that tried any tried (its depth); and how far the start-time estimates shown
  * to users (controller/start-estimates.ts) land from the admissions that follow — each job's first
- * estimate against its admission, early or late. The reservations held are gauges of the model
- * (model-metrics.ts).
+ * estimate against its admission, early or late. As Kueue's: each pass's duration as a histogram
+ * (`berth_scheduler_pass_seconds` is a summary, which cannot be summed over replicas or time),
+ * admission attempts by result, and jobs preempted by the queue that preempted and why. The
+ * reservations held are gauges of the model (model-metrics.ts).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { WAIT_BUCKETS } from './queue-metrics.js';
+
+/**
+ * Why a job was preempted (Kueue's reasons, berth's names): for a job of its own queue, or to
+ * take back quota its queue had lent to the cohort.
+ */
+export type PreemptionReason = 'in_queue' | 'reclaim_in_cohort';
+
+/** Pass durations, from 100 µs (an idle queue) to 5 s (far past any target). */
+const PASS_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 export class SchedulerMetrics {
   private readonly backfilled: Counter<'queue'>;
   private readonly depth: Gauge;
   private readonly estimateError: Histogram<'admitted'>;
+  private readonly passDuration: Histogram;
+  private readonly attempts: Counter<'result'>;
+  private readonly preempted: Counter<'preempting_queue' | 'reason'>;
 
   constructor(registers: Registry[]) {
+    this.passDuration = new Histogram({
+      name: 'berth_scheduler_pass_duration_seconds',
+      help: 'Wall time of each scheduler pass that had pending work (a histogram: summed over replicas and time, unlike the summary)',
+      buckets: PASS_BUCKETS,
+      registers,
+    });
+    this.attempts = new Counter({
+      name: 'berth_admission_attempts_total',
+      help: 'Workloads the scheduler tried to admit, by result: admitted, or inadmissible (parked, held back, blocked or waiting on its preemptions)',
+      labelNames: ['result'],
+      registers,
+    });
+    for (const result of ['admitted', 'inadmissible']) this.attempts.inc({ result }, 0);
+    this.preempted = new Counter({
+      name: 'berth_preempted_jobs_total',
+      help: 'Jobs preempted, by the cluster queue whose job preempted them and why: in_queue (a job of that queue), reclaim_in_cohort (quota it had lent taken back)',
+      labelNames: ['preempting_queue', 'reason'],
+      registers,
+    });
     this.backfilled = new Counter({
       name: 'berth_backfilled_jobs_total',
       help: "Jobs a Backfill queue admitted ahead of its reservation's job (without delaying it), per cluster queue",
@@ -36,9 +71,20 @@ export class SchedulerMetrics {
     for (const admitted of ['early', 'late']) this.estimateError.zero({ admitted });
   }
 
-  /** A pass with pending work tried `depth` workloads (most passes woken by an event try none). */
-  pass(depth: number): void {
-    if (depth > 0) this.depth.set(depth);
+  /**
+   * A pass with pending work took `seconds` and tried `depth` workloads (most passes woken by an
+   * event try none), `admitted` of them admitted.
+   */
+  pass(seconds: number, depth: number, admitted: number): void {
+    this.passDuration.observe(seconds);
+    if (depth <= 0) return;
+    this.depth.set(depth);
+    this.attempts.inc({ result: 'admitted' }, admitted);
+    if (depth > admitted) this.attempts.inc({ result: 'inadmissible' }, depth - admitted);
+  }
+
+  jobPreempted(preemptingQueue: string, reason: PreemptionReason): void {
+    this.preempted.inc({ preempting_queue: preemptingQueue, reason });
   }
 
   jobBackfilled(queue: string): void {

@@ -124,6 +124,11 @@ void describe('model and scheduler metrics', () => {
     const moved = (m: Map<string, number>, name: string) => (m.get(name) ?? 0) - (before.get(name) ?? 0);
     assert.equal(moved(now, 'berth_backfilled_jobs_total{queue="bf"}'), 1);
     assert.ok((now.get('berth_scheduler_pass_depth') ?? 0) >= 1, 'the last pass tried a workload');
+    // Kueue's attempts by result: the quick job admitted; the wide and the untimed ones tried and
+    // found inadmissible at least once each since the server started.
+    assert.ok(moved(now, 'berth_admission_attempts_total{result="admitted"}') >= 1);
+    assert.ok((now.get('berth_admission_attempts_total{result="inadmissible"}') ?? 0) >= 2);
+    assert.ok(moved(now, 'berth_scheduler_pass_duration_seconds_count') >= 1, 'its pass timed');
 
     // The holder goes: the wide job is admitted about a quarter of an hour before its estimate.
     await cancel(holder.id);

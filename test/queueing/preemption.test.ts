@@ -34,6 +34,8 @@ describe('preemption within a queue (LowerPriority)', () => {
     const l3 = await env.blocking('pq', low, { cpu: 1, term: 'ignore' });
     firstPids.set(l3.id, (await env.running(l3.id))[0]!);
     const lows = [l1, l2, l3];
+    const preempted = 'berth_preempted_jobs_total{preempting_queue="pq",reason="in_queue"}';
+    const before = await env.metric(preempted);
 
     // h needs 3 cpu. Taking the most recently admitted first: l3, l2, then l1 makes it fit;
     // putting l2 back still fits, so the minimal set is {l1, l3} and l2 keeps running.
@@ -42,6 +44,8 @@ describe('preemption within a queue (LowerPriority)', () => {
       await env.until(v.id, 'to be requeued', (j) => j.state === 'queued' && j.attempts === 1);
     }
     await env.running(h.id);
+    // Counted by the queue whose job preempted them, and why (issue #43, Kueue's).
+    assert.equal((await env.metric(preempted)) - before, 2);
 
     // The victims' processes really ended, gracefully when they obeyed SIGTERM, by force when not,
     // and their workers were destroyed.

@@ -31,6 +31,9 @@ describe('reclaim within cohort', () => {
     }
     assert.deepEqual((await env.queueView('borrower')).borrowed, { cpu: '4' });
 
+    const reclaimed = 'berth_preempted_jobs_total{preempting_queue="owner",reason="reclaim_in_cohort"}';
+    const before = await env.metric(reclaimed);
+
     // owner's jobs arrive, of a lower priority even: Any reclaims regardless.
     const as: Job[] = [];
     for (let i = 0; i < 2; i++) as.push(await env.blocking('owner', aGate, { cpu: 2, priority: -5 }));
@@ -39,6 +42,8 @@ describe('reclaim within cohort', () => {
     const victims: Job[] = [];
     for (const b of bs) if ((await env.types(b.id)).includes('requeued')) victims.push(b);
     assert.equal(victims.length, 2, 'exactly the borrowed 4 cpu were reclaimed');
+    // Counted as reclaimed, for the owner (issue #43).
+    assert.equal((await env.metric(reclaimed)) - before, 2);
     const preemptors = new Set<number>();
     for (const v of victims) {
       const pid = pids.get(v.id)!;

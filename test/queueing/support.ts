@@ -129,6 +129,14 @@ export class Env {
     assert.equal(r.status, 200, r.text);
   }
 
+  /** The value of one sample of GET /metrics, `name{labels}` as it is written there (0 when absent). */
+  async metric(sample: string): Promise<number> {
+    const r = await this.req<string>('GET', '/metrics');
+    assert.equal(r.status, 200, r.text);
+    const line = r.text.split('\n').find((l) => l.startsWith(`${sample} `));
+    return line === undefined ? 0 : Number(line.slice(sample.length + 1));
+  }
+
   async queueView(name: string): Promise<QueueView> {
     return (await this.req<QueueView>('GET', `/cluster-queues/${name}`)).body;
   }
