@@ -92,6 +92,24 @@ describe("berth exec's protocol, under attack", { skip }, () => {
       await waitFor('the command to end', () => !running(n));
     });
 
+  it('counts a session as an open exec stream while it lasts (the metrics, issue #43)', async () => {
+    const execs = async () => {
+      const r = await call<string>(s().api, s().adminToken, 'GET', '/metrics');
+      const line = r.text.split('\n').find((l) => l.startsWith('berth_open_streams{kind="exec"} '));
+      return Number(line?.split(' ')[1]);
+    };
+    const before = await execs();
+    const n = ++seconds;
+    const ws = await open(['sleep', String(n)]);
+    await waitFor('the command to run', () => running(n));
+    await waitFor('the session counted', async () => (await execs()) === before + 1);
+    const gone = closed(ws);
+    ws.close();
+    await gone;
+    await waitFor('the session no longer counted', async () => (await execs()) === before);
+    await waitFor('the command to end', () => !running(n));
+  });
+
   it('gives the command a terminal: its size and each change, ^C to what runs in front, its exit status', async () => {
     const ws = await open(['bash', '--norc'], { cols: 100, rows: 30 });
     let out = '';
