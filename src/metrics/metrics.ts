@@ -12,6 +12,7 @@ import type { JobState } from '../domain/job.js';
 import type { FailureKind } from '../domain/retry.js';
 import type { DiagView } from '../domain/diag.js';
 import { CycleStats } from './diag.js';
+import { collectedGauge, type SetSample } from './collected-gauge.js';
 import { HttpMetrics } from './http-metrics.js';
 import { modelGauges, type DeviceFigures, type ModelFigures } from './model-metrics.js';
 import { ProjectMetrics } from './project-metrics.js';
@@ -353,47 +354,36 @@ export class Metrics implements ControllerMetrics {
   private liveGauges(registers: Registry[]): void {
     // Each gauge is refilled from the live figures when scraped (`this` is the gauge there).
     const metrics = () => this.live;
-    const perQueue = (
+    const perQueue = <L extends string>(
       name: string,
       help: string,
-      labelNames: string[],
-      fill: (g: Gauge, q: QueueLive) => void,
+      labelNames: L[],
+      fill: (set: SetSample<L>, q: QueueLive) => void,
     ) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const q of metrics()?.queues() ?? []) fill(this, q);
-        },
+      collectedGauge(registers, name, help, labelNames, (set) => {
+        for (const q of metrics()?.queues() ?? []) fill(set, q);
       });
-    perQueue('berth_queue_pending_jobs', 'Jobs waiting for admission, per cluster queue', ['queue'], (g, q) =>
-      g.set({ queue: q.name }, q.pending),
+    perQueue(
+      'berth_queue_pending_jobs',
+      'Jobs waiting for admission, per cluster queue',
+      ['queue'],
+      (set, q) => set({ queue: q.name }, q.pending),
     );
-    perQueue('berth_queue_admitted_jobs', 'Jobs holding quota, per cluster queue', ['queue'], (g, q) =>
-      g.set({ queue: q.name }, q.admitted),
+    perQueue('berth_queue_admitted_jobs', 'Jobs holding quota, per cluster queue', ['queue'], (set, q) =>
+      set({ queue: q.name }, q.admitted),
     );
     perQueue(
       'berth_queue_usage',
       'Quota in use per cluster queue and resource, in base units (cpu in cores)',
       ['queue', 'resource'],
-      (g, q) => {
+      (set, q) => {
         for (const [resource, amount] of Object.entries(q.usage))
-          g.set({ queue: q.name, resource }, baseUnits(resource, amount));
+          set({ queue: q.name, resource }, baseUnits(resource, amount));
       },
     );
     const perFactory = (name: string, help: string, value: (f: FactoryLive) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['factory'],
-        registers,
-        collect() {
-          this.reset();
-          for (const f of metrics()?.factories() ?? []) this.set({ factory: f.name }, value(f));
-        },
+      collectedGauge(registers, name, help, ['factory'], (set) => {
+        for (const f of metrics()?.factories() ?? []) set({ factory: f.name }, value(f));
       });
     const leader = (name: string, help: string, value: (l: { leading: boolean; term: number }) => number) =>
       new Gauge({

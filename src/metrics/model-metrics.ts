@@ -5,7 +5,8 @@
  * of each factory's machine in use. Nothing here reads the store: a scrape walks the controller's
  * model (its queues, its live workers and instances), never a table.
  */
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { collectedGauge, type SetSample } from './collected-gauge.js';
 
 /**
  * Why a queued job waits: `active` — the scheduler looks at it in its next pass; `inadmissible` —
@@ -65,18 +66,8 @@ export function modelGauges(
     name: string,
     help: string,
     labelNames: L[],
-    fill: (set: (labels: Record<L, string>, value: number) => void) => void,
-  ) =>
-    new Gauge<L>({
-      name,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        fill((labels, value) => this.set(labels as Partial<Record<L, string>>, value));
-      },
-    });
+    fill: (set: SetSample<L>) => void,
+  ) => collectedGauge(registers, name, help, labelNames, fill);
   gauge(
     'berth_pending_jobs',
     'Queued jobs per cluster queue by status: active (looked at in the next pass), inadmissible (cannot be admitted until quota is released), held (queue on hold; dependencies, throttle, retry backoff, a lost privilege)',

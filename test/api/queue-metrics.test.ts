@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { WAIT_BUCKETS } from '../../src/metrics/queue-metrics.js';
 import { submit, waitDone } from '../helpers/jobs.js';
+import { samples } from '../helpers/metrics.js';
 import { assertStatus, useServer, type ApiServer } from './fixtures.js';
 
 const CONFIG = [
@@ -17,17 +18,6 @@ const CONFIG = [
   'targets:',
   '  local: { factory: local }',
 ].join('\n');
-
-/** Every sample of `text` as name{labels} → value. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || line === '') continue;
-    const cut = line.lastIndexOf(' ');
-    out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return out;
-}
 
 async function scrape(ctx: ApiServer): Promise<Map<string, number>> {
   const res = await ctx.api<string>(ctx.admin, 'GET', '/metrics');
