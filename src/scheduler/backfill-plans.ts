@@ -50,6 +50,7 @@ export class BackfillPlans {
    */
   newInstant(now: number): void {
     for (const q of this.windows) {
+      q.lastWindow = q.window;
       q.window = null;
       q.releaseHeldBack();
       q.invalidate();

@@ -97,6 +97,13 @@ export class QueueState implements Holder {
    */
   window: (BackfillWindow & { epoch: number }) | null = null;
   /**
+   * Backfill: the window of the last pass that planned a reservation, kept when a new instant
+   * closes `window` (backfill-plans.ts) until a pass plans again. Only the metrics' count reads it
+   * (`inadmissible`): a workload the reservation held back stays held back until a pass tries it
+   * again, which happens only once the reservation may have moved or something else changed.
+   */
+  lastWindow: (BackfillWindow & { epoch: number }) | null = null;
+  /**
    * Backfill: workloads that fit but were held back by the reservation, parked for the instant
    * only. Unlike one that does not fit (room only shrinks within an epoch), one held back may pass
    * at a later instant of the same epoch: time moves the reservation later when a job outruns its
@@ -160,6 +167,11 @@ export class QueueState implements Holder {
         ? this.pendingCount
         : 0;
     const e = this.eligibility();
+    const last = this.lastWindow;
+    // Between passes a new instant has closed the window, yet what it held back is not tried
+    // again until the reservation may have moved: it is counted as the last window left it.
+    if (e.window === null && this.backfill && last !== null && last.epoch === this.epoch)
+      if (this.firstPending() === last.head) e.window = last;
     let eligible = 0;
     for (const lane of this.lanes.values()) eligible += countEligible(lane.root, e);
     return this.pendingCount - eligible;

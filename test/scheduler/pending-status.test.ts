@@ -81,6 +81,10 @@ describe('pending status and reservations (metrics)', () => {
     assert.deepEqual(s.schedule(1000), []);
     assert.deepEqual(s.reservationsHeld('bf'), { backfill: 1, preemption: 0 });
     assert.deepEqual(s.pendingStatus('bf'), { active: 0, inadmissible: 2, held: 0 });
+    // A later pass, nothing changed: the reservation has not moved, so the queue is not tried
+    // again, and what it held back is still held back (the count once flickered to active here).
+    assert.deepEqual(s.schedule(1500), []);
+    assert.deepEqual(s.pendingStatus('bf'), { active: 0, inadmissible: 2, held: 0 });
     // Ends long before the reservation: backfilled.
     s.enqueue(workload({ id: 4, queue: 'bf', requests: { cpu: 1 }, timeout: 60 }));
     assert.deepEqual(
