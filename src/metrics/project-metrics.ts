@@ -6,7 +6,8 @@
  * unfinished, so that a rate or a panel never loses it; the histogram's 17 buckets, +Inf, sum and
  * count once one of its jobs was admitted).
  */
-import { Gauge, Histogram, type Registry } from 'prom-client';
+import { Histogram, type Registry } from 'prom-client';
+import { collectedGauge } from './collected-gauge.js';
 import type { ModelFigures } from './model-metrics.js';
 import { WAIT_BUCKETS } from './queue-metrics.js';
 
@@ -29,21 +30,14 @@ export class ProjectMetrics {
       help: string,
       value: (p: { queued: number; admitted: number; running: number }) => number,
     ) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['project'],
-        registers,
-        collect() {
-          this.reset();
-          const figures = model();
-          if (figures === undefined) return; // a follower: the leader's series are the leader's
-          for (const project of seen) this.set({ project }, 0);
-          for (const p of figures.projects()) {
-            seen.add(p.project);
-            this.set({ project: p.project }, value(p));
-          }
-        },
+      collectedGauge(registers, name, help, ['project'], (set) => {
+        const figures = model();
+        if (figures === undefined) return; // a follower: the leader's series are the leader's
+        for (const project of seen) set({ project }, 0);
+        for (const p of figures.projects()) {
+          seen.add(p.project);
+          set({ project: p.project }, value(p));
+        }
       });
     perProject(
       'berth_project_pending_jobs',

@@ -10,17 +10,13 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { WAIT_BUCKETS } from './queue-metrics.js';
+import { LATENCY_BUCKETS } from './store-metrics.js';
 
 /**
  * Why a job was preempted (Kueue's reasons, berth's names): for a job of its own queue, or to
  * take back quota its queue had lent to the cohort.
  */
 export type PreemptionReason = 'in_queue' | 'reclaim_in_cohort';
-
-/** Pass durations, from 100 µs (an idle queue) to 5 s (far past any target). */
-const PASS_BUCKETS = [
-  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
-];
 
 export class SchedulerMetrics {
   private readonly backfilled: Counter<'queue'>;
@@ -34,7 +30,7 @@ export class SchedulerMetrics {
     this.passDuration = new Histogram({
       name: 'berth_scheduler_pass_duration_seconds',
       help: 'Wall time of each scheduler pass that had pending work (a histogram: summed over replicas and time, unlike the summary)',
-      buckets: PASS_BUCKETS,
+      buckets: LATENCY_BUCKETS,
       registers,
     });
     this.attempts = new Counter({

@@ -11,8 +11,11 @@ import { Gauge, Histogram, type Registry } from 'prom-client';
 export const STREAM_KINDS = ['events', 'logs', 'exec', 'agent'] as const;
 export type StreamKind = (typeof STREAM_KINDS)[number];
 
-/** Seconds, from a tenth of a millisecond (a SQLite read) to 5 s (a store in trouble). */
-const STORE_BUCKETS = [
+/**
+ * Seconds, from a tenth of a millisecond (a SQLite read, an idle scheduler pass) to 5 s (a store
+ * in trouble, a pass far past any target): the store's latencies and the scheduler's passes.
+ */
+export const LATENCY_BUCKETS = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
 /** Units per batch: at most 256 (store/group-commit.ts). */
@@ -28,13 +31,13 @@ export class StoreMetrics {
     this.writes = new Histogram({
       name: 'berth_store_write_seconds',
       help: "Time to write one group commit's batch: its transaction from begin to commit, a run again after a conflict included",
-      buckets: STORE_BUCKETS,
+      buckets: LATENCY_BUCKETS,
       registers,
     });
     this.reads = new Histogram({
       name: 'berth_store_read_seconds',
       help: 'Time of one read statement (a SELECT) of the services or the controller',
-      buckets: STORE_BUCKETS,
+      buckets: LATENCY_BUCKETS,
       registers,
     });
     this.units = new Histogram({
